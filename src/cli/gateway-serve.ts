@@ -1,0 +1,116 @@
+import type { Command } from 'commander';
+import { PortInUseError, startLocalGateway, type LocalGatewayOptions } from '../local-gateway/index.js';
+import { UsageError } from './usage-error.js';
+
+function number(flag: string, options: { integer?: boolean; min?: number; max?: number } = {}) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    const ok = value.trim() !== '' && Number.isFinite(parsed) && (!options.integer || Number.isInteger(parsed)) && (options.min === undefined || parsed >= options.min) && (options.max === undefined || parsed <= options.max);
+    if (!ok) {
+      const kind = options.integer ? 'a whole number' : 'a number';
+      const range = options.min !== undefined && options.max !== undefined ? ` from ${options.min} to ${options.max}` : options.min !== undefined ? ` of at least ${options.min}` : '';
+      throw new UsageError(`${flag} takes ${kind}${range}, got ${JSON.stringify(value)}`);
+    }
+    return parsed;
+  };
+}
+
+function keyPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const at = value.lastIndexOf('=');
+  if (at <= 0 || at === value.length - 1) throw new UsageError(`--key takes KEY=TEAM, got ${JSON.stringify(value.replace(/=.*$/, '=…'))}`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+function pricePair(value: string, previous: Record<string, number> | undefined): Record<string, number> {
+  const at = value.lastIndexOf('=');
+  const price = Number(value.slice(at + 1));
+  if (at <= 0 || !Number.isFinite(price) || price < 0) throw new UsageError(`--price takes SLUG=USD, got ${JSON.stringify(value)}`);
+  return { ...previous, [value.slice(0, at)]: price };
+}
+
+interface ServeFlags {
+  host: string;
+  port: number;
+  key?: Record<string, string>;
+  rpm?: number;
+  windowSeconds?: number;
+  maxConcurrent?: number;
+  latencyScale?: number;
+  latencyJitter?: number;
+  failRate?: number;
+  errorRate?: number;
+  balance?: number;
+  price?: Record<string, number>;
+  resultTtl?: number;
+  fileTtl?: number;
+  seed?: number;
+  dataDir?: string;
+  ffmpeg: boolean;
+}
+
+export function registerGatewayCommand(program: Command): void {
+  const gateway = program.command('gateway').description('The built-in local gateway: every endpoint of the hosted interface, served on this machine.');
+  gateway
+    .command('serve')
+    .description('Serve the local gateway until SIGINT or SIGTERM. Prints one line of JSON with its URLs and key, then serves.')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <port>', 'port to bind (0 picks a free one)', number('--port', { integer: true, min: 0, max: 65535 }), 8787)
+    .option('--key <KEY=TEAM>', 'an API key and its team (repeatable; default local-dev-key=local)', keyPair)
+    .option('--rpm <n>', 'requests per rate-limit window per key (default 100)', number('--rpm', { integer: true, min: 1 }))
+    .option('--window-seconds <s>', 'length of a rate-limit window (default 60)', number('--window-seconds', { integer: true, min: 1, max: 86400 }))
+    .option('--max-concurrent <n>', 'tasks running at once per team; more wait in pending (default 10)', number('--max-concurrent', { integer: true, min: 1 }))
+    .option('--latency-scale <f>', 'multiplies every processing time; 0 allowed (default 1)', number('--latency-scale', { min: 0 }))
+    .option('--latency-jitter <f>', 'relative spread of processing times; 0 makes them fixed (default 0.2)', number('--latency-jitter', { min: 0, max: 1 }))
+    .option('--fail-rate <f>', 'share of tasks that end failed (default 0)', number('--fail-rate', { min: 0, max: 1 }))
+    .option('--error-rate <f>', 'share of authenticated requests answered 500 or 503 (default 0)', number('--error-rate', { min: 0, max: 1 }))
+    .option('--balance <usd>', 'starting balance of each team in USD (default 100)', number('--balance', { min: 0 }))
+    .option('--price <SLUG=USD>', 'price per image or per video second of a model (repeatable)', pricePair)
+    .option('--result-ttl <s>', 'seconds a task result stays readable (default 86400)', number('--result-ttl', { min: 1 }))
+    .option('--file-ttl <s>', 'seconds an uploaded file is kept (default 604800)', number('--file-ttl', { min: 1 }))
+    .option('--seed <n>', 'seed of every random choice, for reproducible runs', number('--seed', { integer: true, min: 0, max: 2 ** 31 - 1 }))
+    .option('--data-dir <dir>', 'where generated and uploaded files live (default: a temporary folder, removed on exit)')
+    .option('--no-ffmpeg', 'never use ffmpeg for video output, even when it is on PATH')
+    .action(async (flags: ServeFlags) => {
+      const options: LocalGatewayOptions = {
+        host: flags.host,
+        port: flags.port,
+        useFfmpeg: flags.ffmpeg,
+        ...(flags.key && { keys: flags.key }),
+        ...(flags.rpm !== undefined && { rpm: flags.rpm }),
+        ...(flags.windowSeconds !== undefined && { windowSeconds: flags.windowSeconds }),
+        ...(flags.maxConcurrent !== undefined && { maxConcurrent: flags.maxConcurrent }),
+        ...(flags.latencyScale !== undefined && { latencyScale: flags.latencyScale }),
+        ...(flags.latencyJitter !== undefined && { latencyJitter: flags.latencyJitter }),
+        ...(flags.failRate !== undefined && { failRate: flags.failRate }),
+        ...(flags.errorRate !== undefined && { errorRate: flags.errorRate }),
+        ...(flags.balance !== undefined && { balanceUsd: flags.balance }),
+        ...(flags.price && { prices: flags.price }),
+        ...(flags.resultTtl !== undefined && { resultTtlSeconds: flags.resultTtl }),
+        ...(flags.fileTtl !== undefined && { fileTtlSeconds: flags.fileTtl }),
+        ...(flags.seed !== undefined && { seed: flags.seed }),
+        ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }),
+      };
+      let gatewayServer;
+      try {
+        gatewayServer = await startLocalGateway(options);
+      } catch (error) {
+        if (error instanceof PortInUseError) throw error;
+        if (error instanceof TypeError) throw new UsageError(error.message);
+        throw error;
+      }
+      const running = gatewayServer;
+      process.stdout.write(
+        `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await running.close();
+    });
+}

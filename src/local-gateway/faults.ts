@@ -1,0 +1,62 @@
+import { invalid } from './errors.js';
+
+/**
+ * Faults on demand, for tests of a client's failure handling. Each fault matches a route key
+ * (such as `POST /api/v1/{provider}/{model_id}`; any route when absent) and fires `times` times.
+ *
+ * - `status`: answers `status` (500 or 503, or any error status) before the handler runs.
+ * - `drop-before`: closes the connection before the handler runs; nothing happened upstream.
+ * - `drop-after`: runs the handler (a submission is created and charged), then closes the
+ *   connection instead of answering: the client cannot know the outcome.
+ * - `delay`: holds the answer for `delay_ms` of real time, for client timeout tests.
+ * - `malformed-json`: runs the handler, then answers 200 with a cut-off JSON body.
+ */
+export interface Fault {
+  kind: 'status' | 'drop-before' | 'drop-after' | 'delay' | 'malformed-json';
+  route?: string;
+  status?: number;
+  delay_ms?: number;
+  times?: number;
+}
+
+const KINDS = new Set<Fault['kind']>(['status', 'drop-before', 'drop-after', 'delay', 'malformed-json']);
+const ERROR_STATUSES = new Set([400, 401, 402, 404, 413, 429, 500, 503]);
+
+export function parseFault(value: unknown): Fault {
+  if (typeof value !== 'object' || value === null) throw invalid('a fault must be an object');
+  const fault = value as Record<string, unknown>;
+  if (!KINDS.has(fault.kind as Fault['kind'])) throw invalid(`fault kind must be one of ${[...KINDS].join(', ')} (got ${JSON.stringify(fault.kind)})`);
+  if (fault.route !== undefined && typeof fault.route !== 'string') throw invalid('fault route must be a string such as "POST /api/v1/{provider}/{model_id}"');
+  if (fault.kind === 'status' && !ERROR_STATUSES.has(fault.status as number)) throw invalid(`fault status must be one of ${[...ERROR_STATUSES].join(', ')}`);
+  if (fault.kind === 'delay' && !(Number.isInteger(fault.delay_ms) && (fault.delay_ms as number) > 0 && (fault.delay_ms as number) <= 600_000)) {
+    throw invalid('fault delay_ms must be an integer from 1 to 600000');
+  }
+  if (fault.times !== undefined && !(Number.isInteger(fault.times) && (fault.times as number) >= 1)) throw invalid('fault times must be a positive integer');
+  return fault as unknown as Fault;
+}
+
+export class FaultPlan {
+  private faults: Array<Fault & { remaining: number }> = [];
+
+  add(fault: Fault): void {
+    this.faults.push({ ...fault, remaining: fault.times ?? 1 });
+  }
+
+  clear(): void {
+    this.faults = [];
+  }
+
+  pending(): Fault[] {
+    return this.faults.map(({ remaining, ...fault }) => ({ ...fault, times: remaining }));
+  }
+
+  /** Takes the first fault of one of `kinds` that matches `route`, using up one of its times. */
+  take(route: string, kinds: ReadonlyArray<Fault['kind']>): Fault | undefined {
+    const index = this.faults.findIndex((f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route));
+    if (index < 0) return undefined;
+    const fault = this.faults[index]!;
+    fault.remaining--;
+    if (fault.remaining <= 0) this.faults.splice(index, 1);
+    return fault;
+  }
+}

@@ -1,0 +1,119 @@
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Accounts } from './accounts.js';
+import { BlobStore } from './blob-store.js';
+import { systemClock } from './clock.js';
+import type { GatewayContext } from './context.js';
+import { FaultPlan, parseFault, type Fault } from './faults.js';
+import { FileRegistry } from './files.js';
+import { BodyValidator } from './input-validation.js';
+import { loadServedModels } from './model-catalog.js';
+import { resolveGatewayOptions, type LocalGatewayOptions } from './options.js';
+import { GatewayRandom } from './random.js';
+import { RateLimiter } from './rate-limit.js';
+import { buildServer } from './server.js';
+import { GatewayStats, type GatewayStatsSnapshot } from './stats.js';
+import { TaskManager } from './tasks.js';
+import { ToolLog } from './tools/tool-log.js';
+import { WebTools } from './tools/web-tools.js';
+import { WebhookSender } from './webhooks.js';
+
+export type { LocalGatewayOptions } from './options.js';
+export type { GatewayClock, GatewayTimer } from './clock.js';
+export type { Fault } from './faults.js';
+export type { GatewayStatsSnapshot } from './stats.js';
+
+/** A running local gateway. */
+export interface LocalGateway {
+  /** Media API base, ending in `/api/v1`. */
+  baseUrl: string;
+  /** Web tools base: `{toolUrl}/v1/web-search`. */
+  toolUrl: string;
+  /** Text gateway base: `{llmUrl}/v1/chat/completions`. */
+  llmUrl: string;
+  /** Origin of the public schema endpoint `/models/{provider}/{model_id}/api_schema`. */
+  schemaUrl: string;
+  /** The first configured key. */
+  apiKey: string;
+  /** Where generated and uploaded files live. */
+  dataDir: string;
+  stats(): GatewayStatsSnapshot;
+  injectFault(fault: Fault): void;
+  /** Resolves once every task submitted so far has ended (its timers must be able to fire). */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class PortInUseError extends Error {
+  constructor(readonly host: string, readonly port: number) {
+    super(`port ${port} on ${host} is already in use; pick another with --port, or 0 for a free one`);
+  }
+}
+
+/** Starts the built-in gateway on loopback (or `options.host`) and resolves once it listens. */
+export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  const resolved = resolveGatewayOptions(options);
+  const clock = options.clock ?? systemClock;
+  const ownsDataDir = resolved.dataDir === undefined;
+  const dataDir = resolved.dataDir ?? (await mkdtemp(join(tmpdir(), 'pipeline-gateway-')));
+  await mkdir(dataDir, { recursive: true });
+  const random = new GatewayRandom(resolved.seed);
+  const stats = new GatewayStats();
+  const blobs = new BlobStore(dataDir, clock, random);
+  const accounts = new Accounts(resolved.keys, resolved.balanceUsd);
+  const models = loadServedModels();
+  const validator = new BodyValidator();
+  for (const model of models.values()) validator.add(model.slug, model.schema);
+  let origin = '';
+  const originOf = () => origin;
+  const webhooks = new WebhookSender(clock, stats);
+  const ctx: GatewayContext = {
+    options: resolved,
+    clock,
+    random,
+    accounts,
+    blobs,
+    files: new FileRegistry(clock, random, blobs, resolved.teamQuotaBytes),
+    tasks: new TaskManager(resolved, clock, random, accounts, blobs, stats, webhooks, originOf),
+    models,
+    validator,
+    rateLimiter: new RateLimiter(clock, resolved.rpm, resolved.windowSeconds),
+    stats,
+    faults: new FaultPlan(),
+    web: new WebTools(clock, random, originOf),
+    toolLog: new ToolLog(clock, random),
+    origin: originOf,
+  };
+  const app = await buildServer(ctx);
+  try {
+    await app.listen({ host: resolved.host, port: resolved.port });
+  } catch (error) {
+    await app.close();
+    if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+    if ((error as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(resolved.host, resolved.port);
+    throw error;
+  }
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('Internal error: the gateway is not listening on a TCP port');
+  const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  origin = `http://${host}:${address.port}`;
+  const [apiKey] = resolved.keys.keys();
+  return {
+    baseUrl: `${origin}/api/v1`,
+    toolUrl: `${origin}/tools`,
+    llmUrl: `${origin}/llm`,
+    schemaUrl: origin,
+    apiKey: apiKey!,
+    dataDir,
+    stats: () => stats.snapshot(accounts.allBalancesUsd()),
+    injectFault: (fault) => ctx.faults.add(parseFault(fault)),
+    settle: () => ctx.tasks.settle(),
+    async close() {
+      ctx.tasks.close();
+      await app.close();
+      await webhooks.drain();
+      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

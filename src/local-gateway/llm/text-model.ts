@@ -1,0 +1,133 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { JSONSchemaFaker } from 'json-schema-faker';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { hashToInt } from '../random.js';
+
+/**
+ * The local text model: deterministic answers derived from the prompt. Plain requests get a few
+ * sentences built from the prompt's own key words; requests with a JSON Schema get JSON that
+ * validates against it (fake values from json-schema-faker, free-text strings from the prompt).
+ */
+export interface Completion {
+  text: string;
+  /** True when `maxTokens` cut the answer short. */
+  truncated: boolean;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface CompletionRequest {
+  /** Everything the model reads: system text and messages, in order. The answer depends on all of it. */
+  prompt: string;
+  /** What the answer is about: the last user message. */
+  focus: string;
+  /** A JSON Schema the answer must satisfy, or `{}` for "any JSON object". */
+  jsonSchema?: Record<string, unknown>;
+  maxTokens?: number;
+}
+
+const STOP_WORDS = new Set(
+  'a an the and or but of to in on at for with from by about as is are was were be been this that these those it its into over under your you we our they their write give make create using use please some any each per than then there here what which who how why when where very more most less also only just not no yes can will would should could may might must do does did has have had i me my'.split(' '),
+);
+
+export const approximateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+
+function keywords(prompt: string): string[] {
+  const seen = new Set<string>();
+  for (const word of prompt.toLowerCase().match(/[\p{L}][\p{L}\p{N}-]{2,}/gu) ?? []) {
+    if (!STOP_WORDS.has(word)) seen.add(word);
+  }
+  return [...seen];
+}
+
+function seededRandom(seed: number): () => number {
+  const generator = xoroshiro128plus(seed);
+  return () => uniformFloat64(generator);
+}
+
+const OPENERS = ['A cinematic view of', 'A bright studio shot of', 'An aerial photograph of', 'A minimal poster of', 'A warm, golden-hour scene of', 'A close-up detail of', 'A playful illustration of', 'A wide hero image of'];
+const CLOSERS = ['in soft natural light', 'with a clean, uncluttered background', 'in muted earth tones with one electric accent', 'shot on a 35 mm lens', 'with gentle depth of field', 'in crisp morning air', 'framed for a 16:9 banner', 'with bold negative space'];
+
+/** A sentence about the prompt's key words; `salt` varies it between siblings. */
+function phrase(words: string[], random: () => number, salt: number): string {
+  const pick = <T>(list: T[]) => list[Math.floor(random() * list.length) % list.length]!;
+  const focus = words.length === 0 ? 'the subject' : Array.from({ length: Math.min(3, words.length) }, (_, i) => words[(salt + i * 2) % words.length]).join(' ');
+  return `${pick(OPENERS)} ${focus} ${pick(CLOSERS)}`;
+}
+
+function fitLength(text: string, schema: Record<string, unknown>): string {
+  const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
+  const max = typeof schema.maxLength === 'number' ? schema.maxLength : Infinity;
+  let out = text;
+  while (out.length < min) out += ` ${text}`;
+  return out.length > max ? out.slice(0, max) : out;
+}
+
+/** The first number from 1 to 50 in the prompt: "write 3 prompts" asks for three items. */
+function requestedCount(prompt: string): number | undefined {
+  const match = /\b([1-9]|[1-4][0-9]|50)\b/.exec(prompt);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Replaces faker words in free-text strings with prompt-derived phrases, and sizes string lists as asked. */
+function humanise(schema: unknown, value: unknown, context: { words: string[]; random: () => number; count: number | undefined; salt: number }): unknown {
+  if (!schema || typeof schema !== 'object') return value;
+  const s = schema as Record<string, unknown>;
+  if (typeof value === 'string') {
+    const constrained = 'format' in s || 'pattern' in s || 'enum' in s || 'const' in s;
+    return constrained ? value : fitLength(phrase(context.words, context.random, context.salt++), s);
+  }
+  if (Array.isArray(value)) {
+    const items = s.items as Record<string, unknown> | undefined;
+    let list = value;
+    if (context.count !== undefined && items?.type === 'string' && !('enum' in items) && !('format' in items) && !('pattern' in items)) {
+      const min = typeof s.minItems === 'number' ? s.minItems : 0;
+      const max = typeof s.maxItems === 'number' ? s.maxItems : Infinity;
+      const length = Math.min(max, Math.max(min, context.count));
+      list = Array.from({ length }, () => '');
+    }
+    return list.map((item) => humanise(items, item, context));
+  }
+  if (value && typeof value === 'object') {
+    const properties = (s.properties ?? {}) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, humanise(properties[k], v, context)]));
+  }
+  return value;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false });
+addFormats.default(ajv);
+
+export function complete(request: CompletionRequest): Completion {
+  const seed = hashToInt(request.prompt + JSON.stringify(request.jsonSchema ?? null));
+  const random = seededRandom(seed);
+  const words = keywords(request.focus);
+  const text = request.jsonSchema ? JSON.stringify(fakeJson(request.jsonSchema, request.focus, words, seed)) : prose(words, random);
+  const inputTokens = approximateTokens(request.prompt);
+  const fullTokens = approximateTokens(text);
+  // JSON is never cut: a truncated document would be worse than a long one.
+  if (!request.jsonSchema && request.maxTokens !== undefined && fullTokens > request.maxTokens) {
+    return { text: text.slice(0, request.maxTokens * 4), truncated: true, inputTokens, outputTokens: request.maxTokens };
+  }
+  return { text, truncated: false, inputTokens, outputTokens: fullTokens };
+}
+
+function prose(words: string[], random: () => number): string {
+  const sentences = Array.from({ length: 3 }, (_, i) => `${phrase(words, random, i)}.`);
+  return `${sentences.join(' ')}${words.length ? ` Key points: ${words.slice(0, 6).join(', ')}.` : ''}`;
+}
+
+function fakeJson(schema: Record<string, unknown>, prompt: string, words: string[], seed: number): unknown {
+  const validate = ajv.compile(schema);
+  let fallback: unknown = {};
+  for (let attempt = 0; attempt < 5; attempt++) {
+    JSONSchemaFaker.option({ random: seededRandom(seed + attempt), alwaysFakeOptionals: false, optionalsProbability: 0.5, maxItems: 5, failOnInvalidTypes: false, failOnInvalidFormat: false });
+    const raw = JSONSchemaFaker.generate(schema as never);
+    const shaped = humanise(schema, raw, { words, random: seededRandom(seed + attempt), count: requestedCount(prompt), salt: 0 });
+    if (validate(shaped)) return shaped;
+    if (validate(raw)) fallback = raw;
+  }
+  return fallback;
+}

@@ -1,0 +1,89 @@
+/** An RGB picture in memory: 3 bytes a pixel, rows top to bottom. */
+export interface Raster {
+  width: number;
+  height: number;
+  data: Buffer;
+}
+
+export function createRaster(width: number, height: number): Raster {
+  return { width, height, data: Buffer.alloc(width * height * 3) };
+}
+
+type Rgb = readonly [number, number, number];
+
+/** HSL (hue in degrees, saturation and lightness 0..1) to 8-bit RGB. */
+export function hsl(hue: number, saturation: number, lightness: number): Rgb {
+  const c = (1 - Math.abs(2 * lightness - 1)) * saturation;
+  const h = (((hue % 360) + 360) % 360) / 60;
+  const x = c * (1 - Math.abs((h % 2) - 1));
+  const [r, g, b] = h < 1 ? [c, x, 0] : h < 2 ? [x, c, 0] : h < 3 ? [0, c, x] : h < 4 ? [0, x, c] : h < 5 ? [x, 0, c] : [c, 0, x];
+  const m = lightness - c / 2;
+  return [Math.round((r + m) * 255), Math.round((g + m) * 255), Math.round((b + m) * 255)];
+}
+
+/**
+ * Paints a small scene whose colours and layout follow `variant`: a sky gradient, a sun
+ * and rolling ground. Cheap enough to render at 2048 px, varied enough to tell outputs apart.
+ */
+export function paintScene(raster: Raster, variant: number): void {
+  const { width, height, data } = raster;
+  const hue = (variant * 47) % 360;
+  const skyTop = hsl(hue, 0.55, 0.35);
+  const skyBottom = hsl(hue + 40, 0.6, 0.75);
+  const ground = hsl(hue + 160, 0.45, 0.35);
+  const sun = hsl(hue + 20, 0.9, 0.7);
+  const sunX = width * (0.2 + ((variant >> 3) % 7) * 0.1);
+  const sunY = height * 0.3;
+  const sunR = Math.min(width, height) * 0.12;
+  const waves = 1 + (variant % 4);
+  for (let y = 0; y < height; y++) {
+    const t = y / height;
+    for (let x = 0; x < width; x++) {
+      const horizon = height * (0.65 + 0.06 * Math.sin((x / width) * Math.PI * waves + variant));
+      let color: Rgb;
+      if (y > horizon) color = ground;
+      else if ((x - sunX) ** 2 + (y - sunY) ** 2 < sunR * sunR) color = sun;
+      else color = [lerp(skyTop[0], skyBottom[0], t), lerp(skyTop[1], skyBottom[1], t), lerp(skyTop[2], skyBottom[2], t)];
+      const i = (y * width + x) * 3;
+      data[i] = color[0];
+      data[i + 1] = color[1];
+      data[i + 2] = color[2];
+    }
+  }
+}
+
+function lerp(a: number, b: number, t: number): number {
+  return Math.round(a + (b - a) * t);
+}
+
+/** Nearest-neighbour resample of `source` to fill `target` completely (cropping to keep proportions). */
+export function drawCover(target: Raster, source: Raster, x0 = 0, y0 = 0, w = target.width, h = target.height): void {
+  const scale = Math.max(w / source.width, h / source.height);
+  const offsetX = (source.width * scale - w) / 2;
+  const offsetY = (source.height * scale - h) / 2;
+  for (let y = 0; y < h; y++) {
+    const ty = y0 + y;
+    if (ty < 0 || ty >= target.height) continue;
+    const sy = Math.min(source.height - 1, Math.floor((y + offsetY) / scale));
+    for (let x = 0; x < w; x++) {
+      const tx = x0 + x;
+      if (tx < 0 || tx >= target.width) continue;
+      const sx = Math.min(source.width - 1, Math.floor((x + offsetX) / scale));
+      const si = (sy * source.width + sx) * 3;
+      const ti = (ty * target.width + tx) * 3;
+      target.data[ti] = source.data[si]!;
+      target.data[ti + 1] = source.data[si + 1]!;
+      target.data[ti + 2] = source.data[si + 2]!;
+    }
+  }
+}
+
+/** Blends every pixel toward `color` by `amount` (0..1): the visible trace of an edit instruction. */
+export function tint(raster: Raster, color: Rgb, amount: number): void {
+  const { data } = raster;
+  for (let i = 0; i < data.length; i += 3) {
+    data[i] = Math.round(data[i]! * (1 - amount) + color[0] * amount);
+    data[i + 1] = Math.round(data[i + 1]! * (1 - amount) + color[1] * amount);
+    data[i + 2] = Math.round(data[i + 2]! * (1 - amount) + color[2] * amount);
+  }
+}

@@ -1,0 +1,42 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './paths.js';
+
+/** A model the gateway serves, read from its bundled schema file in `schemas/models/`. */
+export interface ServedModel {
+  slug: string;
+  type: 'text-to-image' | 'image-to-image' | 'text-to-video' | 'image-to-video' | 'video-to-video';
+  title: string;
+  description: string;
+  docsUrl: string;
+  /** The JSON Schema of the request body, exactly as the file holds it. */
+  schema: Record<string, unknown>;
+  examples: unknown[];
+}
+
+interface SchemaFile {
+  title: string;
+  description: string;
+  'x-model': { slug: string; type: ServedModel['type']; docs_url: string };
+  examples?: unknown[];
+}
+
+/** Loads every `schemas/models/*.json`; the gateway, the client and the analyzer all read these same files. */
+export function loadServedModels(): Map<string, ServedModel> {
+  const folder = join(packageRoot(), 'schemas', 'models');
+  const models = new Map<string, ServedModel>();
+  for (const name of readdirSync(folder).filter((n) => n.endsWith('.json')).sort()) {
+    const schema = JSON.parse(readFileSync(join(folder, name), 'utf8')) as SchemaFile & Record<string, unknown>;
+    const meta = schema['x-model'];
+    models.set(meta.slug, {
+      slug: meta.slug,
+      type: meta.type,
+      title: schema.title,
+      description: schema.description,
+      docsUrl: meta.docs_url,
+      schema,
+      examples: schema.examples ?? [],
+    });
+  }
+  return models;
+}

@@ -1,0 +1,148 @@
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { GatewayContext } from './context.js';
+import { ERROR_CATEGORIES, GatewayError, type ErrorStatus } from './errors.js';
+import { fileRoutes } from './routes/files.js';
+import { llmRoutes } from './routes/llm.js';
+import { mediaRoutes } from './routes/media.js';
+import { publicRoutes } from './routes/public.js';
+import { toolRoutes } from './routes/tools.js';
+
+/** Paths served without a key: schemas, the small web, file links and the emulator's controls. */
+const PUBLIC_PREFIXES = ['/models/', '/web/', '/files/', '/results/', '/__emulator/'];
+const isPublic = (url: string) => PUBLIC_PREFIXES.some((prefix) => url.startsWith(prefix));
+
+/** JSON bodies up to this size; larger ones are answered 413. Uploads have their own limit. */
+const JSON_BODY_LIMIT = 32 * 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An injected 500 to send after the handler has run, so that its effect (a task) stands. */
+    failAfterHandler?: boolean;
+  }
+}
+
+function routeKeyOf(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url;
+  return pattern ? `${request.method} ${pattern.replace(/:(\w+)/g, '{$1}')}` : `${request.method} (no route)`;
+}
+
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1];
+  }
+  // Messages-style clients send their key as x-api-key.
+  const xApiKey = request.headers['x-api-key'];
+  return request.url.startsWith('/llm/') && typeof xApiKey === 'string' ? xApiKey : undefined;
+}
+
+export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: JSON_BODY_LIMIT, routerOptions: { maxParamLength: 200 }, forceCloseConnections: true, return503OnClosing: true });
+  await app.register(multipart, { limits: { fileSize: ctx.options.uploadLimitBytes, files: 1 } });
+  app.decorateRequest('team', undefined);
+  app.decorateRequest('routeKey', '');
+  app.decorateRequest('failAfterHandler', false);
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.routeKey = routeKeyOf(request);
+    if (isPublic(request.url)) return;
+    const key = apiKeyOf(request);
+    if (!key) throw new GatewayError(401, 'send the header "Authorization: Bearer <API key>"');
+    const team = ctx.accounts.teamOf(key);
+    if (!team) throw new GatewayError(401, 'the API key is not valid or not active');
+    request.team = team;
+    const verdict = ctx.rateLimiter.take(key);
+    reply.headers(verdict.headers);
+    if (!verdict.allowed) {
+      throw new GatewayError(429, ctx.rateLimiter.refusalDetail(verdict.retryAfterSeconds), { 'Retry-After': String(verdict.retryAfterSeconds) });
+    }
+    const fault = ctx.faults.take(request.routeKey, ['status', 'drop-before']);
+    if (fault) {
+      ctx.stats.faultInjected(fault.kind);
+      if (fault.kind === 'drop-before') {
+        request.raw.socket.destroy();
+        return reply.hijack();
+      }
+      throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`);
+    }
+    if (ctx.random.chance(ctx.options.errorRate)) {
+      ctx.stats.faultInjected('error-rate');
+      // An overloaded gateway refuses before doing anything (503); an internal error may strike
+      // before or after the work is done, and then the client cannot tell which (500).
+      if (ctx.random.chance(0.5)) throw new GatewayError(503, 'the gateway is overloaded, try again shortly');
+      if (ctx.random.chance(0.5)) throw new GatewayError(500, 'an unexpected error occurred');
+      request.failAfterHandler = true;
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (isPublic(request.url) || reply.statusCode >= 400) return payload;
+    if (request.failAfterHandler) {
+      reply.code(500).type('application/json');
+      return JSON.stringify(new GatewayError(500, 'an unexpected error occurred').body());
+    }
+    const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
+    if (!fault) return payload;
+    ctx.stats.faultInjected(fault.kind);
+    if (fault.kind === 'drop-after') {
+      request.raw.socket.destroy();
+      return payload;
+    }
+    if (fault.kind === 'malformed-json') {
+      reply.type('application/json');
+      return '{"code":0,"message":"success","data":{"status":"pend';
+    }
+    await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    ctx.stats.recordRequest(request.routeKey, reply.raw.writableFinished ? reply.statusCode : 0, request.team);
+  });
+
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    const gatewayError = toGatewayError(error, request);
+    for (const [name, value] of Object.entries(gatewayError.headers)) reply.header(name, value);
+    return reply.code(gatewayError.status).type('application/json').send(gatewayError.body());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new GatewayError(404, `no endpoint ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
+    return reply.code(404).type('application/json').send(error.body());
+  });
+
+  publicRoutes(app, ctx);
+  mediaRoutes(app, ctx);
+  fileRoutes(app, ctx);
+  toolRoutes(app, ctx);
+  llmRoutes(app, ctx);
+  return app;
+}
+
+/** Fastify's own errors, in the gateway's words; anything unexpected is a 500 that reveals nothing. */
+function toGatewayError(error: Error & { code?: string; statusCode?: number }, request: FastifyRequest): GatewayError {
+  if (error instanceof GatewayError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(400, `Content-Type must be application/json (got ${String(request.headers['content-type'] ?? 'none').slice(0, 80)})`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new GatewayError(413, `the body is larger than ${JSON_BODY_LIMIT} bytes`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError(400, 'the JSON body is empty');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new GatewayError(400, 'Content-Type must be multipart/form-data');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(400, `the body is not valid JSON (${error.message.slice(0, 120)})`);
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500 && status in ERROR_CATEGORIES) {
+    return new GatewayError(status as ErrorStatus, error.message.slice(0, 200));
+  }
+  if (status !== undefined && status >= 400 && status < 500) return new GatewayError(400, error.message.slice(0, 200));
+  process.emitWarning(`local gateway: unexpected error on ${request.method} ${request.url}: ${error.stack ?? error.message}`);
+  return new GatewayError(500, 'an unexpected error occurred');
+}
