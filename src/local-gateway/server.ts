@@ -39,8 +39,10 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
 }
 
 export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: JSON_BODY_LIMIT, routerOptions: { maxParamLength: 200 }, forceCloseConnections: true, return503OnClosing: true });
+  const app = Fastify({ logger: false, bodyLimit: JSON_BODY_LIMIT, routerOptions: { maxParamLength: 2048 }, forceCloseConnections: true, return503OnClosing: true });
   await app.register(multipart, { limits: { fileSize: ctx.options.uploadLimitBytes, files: 1 } });
+  // Only JSON and multipart bodies are accepted; anything else is a 400 that names the type sent.
+  app.removeContentTypeParser(['text/plain']);
   app.decorateRequest('team', undefined);
   app.decorateRequest('routeKey', '');
   app.decorateRequest('failAfterHandler', false);

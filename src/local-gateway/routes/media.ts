@@ -22,7 +22,6 @@ export function mediaRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     const model = ctx.models.get(slug);
     const behaviour = MODEL_BEHAVIOURS[slug];
     if (!model || !behaviour) throw notFound(`model ${slug} is not available; GET /api/v1/models lists the active models`);
-    if (!request.headers['content-type']?.toLowerCase().startsWith('application/json')) throw invalid('Content-Type must be application/json');
     ctx.validator.check(slug, request.body);
     const webhookUrl = webhookHeader(request.headers['x-webhook-url']);
     const task = ctx.tasks.submit({ team: teamOf(request), slug, input: request.body as Record<string, unknown>, behaviour, ...(webhookUrl ? { webhookUrl } : {}) });
