@@ -20,14 +20,14 @@ export function fileRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       throw invalid(`the file must be sent in the multipart field "file" (got "${part.fieldname.slice(0, 40)}")`);
     }
     const { token, path } = await ctx.blobs.reserve('files', part.filename || 'upload');
-    try {
-      await pipeline(part.file, createWriteStream(path));
-    } catch (error) {
+    await pipeline(part.file, createWriteStream(path)).catch(async (error: unknown) => {
       await rm(path, { force: true });
-      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-        throw new GatewayError(413, `the file is larger than the upload limit of ${ctx.options.uploadLimitBytes} bytes`);
-      }
       throw error;
+    });
+    // The stream stops at the limit and marks itself truncated rather than failing.
+    if (part.file.truncated) {
+      await rm(path, { force: true });
+      throw new GatewayError(413, `the file is larger than the upload limit of ${ctx.options.uploadLimitBytes} bytes`);
     }
     const sniffed = await fileTypeFromFile(path);
     const type = sniffed ? (sniffed.mime.split('/')[0] as string) : undefined;

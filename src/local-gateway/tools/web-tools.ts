@@ -112,7 +112,7 @@ export class WebTools {
   /** lite: the best sentence; standard: the best three in page order; rich: the whole readable text. */
   private snippet(page: CorpusPage, terms: string[], depth: 'lite' | 'standard' | 'rich'): string {
     if (depth === 'rich') return page.content;
-    const body = sentences(page.content.split('\n').slice(1).join(' '));
+    const body = sentences(page.content.replace(/\n/g, ' '));
     const ranked = body.map((sentence, position) => ({ sentence, position, hits: countHits(sentence, terms) })).sort((a, b) => b.hits - a.hits || a.position - b.position);
     const chosen = ranked.slice(0, depth === 'lite' ? 1 : 3).sort((a, b) => a.position - b.position);
     return chosen.map((c) => c.sentence).join(' ');
@@ -122,7 +122,7 @@ export class WebTools {
   private answer(pages: CorpusPage[], terms: string[]): string | null {
     let best: { sentence: string; hits: number } | undefined;
     for (const page of pages) {
-      for (const sentence of sentences(page.content.split('\n').slice(1).join(' '))) {
+      for (const sentence of sentences(page.content.replace(/\n/g, ' '))) {
         const hits = countHits(sentence, terms);
         if (hits > (best?.hits ?? 0)) best = { sentence, hits };
       }
