@@ -99,10 +99,8 @@ export function registerGatewayCommand(program: Command): void {
         throw error;
       }
       const running = gatewayServer;
-      process.stdout.write(
-        `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,
-      );
-      await new Promise<void>((resolve) => {
+      // Listen for the stop signals before announcing the URLs: whoever reads the line may signal at once.
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
@@ -111,6 +109,10 @@ export function registerGatewayCommand(program: Command): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      process.stdout.write(
+        `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,
+      );
+      await stopped;
       await running.close();
     });
 }

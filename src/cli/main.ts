@@ -7,7 +7,7 @@ const program = new Command()
   .name('pipeline')
   .description('Run YAML recipes of web, LLM, image and video generation steps against an asynchronous, rate-limited generation gateway.')
   .version('0.1.0')
-  .showHelpAfterError()
+  .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
 registerGatewayCommand(program);
