@@ -1,4 +1,5 @@
 import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { http } from '../support/http.js';
@@ -24,8 +25,7 @@ const RICH_SCHEMA = {
 };
 
 const ajv = new Ajv({ strict: false });
-const { default: addFormats } = await import('ajv-formats');
-addFormats(ajv);
+addFormats.default(ajv);
 
 describe('text gateway', () => {
   let gateway: LocalGateway;

@@ -30,7 +30,7 @@ export function http(gateway: Pick<LocalGateway, 'apiKey' | 'schemaUrl'>) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] = 'application/json';
     }
-    const response = await fetch(`${origin}${path}`, { method, headers, body: body as BodyInit | undefined });
+    const response = await fetch(`${origin}${path}`, { method, headers, body: body as RequestInit['body'] });
     const text = await response.text();
     let parsed: unknown = undefined;
     try {
