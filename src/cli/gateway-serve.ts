@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { PortInUseError, startLocalGateway, type LocalGatewayOptions } from '../local-gateway/index.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from './errors.js';
 
 function number(flag: string, options: { integer?: boolean; min?: number; max?: number } = {}) {
   return (value: string): number => {

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { registerAccountCommand } from './account.js';
+import { GatewayRefusal, UsageError } from './errors.js';
+import { registerFilesCommand } from './files.js';
 import { registerGatewayCommand } from './gateway-serve.js';
-import { UsageError } from './usage-error.js';
+import { registerModelsCommand } from './models.js';
+import { printError } from './output.js';
+import { registerTaskCommand } from './task.js';
 
 const program = new Command()
   .name('pipeline')
@@ -11,6 +16,10 @@ const program = new Command()
   .exitOverride();
 
 registerGatewayCommand(program);
+registerAccountCommand(program);
+registerModelsCommand(program);
+registerFilesCommand(program);
+registerTaskCommand(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -20,9 +29,13 @@ try {
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   if (error instanceof UsageError) {
-    process.stderr.write(`pipeline: ${error.message}\n`);
+    printError(`pipeline: ${error.message}`);
     process.exit(2);
   }
-  process.stderr.write(`pipeline: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (error instanceof GatewayRefusal) {
+    printError(`pipeline: ${error.message}`);
+    process.exit(1);
+  }
+  printError(`pipeline: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }

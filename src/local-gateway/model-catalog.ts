@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from './paths.js';
+import { packageRoot } from '../package-root.js';
 
 /** A model the gateway serves, read from its bundled schema file in `schemas/models/`. */
 export interface ServedModel {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../../package-root.js';
 import { extractReadable } from './readable.js';
 
 /** A page of the gateway's own small web, served at `/web/{domain}/{slug}.html`. */

@@ -1,0 +1,113 @@
+import type { Command } from 'commander';
+import { HttpGatewayClient, type GatewayClient, type GatewayEndpoints } from '../gateway/client.js';
+import { RateBudget } from '../scheduler/budget.js';
+import { systemClock, type Clock } from '../scheduler/clock.js';
+import { UsageError } from './errors.js';
+import { registerSecret } from './output.js';
+
+/** Flags every command that talks to the gateway takes. */
+export interface ConnectionFlags {
+  local?: boolean;
+  apiKey?: string;
+  baseUrl?: string;
+  toolUrl?: string;
+  llmUrl?: string;
+  schemaUrl?: string;
+  rpm?: number;
+}
+
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .option('--local', 'start the built-in gateway in this process and use it')
+    .option('--base-url <url>', 'media API base, ending in /api/v1 (env PIPELINE_BASE_URL)')
+    .option('--tool-url <url>', 'web tools base (env PIPELINE_TOOL_URL; default: the base origin + /tools)')
+    .option('--llm-url <url>', 'text gateway base (env PIPELINE_LLM_URL; default: the base origin + /llm)')
+    .option('--schema-url <url>', 'origin of the public schema endpoint (env PIPELINE_SCHEMA_URL; default: the base origin)')
+    .option('--api-key <key>', 'API key (env PIPELINE_API_KEY, preferred: a flag shows in the process list)');
+}
+
+export interface Connection {
+  client: GatewayClient;
+  budget: RateBudget;
+  endpoints: GatewayEndpoints;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+function checkUrl(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${name} is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+    throw new UsageError(`${name} uses plain http on ${url.hostname}; use https (plain http is allowed only for loopback addresses)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an https URL, got ${url.protocol}`);
+  if (url.username || url.password) throw new UsageError(`${name} must not carry credentials; set PIPELINE_API_KEY instead`);
+  return url;
+}
+
+/** Endpoints and key from flags, then environment; the errors say how to fix each gap. */
+export function resolveEndpoints(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { endpoints: GatewayEndpoints; apiKey: string } {
+  const apiKey = flags.apiKey ?? env.PIPELINE_API_KEY;
+  if (!apiKey) {
+    throw new UsageError('no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway');
+  }
+  const baseText = flags.baseUrl ?? env.PIPELINE_BASE_URL;
+  if (!baseText) throw new UsageError('no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local');
+  const base = checkUrl('PIPELINE_BASE_URL', baseText);
+  if (!/\/api\/v1\/?$/.test(base.pathname)) throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
+  const origin = base.origin;
+  const toolUrl = flags.toolUrl ?? env.PIPELINE_TOOL_URL ?? `${origin}/tools`;
+  const llmUrl = flags.llmUrl ?? env.PIPELINE_LLM_URL ?? `${origin}/llm`;
+  const schemaUrl = flags.schemaUrl ?? env.PIPELINE_SCHEMA_URL ?? origin;
+  checkUrl('PIPELINE_TOOL_URL', toolUrl);
+  checkUrl('PIPELINE_LLM_URL', llmUrl);
+  checkUrl('PIPELINE_SCHEMA_URL', schemaUrl);
+  return { endpoints: { baseUrl: base.toString().replace(/\/$/, ''), toolUrl, llmUrl, schemaUrl }, apiKey };
+}
+
+/** Builds the real client behind one shared budget; with --local, starts the built-in gateway first. */
+export async function connect(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, clock: Clock = systemClock): Promise<Connection> {
+  let endpoints: GatewayEndpoints;
+  let apiKey: string;
+  let stopLocal: (() => Promise<void>) | undefined;
+  if (flags.local) {
+    const { startLocalGateway } = await import('../local-gateway/index.js');
+    const scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? 1);
+    if (!Number.isFinite(scale) || scale < 0) throw new UsageError(`PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`);
+    const gateway = await startLocalGateway({ latencyScale: scale });
+    endpoints = { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl };
+    apiKey = gateway.apiKey;
+    stopLocal = () => gateway.close();
+  } else {
+    ({ endpoints, apiKey } = resolveEndpoints(flags, env));
+  }
+  registerSecret(apiKey);
+  const budget = new RateBudget({ clock, ...(flags.rpm !== undefined ? { maxPerMinute: flags.rpm } : {}) });
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe });
+  return {
+    client,
+    budget,
+    endpoints,
+    clock,
+    async close() {
+      await client.close();
+      await stopLocal?.();
+    },
+  };
+}
+
+/** Runs `work` with a connection and always closes it. */
+export async function withConnection<T>(flags: ConnectionFlags, work: (connection: Connection) => Promise<T>): Promise<T> {
+  const connection = await connect(flags);
+  try {
+    return await work(connection);
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { formatBytes } from '../gateway/client.js';
+import type { MediaFile } from '../gateway/types.js';
+import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
+import { UsageError } from './errors.js';
+import { printJson, printLine, printTable } from './output.js';
+import { unwrap } from './unwrap.js';
+
+const fileJson = (f: MediaFile) => ({ file_id: f.fileId, type: f.type, filename: f.filename ?? null, size: f.size ?? null, url: f.url, created_at: f.createdAt ?? null, expires_at: f.expiresAt ?? null });
+const when = (ms: number | undefined) => (ms === undefined ? '' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+
+function wholeNumber(flag: string, min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
+export function registerFilesCommand(program: Command): void {
+  const files = program.command('files').description("The team's uploaded media files.");
+
+  addConnectionOptions(files.command('upload').description('Upload image, video or audio files (16 MB at most each); prints their URLs.').argument('<path...>', 'files to upload'))
+    .option('--json', 'print JSON')
+    .action(async (paths: string[], flags: ConnectionFlags & { json?: boolean }) =>
+      withConnection(flags, async ({ client }) => {
+        const uploaded: MediaFile[] = [];
+        for (const path of paths) uploaded.push(unwrap(await client.upload(path), `upload of ${path}`));
+        if (flags.json) return printJson(uploaded.map(fileJson));
+        printTable(['FILE ID', 'TYPE', 'SIZE', 'URL'], uploaded.map((f) => [f.fileId, f.type, f.size === undefined ? '' : formatBytes(f.size), f.url]));
+      }),
+    );
+
+  addConnectionOptions(files.command('list').description("List the team's unexpired files, newest first."))
+    .option('--limit <n>', 'files per page, at most 100', wholeNumber('--limit', 1, 100), 20)
+    .option('--offset <n>', 'files to skip', wholeNumber('--offset', 0, Number.MAX_SAFE_INTEGER), 0)
+    .option('--json', 'print JSON')
+    .action(async (flags: ConnectionFlags & { limit: number; offset: number; json?: boolean }) =>
+      withConnection(flags, async ({ client }) => {
+        const page = unwrap(await client.files({ limit: flags.limit, offset: flags.offset }));
+        if (flags.json) return printJson({ files: page.files.map(fileJson), total: page.total, limit: page.limit, offset: page.offset });
+        printTable(['FILE ID', 'TYPE', 'SIZE', 'NAME', 'EXPIRES', 'URL'], page.files.map((f) => [f.fileId, f.type, f.size === undefined ? '' : formatBytes(f.size), f.filename, when(f.expiresAt), f.url]));
+        printLine(`${page.files.length} of ${page.total} (offset ${page.offset})`);
+      }),
+    );
+
+  addConnectionOptions(files.command('rm').description('Delete files now, freeing upload quota.').argument('<file_id...>', 'ids of the files to delete'))
+    .option('--json', 'print JSON')
+    .action(async (ids: string[], flags: ConnectionFlags & { json?: boolean }) =>
+      withConnection(flags, async ({ client }) => {
+        for (const id of ids) unwrap(await client.deleteFile(id), `delete of ${id}`);
+        if (flags.json) return printJson({ deleted: ids });
+        for (const id of ids) printLine(`deleted ${id}`);
+      }),
+    );
+}

@@ -1,0 +1,33 @@
+/** Tables for people, JSON for scripts; every line passes the secret filter on its way out. */
+
+let secrets: string[] = [];
+
+/** Registers values (the API key) that must never be printed. */
+export function registerSecret(value: string | undefined): void {
+  if (value && value.length >= 4) secrets = [...new Set([...secrets, value])];
+}
+
+export function redact(text: string): string {
+  return secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+}
+
+export function printLine(text = ''): void {
+  process.stdout.write(`${redact(text)}\n`);
+}
+
+export function printError(text: string): void {
+  process.stderr.write(`${redact(text)}\n`);
+}
+
+export function printJson(value: unknown): void {
+  printLine(JSON.stringify(value, null, 2));
+}
+
+/** Left-aligned columns; a long last column is not padded. */
+export function printTable(headers: string[], rows: Array<Array<string | number | undefined>>): void {
+  const cells = rows.map((row) => row.map((cell) => (cell === undefined ? '' : String(cell))));
+  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
+  const format = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  printLine(format(headers));
+  for (const row of cells) printLine(format(row));
+}

@@ -1,0 +1,6 @@
+import { resolve } from 'node:path';
+
+/** `.pipeline` in the working directory, or where PIPELINE_HOME points: runs, caches and logs live there. */
+export function pipelineHome(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.PIPELINE_HOME ?? '.pipeline');
+}

@@ -1,0 +1,46 @@
+import type { GatewayFailure } from './failures.js';
+
+/**
+ * Which failures each kind of request may be sent again after.
+ * - `read`: task results, lists, balances, deletes. Any retryable failure: 429, 5xx, network, timeouts.
+ * - `submit`: a paid model submission. Only where the gateway certainly refused it: 429, or a
+ *   connection that never opened. Anything else leaves its outcome unknown.
+ * - `call`: tool and text-gateway calls and uploads. They create no task, but a text call is billed
+ *   by the token and an upload uses quota: 429, 503, and a connection that never opened.
+ */
+export type RequestClass = 'read' | 'submit' | 'call';
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. Default 6. */
+  maxAttempts: number;
+  /** First backoff wait. Default 500 ms. */
+  baseDelayMs: number;
+  /** Longest backoff wait. Default 30 s. */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 };
+
+const neverOpened = (failure: GatewayFailure) => failure.reason === 'connection-failed' || (failure.reason === 'timeout' && failure.phase === 'connect');
+
+export function mayRetry(kind: RequestClass, failure: GatewayFailure): boolean {
+  if (failure.reason === 'rate-limited' || neverOpened(failure)) return true;
+  switch (kind) {
+    case 'read':
+      return failure.retryable;
+    case 'submit':
+      return false;
+    case 'call':
+      return failure.reason === 'unavailable';
+  }
+}
+
+/**
+ * How long to wait before attempt `attempt + 1`: until the reset a 429 named (plus up to 10 %
+ * jitter, at most a second), else exponential backoff with full jitter, capped.
+ */
+export function retryDelay(failure: GatewayFailure, attempt: number, policy: RetryPolicy, random: () => number): number {
+  if (failure.reason === 'rate-limited') return failure.retryAfterMs + random() * Math.min(1000, failure.retryAfterMs * 0.1);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.max(failure.retryAfterMs ?? 0, ceiling / 2 + (random() * ceiling) / 2);
+}

@@ -1,0 +1,108 @@
+import { Agent, request, type Dispatcher, type FormData } from 'undici';
+import { err, ok, type Result } from '../result.js';
+import { abortedFailure, networkFailure, timeoutFailure, type GatewayFailure } from './failures.js';
+
+/** Timeouts of every request, in milliseconds. */
+export interface Timeouts {
+  /** Opening the connection. Default 10 s. */
+  connectMs: number;
+  /** From the request fully sent to the answer's headers. Default 60 s: long enough for a 16 MB upload to be stored. */
+  headersMs: number;
+  /** Silence between two chunks of an answer's body. Default 120 s, for long downloads on slow links. */
+  bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, headersMs: 60_000, bodyMs: 120_000 };
+
+export interface OutgoingRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  body?: string | FormData;
+  signal?: AbortSignal;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/** Socket errors raised before anything was sent: the request certainly did not reach the gateway. */
+const NEVER_OPENED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function errorCode(error: unknown): string | undefined {
+  let current = error as { code?: string; cause?: unknown; errors?: unknown[] } | undefined;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (typeof current.code === 'string' && current.code !== 'UND_ERR') return current.code;
+    current = (current.cause ?? current.errors?.[0]) as typeof current;
+  }
+  return undefined;
+}
+
+/** Turns what undici threw into the failure union; never echoes headers, so never the key. */
+export function classifyError(error: unknown, timeouts: Timeouts, signal: AbortSignal | undefined): GatewayFailure {
+  if (signal?.aborted) return abortedFailure(true);
+  const code = errorCode(error);
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return timeoutFailure('connect', timeouts.connectMs);
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return timeoutFailure('headers', timeouts.headersMs);
+    case 'UND_ERR_BODY_TIMEOUT':
+      return timeoutFailure('body', timeouts.bodyMs);
+    default:
+      break;
+  }
+  if (code && NEVER_OPENED.has(code)) return networkFailure('connection-failed', `could not connect (${code})`);
+  const message = error instanceof Error ? error.message : String(error);
+  return networkFailure('connection-dropped', `the connection closed before the answer was complete (${code ?? message})`);
+}
+
+/** One HTTP exchange over undici, with the configured timeouts. The body is left for the caller to read. */
+export class Transport {
+  private readonly agent: Agent;
+
+  constructor(readonly timeouts: Timeouts = DEFAULT_TIMEOUTS) {
+    this.agent = new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs });
+  }
+
+  async send(outgoing: OutgoingRequest): Promise<Result<Answer, GatewayFailure>> {
+    if (outgoing.signal?.aborted) return err(abortedFailure(false));
+    try {
+      const response = await request(outgoing.url, {
+        dispatcher: this.agent,
+        method: outgoing.method,
+        headers: outgoing.headers,
+        body: outgoing.body,
+        signal: outgoing.signal,
+      });
+      return ok({ status: response.statusCode, headers: response.headers, body: response.body });
+    } catch (error) {
+      return err(classifyError(error, this.timeouts, outgoing.signal));
+    }
+  }
+
+  /** Reads a whole body as text, at most `maxBytes`. */
+  async readText(answer: Answer, maxBytes: number, signal?: AbortSignal): Promise<Result<string, GatewayFailure>> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of answer.body) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          answer.body.destroy();
+          return err(networkFailure('connection-dropped', `the answer was larger than ${maxBytes} bytes`));
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      return err(classifyError(error, this.timeouts, signal));
+    }
+    return ok(Buffer.concat(chunks).toString('utf8'));
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,92 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { JsonSchema } from './bundled.js';
+
+/** One problem with one field of a model input. */
+export interface FieldProblem {
+  /** Where in the input: `['image', 0]` for `image[0]`; empty for the input as a whole. */
+  path: Array<string | number>;
+  /** The field as people write it: `image[0]`. */
+  field: string;
+  message: string;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+addFormats.default(ajv, ['uri']);
+const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+
+export function fieldLabel(path: Array<string | number>): string {
+  return path.reduce<string>((label, part) => (typeof part === 'number' ? `${label}[${part}]` : label ? `${label}.${part}` : part), '');
+}
+
+function pathOf(instancePath: string): Array<string | number> {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}
+
+const quote = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 50 ? `${text.slice(0, 47)}...` : text;
+};
+
+function problemOf(error: ErrorObject): FieldProblem {
+  const base = pathOf(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const value = error.data;
+  const say = (path: Array<string | number>, message: string): FieldProblem => ({ path, field: fieldLabel(path) || 'input', message });
+  switch (error.keyword) {
+    case 'required':
+      return say([...base, String(params.missingProperty)], 'is required');
+    case 'additionalProperties':
+      return say([...base, String(params.additionalProperty)], 'is not an input of this model');
+    case 'type':
+      return say(base, `must be ${params.type === 'integer' ? 'an integer' : params.type === 'array' ? 'a list' : `a ${String(params.type)}`}, got ${quote(value)}`);
+    case 'minimum':
+    case 'maximum':
+      return say(base, `must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}, got ${quote(value)}`);
+    case 'minLength':
+    case 'maxLength':
+      return say(base, `must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters, got ${[...String(value)].length}`);
+    case 'minItems':
+    case 'maxItems':
+      return say(base, `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params.limit)} items, got ${Array.isArray(value) ? value.length : 0}`);
+    case 'enum':
+      return say(base, `must be one of ${(params.allowedValues as unknown[]).map((v) => String(v)).join(', ')}; got ${quote(value)}`);
+    case 'pattern': {
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return say(base, `${description ? `must be ${description.replace(/\.$/, '')}` : `must match ${String(params.pattern)}`}; got ${quote(value)}`);
+    }
+    case 'format':
+      return say(base, `must be ${params.format === 'uri' ? 'a URL or a local file' : `a ${String(params.format)}`}, got ${quote(value)}`);
+    default:
+      return say(base, error.message ?? 'is not valid');
+  }
+}
+
+/** Checks `input` against a model's request schema: one problem per field at fault, in schema order. */
+export function validateModelInput(schema: JsonSchema, input: unknown): FieldProblem[] {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (validate(input)) return [];
+  return (validate.errors ?? []).map(problemOf);
+}
+
+/** The input fields that take media URLs (and so local files, uploaded first), with their media kind. */
+export function mediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const fields = [];
+  for (const [field, property] of Object.entries(properties)) {
+    const items = property.items as Record<string, unknown> | undefined;
+    const target = property.type === 'array' && items ? items : property;
+    if (target.format === 'uri' || typeof target['x-media'] === 'string') {
+      fields.push({ field, media: typeof target['x-media'] === 'string' ? target['x-media'] : 'image', list: property.type === 'array' });
+    }
+  }
+  return fields;
+}

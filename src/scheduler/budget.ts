@@ -1,0 +1,170 @@
+import type { RequestGate } from '../gateway/gate.js';
+import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
+import type { Clock, ClockTimer } from './clock.js';
+
+export interface BudgetOptions {
+  clock: Clock;
+  /** A cap below the gateway's limit, in requests per rolling minute (`--rpm N`). Default: none. */
+  maxPerMinute?: number;
+  /** Extra wait after a reset, for clock skew between here and the gateway. Default 250 ms. */
+  resetMarginMs?: number;
+  /** Source of jitter in [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+interface Waiter {
+  resolve: (release: () => void) => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+/**
+ * One request budget per API key, shared by every request of a run. It learns the gateway's
+ * window from `X-RateLimit-Limit`, `-Remaining` and `-Reset` on every answer and never sends
+ * more than the window has left, counting requests still unanswered as spent. Before the first
+ * answer it is cautious: one request at a time. A 429 pauses everything until the reset.
+ */
+export class RateBudget implements RequestGate {
+  private readonly clock: Clock;
+  private readonly maxPerMinute: number | undefined;
+  private readonly resetMarginMs: number;
+  private readonly random: () => number;
+  private limit: number | undefined;
+  /** The gateway's latest count for the current window; requests still unanswered come off it. */
+  private remaining: number | undefined;
+  private resetAt: number | undefined;
+  private unanswered = 0;
+  private pausedUntil = 0;
+  private readonly sentAt: number[] = [];
+  private readonly waiters: Waiter[] = [];
+  private timer: { handle: ClockTimer; due: number } | undefined;
+  /** 429s seen: the budget should keep this at one at most per limit change. */
+  rateLimitedCount = 0;
+
+  constructor(options: BudgetOptions) {
+    this.clock = options.clock;
+    this.maxPerMinute = options.maxPerMinute;
+    this.resetMarginMs = options.resetMarginMs ?? 250;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** What the budget believes now, for logs and tests. */
+  snapshot() {
+    return { limit: this.limit, remaining: this.remaining, resetAt: this.resetAt, unanswered: this.unanswered, pausedUntil: this.pausedUntil, waiting: this.waiters.length };
+  }
+
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const index = this.waiters.indexOf(waiter);
+          if (index >= 0) this.waiters.splice(index, 1);
+          reject(signal!.reason);
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** The rate-limit listener: every answer's headers come through here. */
+  readonly observe = (observation: RateLimitObservation): void => {
+    const now = this.clock.now();
+    if (observation.limit !== undefined) this.limit = observation.limit;
+    const { resetAt, remaining } = observation;
+    if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
+      if (this.resetAt === undefined || resetAt > this.resetAt) {
+        this.resetAt = resetAt;
+        this.remaining = remaining;
+      } else if (resetAt === this.resetAt) {
+        // Answers can arrive out of order; within one window the smallest count is the latest.
+        this.remaining = Math.min(this.remaining ?? remaining, remaining);
+      }
+    }
+    if (observation.status === 429) {
+      this.rateLimitedCount++;
+      this.remaining = 0;
+      const wait = observation.retryAfterMs ?? (resetAt !== undefined ? resetAt - now : 60_000);
+      // Jitter spreads the clients that were refused together.
+      const until = now + wait + this.resetMarginMs + this.random() * Math.min(1000, wait * 0.1);
+      this.pausedUntil = Math.max(this.pausedUntil, until);
+    }
+    this.pump();
+  };
+
+  private release(): void {
+    this.unanswered = Math.max(0, this.unanswered - 1);
+    this.pump();
+  }
+
+  /** Grants waiting requests while the budget has room; otherwise wakes up when it may have. */
+  private pump(): void {
+    for (;;) {
+      const waiter = this.waiters[0];
+      if (!waiter) break;
+      const now = this.clock.now();
+      const next = this.nextSendTime(now);
+      if (next > now) {
+        this.wakeAt(next);
+        return;
+      }
+      this.waiters.shift();
+      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      this.unanswered++;
+      this.sentAt.push(now);
+      let released = false;
+      waiter.resolve(() => {
+        if (released) return;
+        released = true;
+        this.release();
+      });
+    }
+    this.cancelTimer();
+  }
+
+  /** The earliest moment another request may go; `now` when one may go at once, Infinity to wait for an answer. */
+  private nextSendTime(now: number): number {
+    if (now < this.pausedUntil) return this.pausedUntil;
+    if (this.resetAt !== undefined && now >= this.resetAt + this.resetMarginMs) {
+      // The window rolled over: the full limit is available until an answer says otherwise.
+      this.resetAt = undefined;
+      this.remaining = this.limit;
+    }
+    if (this.remaining === undefined) {
+      // Nothing known yet: one request at a time until the first answer tells the limit.
+      if (this.unanswered > 0) return Infinity;
+    } else if (this.remaining - this.unanswered <= 0) {
+      if (this.resetAt !== undefined) return this.resetAt + this.resetMarginMs;
+      return this.unanswered > 0 ? Infinity : now;
+    }
+    if (this.maxPerMinute !== undefined) {
+      while (this.sentAt.length > 0 && this.sentAt[0]! <= now - 60_000) this.sentAt.shift();
+      if (this.sentAt.length >= this.maxPerMinute) return this.sentAt[0]! + 60_000;
+    } else if (this.sentAt.length > 0) {
+      this.sentAt.length = 0;
+    }
+    return now;
+  }
+
+  private wakeAt(due: number): void {
+    if (!Number.isFinite(due)) return this.cancelTimer();
+    if (this.timer && this.timer.due === due) return;
+    this.cancelTimer();
+    const handle = this.clock.setTimer(due - this.clock.now(), () => {
+      this.timer = undefined;
+      this.pump();
+    });
+    this.timer = { handle, due };
+  }
+
+  private cancelTimer(): void {
+    if (this.timer) this.clock.clearTimer(this.timer.handle);
+    this.timer = undefined;
+  }
+}
