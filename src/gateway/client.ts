@@ -13,7 +13,7 @@ import { openGate, type RequestGate } from './gate.js';
 import { envelopeData, isObject, parseMediaFile, parseModelSchema, parseModels, parseSubmission, parseTaskResult } from './parse.js';
 import { parseRateLimit, type RateLimitListener } from './rate-limit-headers.js';
 import { DEFAULT_RETRY, mayRetry, retryDelay, type RequestClass, type RetryPolicy } from './retry.js';
-import { DEFAULT_TIMEOUTS, Transport, type Answer, type Timeouts } from './transport.js';
+import { DEFAULT_TIMEOUTS, discard, Transport, type Answer, type Timeouts } from './transport.js';
 import type { Account, FileList, MediaFile, ModelEntry, Submission, TaskResult } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -354,7 +354,7 @@ export class HttpGatewayClient implements GatewayClient {
     }
     const declared = String(answer.headers['content-type'] ?? '');
     if (expect && declared && !declared.startsWith(`${expect}/`) && !declared.startsWith('application/octet-stream')) {
-      answer.body.destroy();
+      discard(answer);
       return err(downloadFailure(url, `expected ${expect}, the server sent ${declared}`));
     }
     const partial = `${destination}.part`;

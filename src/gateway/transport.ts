@@ -91,7 +91,7 @@ export class Transport {
       for await (const chunk of answer.body) {
         size += chunk.length;
         if (size > maxBytes) {
-          answer.body.destroy();
+          discard(answer);
           return err(networkFailure('connection-dropped', `the answer was larger than ${maxBytes} bytes`));
         }
         chunks.push(chunk as Buffer);
@@ -105,4 +105,10 @@ export class Transport {
   close(): Promise<void> {
     return this.agent.close();
   }
+}
+
+/** Drops an answer's body without reading it; the error that destroying raises is expected. */
+export function discard(answer: Answer): void {
+  answer.body.on('error', () => {});
+  answer.body.destroy();
 }

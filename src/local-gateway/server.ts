@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** An injected 500 to send after the handler has run, so that its effect (a task) stands. */
     failAfterHandler?: boolean;
+    /** The connection was closed on purpose; the request is already counted. */
+    dropped?: boolean;
   }
 }
 
@@ -46,6 +48,7 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
   app.decorateRequest('team', undefined);
   app.decorateRequest('routeKey', '');
   app.decorateRequest('failAfterHandler', false);
+  app.decorateRequest('dropped', false);
 
   app.addHook('onRequest', async (request, reply) => {
     request.routeKey = routeKeyOf(request);
@@ -64,7 +67,7 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
     if (fault) {
       ctx.stats.faultInjected(fault.kind);
       if (fault.kind === 'drop-before') {
-        request.raw.socket.destroy();
+        dropConnection(request);
         return reply.hijack();
       }
       throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`);
@@ -89,7 +92,7 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
     if (!fault) return payload;
     ctx.stats.faultInjected(fault.kind);
     if (fault.kind === 'drop-after') {
-      request.raw.socket.destroy();
+      dropConnection(request);
       return payload;
     }
     if (fault.kind === 'malformed-json') {
@@ -100,8 +103,15 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
     return payload;
   });
 
+  /** Closes the connection without an answer; the stats count the request under status 0. */
+  function dropConnection(request: FastifyRequest): void {
+    request.dropped = true;
+    ctx.stats.recordRequest(request.routeKey, 0, request.team);
+    request.raw.socket.destroy();
+  }
+
   app.addHook('onResponse', async (request, reply) => {
-    ctx.stats.recordRequest(request.routeKey, reply.raw.writableFinished ? reply.statusCode : 0, request.team);
+    if (!request.dropped) ctx.stats.recordRequest(request.routeKey, reply.statusCode, request.team);
   });
 
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {

@@ -33,6 +33,11 @@ export class ManualClock {
     this.timers = this.timers.filter((t) => t.id !== timer.id);
   }
 
+  /** When the next timer is due, if any. */
+  nextDue(): number | undefined {
+    return this.timers.reduce<number | undefined>((min, t) => (min === undefined || t.due < min ? t.due : min), undefined);
+  }
+
   /** Timers still waiting. */
   pending(): number {
     return this.timers.length;
@@ -55,4 +60,26 @@ export class ManualClock {
     this.current = target;
     await nextTurn();
   }
+}
+
+/**
+ * Runs `work` to completion on a manual clock: while requests are in flight (`busy()`), real I/O
+ * is given time; when nothing is in flight, the clock jumps to the next timer.
+ */
+export async function drive<T>(clock: ManualClock, work: Promise<T>, busy: () => boolean, limitMs = 10 * 60_000): Promise<T> {
+  let settled = false;
+  work.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const start = clock.now();
+  while (!settled) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    if (settled || busy()) continue;
+    const due = clock.nextDue();
+    if (due === undefined) continue;
+    if (due - start > limitMs) throw new Error(`drive: gave up after ${limitMs} ms of clock time`);
+    await clock.advance(Math.max(0, due - clock.now()));
+  }
+  return work;
 }

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { RateBudget } from '../../src/scheduler/budget.js';
+import { ManualClock } from '../support/manual-clock.js';
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+/** Acquires without waiting for the grant; `granted()` tells whether it came. */
+function request(budget: RateBudget) {
+  let release: (() => void) | undefined;
+  const pending = budget.acquire().then((r) => (release = r));
+  return { pending, granted: () => release !== undefined, release: () => release!() };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('RateBudget', () => {
+  it('sends one request at a time until the first answer tells the limit', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 0 });
+    const first = request(budget);
+    const second = request(budget);
+    await settle();
+    expect([first.granted(), second.granted()]).toEqual([true, false]);
+    budget.observe({ status: 200, observedAt: T0, limit: 10, remaining: 9, resetAt: T0 + 60_000 });
+    first.release();
+    await settle();
+    expect(second.granted()).toBe(true);
+  });
+
+  it('never has more unanswered requests than the window has left, and waits for the reset', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 0 });
+    budget.observe({ status: 200, observedAt: T0, limit: 3, remaining: 2, resetAt: T0 + 10_000 });
+    const requests = [request(budget), request(budget), request(budget)];
+    await settle();
+    expect(requests.map((r) => r.granted())).toEqual([true, true, false]);
+    // Answers in reverse order: the smallest remaining of the window is the true one.
+    budget.observe({ status: 200, observedAt: T0, limit: 3, remaining: 0, resetAt: T0 + 10_000 });
+    budget.observe({ status: 200, observedAt: T0, limit: 3, remaining: 1, resetAt: T0 + 10_000 });
+    requests[0]!.release();
+    requests[1]!.release();
+    await settle();
+    expect(requests[2]!.granted()).toBe(false);
+    await clock.advance(9_999);
+    expect(requests[2]!.granted()).toBe(false);
+    await clock.advance(1);
+    expect(requests[2]!.granted()).toBe(true);
+  });
+
+  it('pauses everything after a 429 until Retry-After, with the margin', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 250, random: () => 0 });
+    budget.observe({ status: 429, observedAt: T0, limit: 5, remaining: 0, resetAt: T0 + 30_000, retryAfterMs: 30_000 });
+    expect(budget.rateLimitedCount).toBe(1);
+    const next = request(budget);
+    await clock.advance(30_249);
+    expect(next.granted()).toBe(false);
+    await clock.advance(1);
+    expect(next.granted()).toBe(true);
+  });
+
+  it('keeps to --rpm below the gateway limit, over a rolling minute', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, maxPerMinute: 2, resetMarginMs: 0 });
+    budget.observe({ status: 200, observedAt: T0, limit: 100, remaining: 100, resetAt: T0 + 60_000 });
+    const requests = [request(budget), request(budget), request(budget)];
+    await settle();
+    requests.forEach((r) => r.granted() && r.release());
+    expect(requests.map((r) => r.granted())).toEqual([true, true, false]);
+    await clock.advance(59_999);
+    expect(requests[2]!.granted()).toBe(false);
+    await clock.advance(1);
+    expect(requests[2]!.granted()).toBe(true);
+  });
+
+  it('gives up a wait when its signal aborts', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock });
+    request(budget);
+    const controller = new AbortController();
+    const waiting = budget.acquire(controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    expect(budget.snapshot().waiting).toBe(0);
+  });
+});
