@@ -5,6 +5,8 @@ import { GatewayRefusal, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
+import { registerPlanCommand } from './plan.js';
+import { registerValidateCommand } from './validate.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
 
@@ -15,6 +17,8 @@ const program = new Command()
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
+registerValidateCommand(program);
+registerPlanCommand(program);
 registerGatewayCommand(program);
 registerAccountCommand(program);
 registerModelsCommand(program);

@@ -76,7 +76,7 @@ describe('commands that talk to the gateway', () => {
       method: 'POST',
       headers: { Authorization: `Bearer ${SECRET}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ prompt: 'a bridge at dusk', n: 2 }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ data: { task_id: string } }>);
     const id = submitted.data.task_id;
     const out = join(home, 'downloads');
     const waited = await pipeline(['task', 'wait', id, '--download', out, '--json']);

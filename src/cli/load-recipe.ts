@@ -1,0 +1,51 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
+import type { Plan } from '../plan.js';
+import { analyze } from '../recipe/analyzer.js';
+import type { Diagnostic } from '../recipe/diagnostics.js';
+import type { Result } from '../result.js';
+import { UsageError } from './errors.js';
+import { pipelineHome } from './pipeline-home.js';
+
+/** Schemas as offline analysis sees them: the last live copy cached on disk, else the bundled one. */
+export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSchema | undefined {
+  return (slug) => {
+    const cached = join(home, 'cache', 'schemas', `${slug.replace(/[^A-Za-z0-9._-]/g, '--')}.json`);
+    if (existsSync(cached)) {
+      try {
+        const entry = JSON.parse(readFileSync(cached, 'utf8')) as { schema?: JsonSchema };
+        if (entry.schema) return entry.schema;
+      } catch {
+        // A broken cache entry: the bundled copy below.
+      }
+    }
+    return readBundledSchema(slug);
+  };
+}
+
+export function probeFile(path: string): { size: number } | undefined {
+  try {
+    const info = statSync(path);
+    return info.isFile() ? { size: info.size } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read the ${what} ${path}`);
+  }
+}
+
+/** Reads and analyzes a recipe as the command line gives it. */
+export function loadRecipe(path: string, options: { set?: string[]; batch?: string }, schemas = offlineSchemas()): Result<Plan, Diagnostic[]> {
+  const text = readText(path, 'recipe');
+  const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
+  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, probe: probeFile });
+}
+
+export const collect = (value: string, previous: string[] = []) => [...previous, value];

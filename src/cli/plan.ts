@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { formatDuration } from '../duration.js';
+import { formatDiagnostics } from '../recipe/diagnostics.js';
+import { estimatePlan, toMermaid, type PlanEstimate } from '../recipe/estimate.js';
+import { UsageError } from './errors.js';
+import { collect, loadRecipe } from './load-recipe.js';
+import { printError, printJson, printLine, printTable } from './output.js';
+
+function positive(flag: string) {
+  return (value: string) => {
+    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got ${JSON.stringify(value)}`);
+    return Number(value);
+  };
+}
+
+function printText(estimate: PlanEstimate): void {
+  const { totals } = estimate;
+  printLine(`${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`);
+  printLine();
+  printTable(
+    ['LAYER', 'STEP', 'ACTION', 'RUNS', 'NEEDS'],
+    estimate.steps.map((s) => [s.layer + 1, s.id, s.model ?? s.action, s.runs, s.depends_on.join(', ')]),
+  );
+  printLine();
+  const tasks = Object.entries(totals.tasks).map(([slug, n]) => `${n} × ${slug}`);
+  const r = totals.requests;
+  printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}`);
+  printLine(`requests   at least ${r.total}: ${r.submissions} submissions, ${r.polls} polls, ${r.uploads} uploads, ${r.tool_calls} tool calls, ${r.text_calls} text calls${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`);
+  printLine(`wall time  at least ${formatDuration(totals.least_wall_ms)} at ${totals.assumptions.rpm} requests a minute${totals.assumptions.rpm_source === 'default' ? ' (assumed; the gateway sets it)' : ''} and ${totals.assumptions.concurrency} tasks at once`);
+}
+
+export function registerPlanCommand(program: Command): void {
+  program
+    .command('plan')
+    .description('Show what a recipe would do: the DAG in layers, runs per step, tasks per model, the fewest requests and the least wall time.')
+    .argument('<recipe>', 'the recipe file')
+    .option('--set <name=value>', 'give an input (repeatable)', collect, [])
+    .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
+    .option('--format <format>', 'text, json or mermaid', 'text')
+    .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', positive('--rpm'))
+    .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', positive('--concurrency'))
+    .action((recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number }) => {
+      if (!['text', 'json', 'mermaid'].includes(flags.format)) throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
+      const result = loadRecipe(recipe, flags);
+      if (!result.ok) {
+        printError(formatDiagnostics(result.error));
+        process.exitCode = 2;
+        return;
+      }
+      const estimate = estimatePlan(result.value, { ...(flags.rpm ? { rpm: flags.rpm } : {}), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
+      if (flags.format === 'json') printJson(estimate);
+      else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
+      else printText(estimate);
+    });
+}

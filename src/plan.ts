@@ -1,0 +1,71 @@
+/**
+ * The types of a valid plan: what the analyzer produces and the engine accepts. Nothing else
+ * reaches the engine; a plan exists only when the recipe had no errors.
+ */
+import type { Template } from './recipe/expressions.js';
+
+export type StepId = string & { readonly __brand: 'StepId' };
+
+/** A value from the recipe, with its expressions parsed. */
+export type ValueTemplate =
+  | { kind: 'literal'; value: unknown }
+  | { kind: 'template'; template: Template; text: string }
+  | { kind: 'list'; items: ValueTemplate[] }
+  | { kind: 'map'; entries: Record<string, ValueTemplate> };
+
+export type ActionKind = 'web-search' | 'web-fetch' | 'llm' | 'upload' | 'model' | 'run';
+
+/** A URL-typed model input: local paths in it are uploaded and replaced by their URL. */
+export interface MediaField {
+  field: string;
+  media: string;
+  list: boolean;
+}
+
+export interface PlannedStep {
+  id: StepId;
+  action: ActionKind;
+  /** For `model`: the slug and the model's type. */
+  model?: { slug: string; type: string };
+  with: ValueTemplate;
+  /** For `run`: the command, a string for the shell or an argv list. */
+  run?: ValueTemplate;
+  forEach?: ValueTemplate;
+  if?: ValueTemplate;
+  /** Every step this one waits for: references and `needs`. */
+  dependsOn: StepId[];
+  retry: { attempts: number; backoffMs: number };
+  timeoutMs: number;
+  continueOnError: boolean;
+  mediaFields: MediaField[];
+  /** Runs per batch row: known when the `for_each` list is known at plan time. */
+  runs: Array<number | 'dynamic'>;
+  /** 0 for steps with no dependencies. */
+  layer: number;
+  /** 1-based line of the step in the recipe. */
+  line: number;
+}
+
+export interface PlanSettings {
+  concurrency: number;
+  rpm: 'auto' | number;
+  retries: number;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+export interface Plan {
+  state: 'valid';
+  name: string;
+  description?: string;
+  recipePath: string;
+  /** Relative paths in the recipe are resolved against this folder. */
+  recipeDir: string;
+  /** One input set per batch row; one row without `--batch`. */
+  rows: Array<Record<string, unknown>>;
+  settings: PlanSettings;
+  /** In an order where every step comes after those it depends on. */
+  steps: PlannedStep[];
+  layers: StepId[][];
+  outputs: Record<string, ValueTemplate>;
+}

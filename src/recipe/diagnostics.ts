@@ -1,0 +1,47 @@
+import type { SourceFile, SourceRange } from './source.js';
+
+/** A user's mistake in a recipe (or its inputs), located in the file that holds it. */
+export interface Diagnostic {
+  severity: 'error' | 'warning';
+  message: string;
+  /** The file the range points into: the recipe, or a batch file. */
+  file: SourceFile;
+  range: SourceRange;
+}
+
+export const error = (file: SourceFile, range: SourceRange, message: string): Diagnostic => ({ severity: 'error', message, file, range });
+
+/**
+ * `recipe.yaml:12:9: error: message`, then the source line and `~~~` under the value (first line
+ * of it, for a value over several lines).
+ */
+export function formatDiagnostic(diagnostic: Diagnostic): string {
+  const { file, range } = diagnostic;
+  const start = file.position(range.start);
+  const end = file.position(Math.max(range.start, range.end - 1));
+  const lineText = file.lineText(start.line);
+  const width = end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, lineText.length - start.col + 1);
+  const gutter = String(start.line).length;
+  return [
+    `${file.path}:${start.line}:${start.col}: ${diagnostic.severity}: ${diagnostic.message}`,
+    `${' '.repeat(gutter)} |`,
+    `${start.line} | ${lineText}`,
+    `${' '.repeat(gutter)} | ${' '.repeat(start.col - 1)}${'~'.repeat(width)}`,
+  ].join('\n');
+}
+
+export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+  return diagnostics.map(formatDiagnostic).join('\n\n');
+}
+
+/** Errors first by file order, then by position, so output is stable. */
+export function sortDiagnostics(diagnostics: Diagnostic[]): Diagnostic[] {
+  return [...diagnostics].sort((a, b) => (a.file.path === b.file.path ? a.range.start - b.range.start : a.file.path.localeCompare(b.file.path)));
+}
+
+/** The JSON form of a diagnostic, for `--json`. */
+export function diagnosticJson(diagnostic: Diagnostic) {
+  const start = diagnostic.file.position(diagnostic.range.start);
+  const end = diagnostic.file.position(diagnostic.range.end);
+  return { severity: diagnostic.severity, message: diagnostic.message, file: diagnostic.file.path, line: start.line, column: start.col, end_line: end.line, end_column: end.col };
+}

@@ -1,0 +1,122 @@
+import type { Plan, PlannedStep } from '../plan.js';
+import { expectedMs } from '../scheduler/expected-durations.js';
+import { knownValue, UNKNOWN } from './known-values.js';
+
+/** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
+export interface PlanEstimate {
+  name: string;
+  rows: number;
+  layers: string[][];
+  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'> }>;
+  totals: {
+    /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */
+    tasks: Record<string, number | 'dynamic'>;
+    requests: { submissions: number; polls: number; uploads: number; tool_calls: number; text_calls: number; total: number; dynamic_steps: string[] };
+    least_wall_ms: number;
+    assumptions: { rpm: number; rpm_source: 'flag' | 'recipe' | 'default'; concurrency: number; expected_ms: Record<string, number> };
+  };
+}
+
+const isLocalPath = (value: unknown): value is string => typeof value === 'string' && value !== UNKNOWN && !/^[a-z][a-z0-9+.-]*:/i.test(value);
+
+function kindOf(step: PlannedStep): string {
+  return step.action === 'model' ? (step.model?.type ?? 'model') : step.action;
+}
+
+/**
+ * The fewest requests: a submission and one poll per task, one request per tool or text call
+ * (web fetch: one per 20 URLs), one upload per distinct local file. The least wall time is the
+ * largest of three bounds: requests ÷ rpm; the critical path through the layers, each step taking
+ * its expected time once per `concurrency` runs; and task time ÷ concurrency.
+ */
+export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: number } = {}): PlanEstimate {
+  const rpm = options.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : 100);
+  const rpmSource = options.rpm !== undefined ? 'flag' : typeof plan.settings.rpm === 'number' ? 'recipe' : 'default';
+  const concurrency = options.concurrency ?? plan.settings.concurrency;
+  const tasks: Record<string, number | 'dynamic'> = {};
+  const requests = { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] as string[] };
+  const localFiles = new Set<string>();
+  const finish = new Map<string, number>();
+  let taskTimeMs = 0;
+  const steps = plan.steps.map((step) => {
+    const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
+    const dynamic = step.runs.includes('dynamic');
+    if (dynamic) requests.dynamic_steps.push(step.id);
+    const each = expectedMs(kindOf(step));
+    switch (step.action) {
+      case 'model': {
+        const slug = step.model?.slug ?? 'unknown';
+        tasks[slug] = dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
+        requests.submissions += known;
+        requests.polls += known;
+        taskTimeMs += known * each;
+        break;
+      }
+      case 'web-search':
+      case 'web-fetch':
+        for (const [i, row] of plan.rows.entries()) {
+          const runs = step.runs[i];
+          if (runs === 'dynamic' || runs === undefined) continue;
+          const urls = step.action === 'web-fetch' ? safeKnown(step, row)?.urls : undefined;
+          requests.tool_calls += runs * (Array.isArray(urls) ? Math.max(1, Math.ceil(urls.length / 20)) : 1);
+        }
+        break;
+      case 'llm':
+        requests.text_calls += known;
+        break;
+      case 'upload':
+        for (const row of plan.rows) {
+          const path = safeKnown(step, row)?.path;
+          if (isLocalPath(path)) localFiles.add(path);
+        }
+        break;
+      case 'run':
+        break;
+    }
+    for (const media of step.mediaFields) {
+      for (const row of plan.rows) {
+        const value = safeKnown(step, row)?.[media.field];
+        for (const entry of Array.isArray(value) ? value : [value]) if (isLocalPath(entry)) localFiles.add(entry);
+      }
+    }
+    const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
+    const start = Math.max(0, ...step.dependsOn.map((dep) => finish.get(dep) ?? 0));
+    finish.set(step.id, start + Math.ceil(perRow / concurrency) * each);
+    return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs };
+  });
+  requests.uploads = localFiles.size;
+  requests.total = requests.submissions + requests.polls + requests.uploads + requests.tool_calls + requests.text_calls;
+  const criticalPath = Math.max(0, ...finish.values()) * Math.ceil(plan.rows.length / Math.max(1, concurrency));
+  const rateBound = (requests.total / rpm) * 60_000;
+  const concurrencyBound = taskTimeMs / concurrency;
+  const expected: Record<string, number> = {};
+  for (const step of plan.steps) expected[kindOf(step)] = expectedMs(kindOf(step));
+  return {
+    name: plan.name,
+    rows: plan.rows.length,
+    layers: plan.layers.map((layer) => [...layer]),
+    steps,
+    totals: { tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
+  };
+}
+
+function safeKnown(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> | undefined {
+  try {
+    const value = knownValue(step.with, row);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A Mermaid flowchart of the DAG, one node per step. */
+export function toMermaid(estimate: PlanEstimate): string {
+  const lines = ['flowchart TD'];
+  for (const step of estimate.steps) {
+    const what = step.model ?? step.action;
+    const runs = step.runs === 1 ? '' : ` ×${step.runs}`;
+    lines.push(`  ${step.id}["${step.id}<br/>${what}${runs}"]`);
+  }
+  for (const step of estimate.steps) for (const dep of step.depends_on) lines.push(`  ${dep} --> ${step.id}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,45 @@
+import type { ValueTemplate } from '../plan.js';
+import { ExpressionError, render, type Expr, type Template } from './expressions.js';
+
+/** Stands for a value known only at run time (a step's output, `item`, the run's folder). */
+export const UNKNOWN = '\u0000(known at run time)';
+
+function onlyInputs(expr: Expr): boolean {
+  if (expr.kind === 'literal') return true;
+  if (expr.kind === 'call') return expr.args.every(onlyInputs);
+  return expr.root === 'inputs';
+}
+
+export const knownAtPlanTime = (template: Template) => template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
+
+/**
+ * The value as far as the plan knows it: literals, and expressions over inputs evaluated with this
+ * row's inputs; anything else is UNKNOWN. Throws ExpressionError when an input-only expression
+ * cannot be evaluated (join() of a number, say).
+ */
+export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>): unknown {
+  switch (value.kind) {
+    case 'literal':
+      return value.value;
+    case 'list':
+      return value.items.map((item) => knownValue(item, inputs));
+    case 'map':
+      return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, knownValue(v, inputs)]));
+    case 'template':
+      if (!knownAtPlanTime(value.template)) return UNKNOWN;
+      return render(value.template, { inputs, steps: {}, run: { id: '', dir: '' }, env: {} });
+  }
+}
+
+/** Whether `path` inside `value` is (or passes through) a run-time value. */
+export function isUnknownAt(value: unknown, path: ReadonlyArray<string | number>): boolean {
+  let current = value;
+  for (const part of path) {
+    if (current === UNKNOWN) return true;
+    if (typeof current !== 'object' || current === null) return false;
+    current = (current as Record<string | number, unknown>)[part];
+  }
+  return current === UNKNOWN;
+}
+
+export { ExpressionError };

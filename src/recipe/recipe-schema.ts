@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { packageRoot } from '../package-root.js';
+import { error, type Diagnostic } from './diagnostics.js';
+import type { PathPart, SourceFile } from './source.js';
+
+let validator: ValidateFunction | undefined;
+
+/** The recipe schema, compiled once; editors read the same file through the `$schema` line. */
+export function recipeSchema(): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'recipe.schema.json'), 'utf8')) as Record<string, unknown>;
+}
+
+function compiled(): ValidateFunction {
+  validator ??= new Ajv({ allErrors: true, strict: false }).compile(recipeSchema());
+  return validator;
+}
+
+const STEP_KEYS = 'uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, description';
+const TOP_KEYS = 'version, name, description, inputs, settings, steps, outputs';
+
+function pathOf(instancePath: string): PathPart[] {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+/** `steps.hero.timeout` for a path, as people read it. */
+export function label(path: readonly PathPart[]): string {
+  return path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : part), '') || 'the recipe';
+}
+
+const ONE_OF_MESSAGES: Array<[RegExp, string]> = [
+  [/^settings\.rpm$/, 'must be auto or a whole number of at least 1'],
+  [/^steps\.[^.]+\.run$/, 'must be a command string or a list of strings'],
+  [/^steps\.[^.]+\.needs$/, 'must be a step id or a list of step ids'],
+  [/^steps\.[^.]+\.for_each$/, 'must be an expression giving a list, or a list'],
+  [/^steps\.[^.]+\.if$/, 'must be an expression, or true or false'],
+  [/(timeout|backoff|poll)$/, 'must be a duration such as 90s or 15m'],
+];
+
+function value(data: unknown, path: readonly PathPart[]): unknown {
+  let current = data;
+  for (const part of path) current = (current as Record<string | number, unknown> | undefined)?.[part];
+  return current;
+}
+
+function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
+  const path = pathOf(e.instancePath);
+  const where = label(path);
+  const params = e.params as Record<string, unknown>;
+  const isStep = path.length === 2 && path[0] === 'steps';
+  switch (e.keyword) {
+    case 'oneOf': {
+      if (isStep) {
+        const step = value(data, path) as Record<string, unknown>;
+        return 'uses' in step && 'run' in step
+          ? { path: [...path, 'run'], at: 'key', message: `step '${String(path[1])}' has both uses and run; a step has exactly one of them` }
+          : { path, at: 'key', message: `step '${String(path[1])}' needs uses (an action) or run (a command)` };
+      }
+      const message = ONE_OF_MESSAGES.find(([pattern]) => pattern.test(where))?.[1] ?? 'is not valid here';
+      return { path, at: 'value', message: `${where} ${message}` };
+    }
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty);
+      const known = path.length === 0 ? TOP_KEYS : isStep ? STEP_KEYS : undefined;
+      const owner = path.length === 0 ? 'a recipe' : isStep ? 'a step' : where;
+      return { path: [...path, key], at: 'key', message: `unknown key '${key}' in ${path.length === 0 ? 'the recipe' : isStep ? `step '${String(path[1])}'` : where}${known ? `; ${owner} has ${known}` : ''}` };
+    }
+    case 'propertyNames':
+      return undefined; // reported by the inner pattern error, which names the key
+    case 'pattern':
+      if (e.propertyName !== undefined) {
+        const kind = where === 'steps' ? 'step id' : where === 'inputs' ? 'input name' : where === 'outputs' ? 'output name' : 'name';
+        const rule = where === 'steps' ? 'lowercase letters, digits, _ and -, starting with a letter' : 'letters, digits, _ and -, starting with a letter or _';
+        return { path: [...path, e.propertyName], at: 'key', message: `${kind} '${e.propertyName}' must be ${rule}` };
+      }
+      if (where === 'name') return { path, at: 'value', message: `name must be lowercase letters, digits and -, starting with a letter or digit (got ${JSON.stringify(value(data, path))})` };
+      return { path, at: 'value', message: `${where} must be a duration such as 90s or 15m` };
+    case 'maxLength':
+      if (e.propertyName !== undefined) return { path: [...path, e.propertyName], at: 'key', message: `step id '${e.propertyName}' is longer than ${String(params.limit)} characters` };
+      return { path, at: 'value', message: `${where} must be at most ${String(params.limit)} characters` };
+    case 'required':
+      if (path.length === 0) return { path: [], at: 'value', message: `the recipe needs ${String(params.missingProperty)}` };
+      return { path, at: 'key', message: `${where} needs ${String(params.missingProperty)}` };
+    case 'const':
+      return { path, at: 'value', message: `${where} must be ${JSON.stringify(params.allowedValue)} (got ${JSON.stringify(value(data, path))})` };
+    case 'enum':
+      return { path, at: 'value', message: `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')} (got ${JSON.stringify(value(data, path))})` };
+    case 'type': {
+      const expected = String(params.type);
+      const words: Record<string, string> = { object: 'a mapping', array: 'a list', string: 'text', integer: 'a whole number', number: 'a number', boolean: 'true or false' };
+      const got = value(data, path);
+      return { path, at: 'value', message: `${where} must be ${words[expected] ?? expected}, got ${got === null ? 'nothing' : Array.isArray(got) ? 'a list' : typeof got === 'object' ? 'a mapping' : JSON.stringify(got)}` };
+    }
+    case 'minimum':
+    case 'maximum':
+      return { path, at: 'value', message: `${where} must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)} (got ${JSON.stringify(value(data, path))})` };
+    case 'minProperties':
+      return { path, at: 'value', message: `${where} must have at least one ${where === 'steps' ? 'step' : 'entry'}` };
+    case 'minItems':
+      return { path, at: 'value', message: `${where} must not be empty` };
+    default:
+      return { path, at: 'value', message: `${where} ${e.message ?? 'is not valid'}` };
+  }
+}
+
+/** Structural problems of a parsed recipe, all at once; errors inside a failed `oneOf` branch are folded into one. */
+export function checkStructure(data: unknown, file: SourceFile): Diagnostic[] {
+  const validate = compiled();
+  if (validate(data)) return [];
+  const errors = (validate.errors ?? []).filter((e) => !/\/oneOf\/\d+\//.test(e.schemaPath));
+  const seen = new Set<string>();
+  const diagnostics: Diagnostic[] = [];
+  for (const e of errors) {
+    const described = describeError(e, data);
+    if (!described) continue;
+    const range = file.locate(described.path, described.at);
+    const key = `${range.start}:${described.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    diagnostics.push(error(file, range, described.message));
+  }
+  return diagnostics;
+}

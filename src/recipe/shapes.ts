@@ -1,0 +1,100 @@
+import { pathText, type Segment } from './expressions.js';
+
+/** What the analyzer knows of a value before anything runs. */
+export type Shape =
+  | { kind: 'any' }
+  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'null' }
+  | { kind: 'list'; items: Shape }
+  | { kind: 'object'; fields: Record<string, Shape>; open: boolean };
+
+export const ANY: Shape = { kind: 'any' };
+export const STRING: Shape = { kind: 'string' };
+export const INTEGER: Shape = { kind: 'integer' };
+export const NUMBER: Shape = { kind: 'number' };
+export const BOOLEAN: Shape = { kind: 'boolean' };
+export const list = (items: Shape): Shape => ({ kind: 'list', items });
+export const object = (fields: Record<string, Shape>, open = false): Shape => ({ kind: 'object', fields, open });
+
+export function describeShape(shape: Shape): string {
+  switch (shape.kind) {
+    case 'any':
+      return 'a value';
+    case 'string':
+      return 'text';
+    case 'number':
+    case 'integer':
+      return 'a number';
+    case 'boolean':
+      return 'true or false';
+    case 'null':
+      return 'nothing';
+    case 'list':
+      return 'a list';
+    case 'object':
+      return 'an object';
+  }
+}
+
+/** The shape of a JSON Schema's values, as far as a path can use it. */
+export function shapeFromSchema(schema: unknown, depth = 0): Shape {
+  if (typeof schema !== 'object' || schema === null || depth > 16) return ANY;
+  const s = schema as Record<string, unknown>;
+  switch (s.type) {
+    case 'string':
+      return STRING;
+    case 'integer':
+      return INTEGER;
+    case 'number':
+      return NUMBER;
+    case 'boolean':
+      return BOOLEAN;
+    case 'array':
+      return list(shapeFromSchema(s.items, depth + 1));
+    case 'object': {
+      const properties = (typeof s.properties === 'object' && s.properties !== null ? s.properties : {}) as Record<string, unknown>;
+      const fields = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, shapeFromSchema(v, depth + 1)]));
+      return object(fields, s.additionalProperties !== false || Object.keys(fields).length === 0);
+    }
+    default:
+      return ANY;
+  }
+}
+
+export type PathCheck = { ok: true; shape: Shape } | { ok: false; message: string };
+
+/**
+ * Follows `segments` through `shape`. `label` is the path so far as written (`steps.hero.outputs`),
+ * for messages such as "steps.hero.outputs has no field 'imagez'".
+ */
+export function followPath(shape: Shape, segments: readonly Segment[], root: string): PathCheck {
+  let current = shape;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const label = pathText(root, segments.slice(0, i));
+    if (current.kind === 'any') return { ok: true, shape: ANY };
+    if (segment.kind === 'wildcard') {
+      if (current.kind !== 'list') return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [*] cannot apply` };
+      const rest = followPath(current.items, segments.slice(i + 1), `${label}[*]`);
+      if (!rest.ok) return rest;
+      // [*] maps the rest over the list and flattens one level.
+      return { ok: true, shape: list(rest.shape.kind === 'list' ? rest.shape.items : rest.shape) };
+    }
+    if (segment.kind === 'index') {
+      if (current.kind !== 'list') return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [${segment.index}] cannot apply` };
+      current = current.items;
+      continue;
+    }
+    if (current.kind === 'list') {
+      return { ok: false, message: `${label} is a list; use ${label}[0].${segment.name} for the first item or ${label}[*].${segment.name} for all` };
+    }
+    if (current.kind !== 'object') return { ok: false, message: `${label} is ${describeShape(current)} and has no field '${segment.name}'` };
+    const field = Object.hasOwn(current.fields, segment.name) ? current.fields[segment.name] : undefined;
+    if (!field) {
+      if (current.open) return { ok: true, shape: ANY };
+      const known = Object.keys(current.fields);
+      return { ok: false, message: `${label} has no field '${segment.name}'${known.length ? `; it has ${known.join(', ')}` : ''}` };
+    }
+    current = field;
+  }
+  return { ok: true, shape: current };
+}

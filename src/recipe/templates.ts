@@ -1,0 +1,181 @@
+import type { ValueTemplate } from '../plan.js';
+import { error, type Diagnostic } from './diagnostics.js';
+import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Template } from './expressions.js';
+import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, describeShape, type Shape } from './shapes.js';
+import type { PathPart, SourceFile } from './source.js';
+
+/** A `steps.X` reference found in a value: it makes an edge of the DAG. */
+export interface Reference {
+  step: string;
+  /** Where the reference is written. */
+  path: PathPart[];
+  source: string;
+}
+
+/** Turns a recipe value into a template tree, reporting syntax errors and collecting step references. */
+export function compileValue(value: unknown, path: PathPart[], file: SourceFile, diagnostics: Diagnostic[], references: Reference[]): ValueTemplate {
+  if (typeof value === 'string') {
+    if (!hasExpression(value)) return { kind: 'literal', value };
+    let template: Template;
+    try {
+      template = parseTemplate(value);
+    } catch (cause) {
+      if (!(cause instanceof ExpressionSyntaxError)) throw cause;
+      const open = value.lastIndexOf('${{', cause.offset);
+      const close = value.indexOf('}}', Math.max(open, 0));
+      const needle = open >= 0 ? value.slice(open, close >= 0 ? close + 2 : undefined) : value;
+      diagnostics.push(error(file, file.locateWithin(path, needle), `invalid expression: ${cause.message}`));
+      return { kind: 'literal', value };
+    }
+    for (const part of template.parts) if (typeof part !== 'string') collectReferences(part.expr, part.source, path, references);
+    return { kind: 'template', template, text: value };
+  }
+  if (Array.isArray(value)) return { kind: 'list', items: value.map((item, i) => compileValue(item, [...path, i], file, diagnostics, references)) };
+  if (typeof value === 'object' && value !== null) {
+    return { kind: 'map', entries: Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compileValue(v, [...path, k], file, diagnostics, references)])) };
+  }
+  return { kind: 'literal', value };
+}
+
+function collectReferences(expr: Expr, source: string, path: PathPart[], references: Reference[]): void {
+  if (expr.kind === 'call') for (const arg of expr.args) collectReferences(arg, source, path, references);
+  else if (expr.kind === 'path' && expr.root === 'steps') {
+    const first = expr.segments[0];
+    if (first?.kind === 'field') references.push({ step: first.name, path, source });
+  }
+}
+
+/** Every template string inside a value, with its recipe path. */
+export function* templateStrings(value: ValueTemplate, path: PathPart[]): Generator<{ template: Template; text: string; path: PathPart[] }> {
+  switch (value.kind) {
+    case 'template':
+      yield { template: value.template, text: value.text, path };
+      break;
+    case 'list':
+      for (const [i, item] of value.items.entries()) yield* templateStrings(item, [...path, i]);
+      break;
+    case 'map':
+      for (const [k, v] of Object.entries(value.entries)) yield* templateStrings(v, [...path, k]);
+      break;
+    default:
+      break;
+  }
+}
+
+/** What expressions in one place may refer to, with shapes. */
+export interface TypeScope {
+  inputs: Record<string, Shape>;
+  steps: Map<string, Shape>;
+  /** The step whose value this is, which may not refer to itself. */
+  self?: string;
+  /** The element shape of the step's `for_each`, when `item` is allowed here. */
+  item?: Shape;
+}
+
+const RUN = object({ id: STRING, dir: STRING });
+const SECRET_ENV = new Set(['PIPELINE_API_KEY']);
+
+/** The shape of a template's value, reporting each reference the recipe cannot satisfy. */
+export function checkTemplate(template: Template, path: PathPart[], scope: TypeScope, file: SourceFile, diagnostics: Diagnostic[]): Shape {
+  let shape: Shape = STRING;
+  for (const part of template.parts) {
+    if (typeof part === 'string') continue;
+    const report = (message: string) => diagnostics.push(error(file, file.locateWithin(path, part.source), message));
+    const exprShape = shapeOf(part.expr, scope, report);
+    if (template.whole) shape = exprShape;
+  }
+  return shape;
+}
+
+function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void): Shape {
+  switch (expr.kind) {
+    case 'literal':
+      return typeof expr.value === 'string' ? STRING : typeof expr.value === 'number' ? NUMBER : typeof expr.value === 'boolean' ? BOOLEAN : { kind: 'null' };
+    case 'call': {
+      const args = expr.args.map((arg) => shapeOf(arg, scope, report));
+      switch (expr.name) {
+        case 'join':
+          if (args[0] && args[0].kind !== 'list' && args[0].kind !== 'any') report(`join() needs a list, but its first argument is ${describeShape(args[0])}`);
+          return STRING;
+        case 'json':
+          return STRING;
+        case 'length':
+          return INTEGER;
+        case 'default':
+          return args[0]?.kind === 'null' ? (args[1] ?? ANY) : (args[0] ?? ANY);
+        case 'slice':
+          if (args[0] && !['list', 'string', 'any'].includes(args[0].kind)) report(`slice() needs a list or text, but its first argument is ${describeShape(args[0])}`);
+          return args[0] ?? ANY;
+      }
+      return ANY;
+    }
+    case 'path':
+      return pathShape(expr, scope, report);
+  }
+}
+
+function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, report: (message: string) => void): Shape {
+  const [first, ...rest] = expr.segments;
+  const follow = (shape: Shape, segments: typeof rest, root: string) => {
+    const checked = followPath(shape, segments, root);
+    if (!checked.ok) {
+      report(checked.message);
+      return ANY;
+    }
+    return checked.shape;
+  };
+  switch (expr.root) {
+    case 'inputs': {
+      if (first?.kind !== 'field') return follow(object(scope.inputs), expr.segments, 'inputs');
+      const input = scope.inputs[first.name];
+      if (!input) {
+        const known = Object.keys(scope.inputs);
+        report(`unknown input '${first.name}'${known.length ? `; the inputs are ${known.join(', ')}` : '; the recipe has no inputs'}`);
+        return ANY;
+      }
+      return follow(input, rest, `inputs.${first.name}`);
+    }
+    case 'steps': {
+      if (first?.kind !== 'field') {
+        report('a step reference names the step: steps.ID.outputs');
+        return ANY;
+      }
+      if (first.name === scope.self) {
+        report(`step '${first.name}' cannot refer to its own outputs`);
+        return ANY;
+      }
+      const outputs = scope.steps.get(first.name);
+      if (!outputs) {
+        report(`unknown step '${first.name}'`);
+        return ANY;
+      }
+      const [second, ...after] = rest;
+      if (second === undefined) return object({ outputs });
+      if (second.kind !== 'field' || second.name !== 'outputs') {
+        report(`steps.${first.name} has only outputs: write steps.${first.name}.outputs…`);
+        return ANY;
+      }
+      return follow(outputs, after, `steps.${first.name}.outputs`);
+    }
+    case 'item':
+      if (!scope.item) {
+        report('item is defined only in a step with for_each');
+        return ANY;
+      }
+      return follow(scope.item, expr.segments, 'item');
+    case 'index':
+      if (!scope.item) report('index is defined only in a step with for_each');
+      if (expr.segments.length > 0) report(`index is a number and has no ${pathText('', expr.segments)}`);
+      return INTEGER;
+    case 'run':
+      return follow(RUN, expr.segments, 'run');
+    case 'env':
+      if (first?.kind === 'field' && SECRET_ENV.has(first.name)) {
+        report(`env.${first.name} is the API key and cannot be used in a recipe`);
+        return STRING;
+      }
+      return expr.segments.length === 0 ? object({}, true) : expr.segments.length === 1 ? STRING : follow(STRING, rest, `env.${first && first.kind === 'field' ? first.name : ''}`);
+    default:
+      return ANY;
+  }
+}
