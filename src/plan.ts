@@ -42,8 +42,6 @@ export interface PlannedStep {
   runs: Array<number | 'dynamic'>;
   /** 0 for steps with no dependencies. */
   layer: number;
-  /** 1-based line of the step in the recipe. */
-  line: number;
 }
 
 export interface PlanSettings {

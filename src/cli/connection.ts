@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { HttpGatewayClient, type GatewayClient, type GatewayEndpoints } from '../gateway/client.js';
-import { RateBudget } from '../scheduler/budget.js';
+import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
+import type { RateBudget } from '../scheduler/budget.js';
 import { systemClock, type Clock } from '../scheduler/clock.js';
 import { UsageError } from './errors.js';
 import { registerSecret } from './output.js';
@@ -88,6 +88,7 @@ export async function connect(flags: ConnectionFlags, env: NodeJS.ProcessEnv = p
     ({ endpoints, apiKey } = resolveEndpoints(flags, env));
   }
   registerSecret(apiKey);
+  const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
   const budget = new RateBudget({ clock, ...(flags.rpm !== undefined ? { maxPerMinute: flags.rpm } : {}) });
   const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe });
   return {

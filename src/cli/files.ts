@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatBytes } from '../gateway/client.js';
+import { formatBytes } from '../format.js';
 import type { MediaFile } from '../gateway/types.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';

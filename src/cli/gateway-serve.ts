@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { PortInUseError, startLocalGateway, type LocalGatewayOptions } from '../local-gateway/index.js';
+import type { LocalGatewayOptions } from '../local-gateway/index.js';
 import { UsageError } from './errors.js';
 
 function number(flag: string, options: { integer?: boolean; min?: number; max?: number } = {}) {
@@ -90,6 +90,8 @@ export function registerGatewayCommand(program: Command): void {
         ...(flags.seed !== undefined && { seed: flags.seed }),
         ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }),
       };
+      // Loaded here, not at start-up: every other command starts faster without fastify.
+      const { PortInUseError, startLocalGateway } = await import('../local-gateway/index.js');
       let gatewayServer;
       try {
         gatewayServer = await startLocalGateway(options);

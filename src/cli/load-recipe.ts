@@ -47,5 +47,3 @@ export function loadRecipe(path: string, options: { set?: string[]; batch?: stri
   const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
   return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, probe: probeFile });
 }
-
-export const collect = (value: string, previous: string[] = []) => [...previous, value];

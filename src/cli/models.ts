@@ -1,7 +1,5 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { CachedSchemaSource } from '../gateway/schema-source.js';
-import { mediaFields } from '../model-schemas/validate.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { printError, printJson, printTable } from './output.js';
@@ -43,6 +41,7 @@ export function registerModelsCommand(program: Command): void {
     .action(async (slug: string, flags: ConnectionFlags & { json?: boolean }) => {
       if (!/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(slug)) throw new UsageError(`a model slug has the form provider/model_id, got ${JSON.stringify(slug)}`);
       await withConnection(flags, async ({ client, clock }) => {
+        const { CachedSchemaSource } = await import('../gateway/schema-source.js');
         const source = new CachedSchemaSource(client, join(pipelineHome(), 'cache', 'schemas'), clock);
         const found = await source.get(slug);
         if (!found) throw new GatewayRefusal({ reason: 'not-found', status: 404, category: 'Not found', detail: slug, message: `no schema for model ${slug}: the gateway has none and none is bundled`, retryable: false, outcomeUnknown: false });
@@ -50,6 +49,7 @@ export function registerModelsCommand(program: Command): void {
         if (flags.json) return printJson(found.schema);
         const properties = (found.schema.properties ?? {}) as Record<string, Property>;
         const required = new Set((found.schema.required as string[] | undefined) ?? []);
+        const { mediaFields } = await import('../model-schemas/validate.js');
         const media = new Map(mediaFields(found.schema).map((m) => [m.field, m.media]));
         printTable(
           ['FIELD', 'TYPE', 'REQUIRED', 'ALLOWED', 'DEFAULT'],

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { formatDuration } from '../duration.js';
-import { formatDiagnostics } from '../recipe/diagnostics.js';
-import { estimatePlan, toMermaid, type PlanEstimate } from '../recipe/estimate.js';
+import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
-import { collect, loadRecipe } from './load-recipe.js';
+import { collect } from './collect.js';
 import { printError, printJson, printLine, printTable } from './output.js';
 
 function positive(flag: string) {
@@ -39,8 +38,9 @@ export function registerPlanCommand(program: Command): void {
     .option('--format <format>', 'text, json or mermaid', 'text')
     .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', positive('--rpm'))
     .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', positive('--concurrency'))
-    .action((recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number }) => {
+    .action(async (recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number }) => {
       if (!['text', 'json', 'mermaid'].includes(flags.format)) throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
+      const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js'), import('../recipe/estimate.js')]);
       const result = loadRecipe(recipe, flags);
       if (!result.ok) {
         printError(formatDiagnostics(result.error));

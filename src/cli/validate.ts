@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { diagnosticJson, formatDiagnostics } from '../recipe/diagnostics.js';
-import { collect, loadRecipe } from './load-recipe.js';
+import { collect } from './collect.js';
 import { printError, printJson, printLine } from './output.js';
 
 export function registerValidateCommand(program: Command): void {
@@ -11,7 +10,8 @@ export function registerValidateCommand(program: Command): void {
     .option('--set <name=value>', 'give an input (repeatable)', collect, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl)')
     .option('--json', 'print JSON')
-    .action((recipe: string, flags: { set: string[]; batch?: string; json?: boolean }) => {
+    .action(async (recipe: string, flags: { set: string[]; batch?: string; json?: boolean }) => {
+      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);
       const result = loadRecipe(recipe, flags);
       if (!result.ok) {
         if (flags.json) printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });

@@ -14,6 +14,7 @@ import { envelopeData, isObject, parseMediaFile, parseModelSchema, parseModels, 
 import { parseRateLimit, type RateLimitListener } from './rate-limit-headers.js';
 import { DEFAULT_RETRY, mayRetry, retryDelay, type RequestClass, type RetryPolicy } from './retry.js';
 import { DEFAULT_TIMEOUTS, discard, Transport, type Answer, type Timeouts } from './transport.js';
+import { formatBytes } from '../format.js';
 import type { Account, FileList, MediaFile, ModelEntry, Submission, TaskResult } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -421,9 +422,3 @@ export async function checkUploadable(path: string, limitBytes: number): Promise
   return ok(sniffed.mime);
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
-  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
-}

@@ -13,7 +13,10 @@ export interface FieldProblem {
 
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 addFormats.default(ajv, ['uri']);
-const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+/** Compiled validators by schema text: the same model's schema read twice compiles once. */
+const compiled = new Map<string, ValidateFunction>();
+/** The same schema object again skips even the serialising. */
+const byObject = new WeakMap<JsonSchema, ValidateFunction>();
 
 export function fieldLabel(path: Array<string | number>): string {
   return path.reduce<string>((label, part) => (typeof part === 'number' ? `${label}[${part}]` : label ? `${label}.${part}` : part), '');
@@ -68,11 +71,16 @@ function problemOf(error: ErrorObject): FieldProblem {
 
 /** Checks `input` against a model's request schema: one problem per field at fault, in schema order. */
 export function validateModelInput(schema: JsonSchema, input: unknown): FieldProblem[] {
-  let validate = compiled.get(schema);
+  let validate = byObject.get(schema);
+  const key = validate ? '' : JSON.stringify(schema);
+  validate ??= compiled.get(key);
   if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    // The $id is dropped: a live schema and the bundled copy may share it with different content.
+    const { $id: _id, ...anonymous } = schema;
+    validate = ajv.compile(anonymous);
+    compiled.set(key, validate);
   }
+  byObject.set(schema, validate);
   if (validate(input)) return [];
   return (validate.errors ?? []).map(problemOf);
 }

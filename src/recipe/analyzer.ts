@@ -73,6 +73,8 @@ interface StepDraft {
   needs: Array<{ step: string; path: PathPart[] }>;
   mediaFields: MediaField[];
   outputs: Shape;
+  /** Its for_each was already reported as not a list. */
+  forEachReported?: boolean;
 }
 
 /** Turns recipe text (and its inputs) into a valid plan, or every diagnostic it can find. */
@@ -85,9 +87,12 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const diagnostics: Diagnostic[] = [];
   const recipeDir = dirname(resolve(input.cwd, input.path));
 
-  const definitions = checkInputDefinitions(recipe, file, recipeDir, deps.probe, diagnostics);
+  const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
   const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics);
-  const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, deps, diagnostics));
+  // One lookup per model, however many steps use it.
+  const schemas = new Map<string, JsonSchema | undefined>();
+  const modelSchema = (slug: string) => (schemas.has(slug) ? schemas.get(slug) : schemas.set(slug, deps.modelSchema(slug)).get(slug));
+  const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics));
   const byId = new Map(drafts.map((d) => [d.id, d]));
   for (const draft of drafts) {
     for (const need of draft.needs) {
@@ -111,7 +116,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   const settings = resolveSettings(recipe, file, diagnostics);
   // With a cycle there is no order, but every step's inputs can still be checked.
-  const steps = (order ?? drafts).map((draft) => planStep(draft, byId, rows, settings, file, recipeDir, deps.probe, diagnostics));
+  const steps = (order ?? drafts).map((draft) => planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics));
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   // In topological order every dependency's layer is already known.
   const layerOf = new Map<string, number>();
@@ -143,7 +148,10 @@ function checkStepExpressions(draft: StepDraft, inputShapes: Record<string, Shap
     const listShape = valueShape(draft.forEach, [...stepPath, 'for_each'], scope, file, diagnostics);
     if (listShape.kind === 'list') item = listShape.items;
     else {
-      if (listShape.kind !== 'any') diagnostics.push(error(file, file.locate([...stepPath, 'for_each']), `for_each must give a list, but this is ${describeShape(listShape)}`));
+      if (listShape.kind !== 'any') {
+        diagnostics.push(error(file, file.locate([...stepPath, 'for_each']), `for_each must give a list, but this is ${describeShape(listShape)}`));
+        draft.forEachReported = true;
+      }
       item = ANY;
     }
   }
@@ -176,14 +184,14 @@ function valueShape(value: ValueTemplate, path: PathPart[], scope: TypeScope, fi
   return typeof literal === 'string' ? STRING : typeof literal === 'number' ? NUMBER : typeof literal === 'boolean' ? BOOLEAN : ANY;
 }
 
-function checkInputDefinitions(recipe: RawRecipe, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[]): Record<string, InputDefinition> {
+function checkInputDefinitions(recipe: RawRecipe, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): Record<string, InputDefinition> {
   const definitions = recipe.inputs ?? {};
   for (const [name, definition] of Object.entries(definitions)) {
     if (definition.default === undefined) continue;
     const path = ['inputs', name, 'default'];
     for (const problem of checkValue(definition, definition.default)) diagnostics.push(error(file, file.locate(path), `the default of input '${name}' ${problem}`));
     if (definition.type === 'file' && typeof definition.default === 'string') {
-      const checked = checkFile(definition.default, recipeDir, probe);
+      const checked = checkFile(definition.default, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate(path), checked.problem));
     }
   }
@@ -266,7 +274,8 @@ function draftStep(id: string, raw: RawStep, file: SourceFile, deps: AnalyzerDep
         try {
           ajv.compile(schemaValue as object);
         } catch (cause) {
-          diagnostics.push(error(file, file.locate([...path, 'with', 'schema']), `schema is not a valid JSON Schema: ${(cause as Error).message}`));
+          const reason = (cause as Error).message.replace(/^schema is invalid: /, '').replace(/\bdata\//g, '');
+          diagnostics.push(error(file, file.locate([...path, 'with', 'schema']), `schema is not a valid JSON Schema: ${reason}`));
         }
       }
     } else if (MODEL_SLUG.test(raw.uses)) {
@@ -305,36 +314,52 @@ function draftStep(id: string, raw: RawStep, file: SourceFile, deps: AnalyzerDep
   };
 }
 
-/** Kahn's algorithm in file order; a cycle is reported with each of its edges and where it is written. */
+interface Edge {
+  to: string;
+  kind: 'refers' | 'needs';
+  path: PathPart[];
+}
+
+const describeEdge = (edge: Edge) => (edge.kind === 'refers' ? `${label(edge.path)} refers to steps.${edge.to}` : `${label(edge.path)} names ${edge.to}`);
+
+/**
+ * Kahn's algorithm, taking ready steps in file order (a heap of file positions keeps it
+ * O(E + V log V)); a cycle is reported with each of its edges and where it is written.
+ */
 function topologicalOrder(drafts: StepDraft[], byId: Map<string, StepDraft>, file: SourceFile, diagnostics: Diagnostic[]): StepDraft[] | undefined {
-  const edges = new Map<string, Array<{ to: string; why: string; path: PathPart[] }>>();
+  const edges = new Map<string, Edge[]>();
   for (const draft of drafts) {
-    const out: Array<{ to: string; why: string; path: PathPart[] }> = [];
-    for (const ref of draft.references) if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, why: `${label(ref.path)} refers to steps.${ref.step}`, path: ref.path });
-    for (const need of draft.needs) if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, why: `${label(need.path)} names ${need.step}`, path: need.path });
+    const out: Edge[] = [];
+    for (const ref of draft.references) if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
+    for (const need of draft.needs) if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
     edges.set(draft.id, out);
   }
+  const position = new Map(drafts.map((d, i) => [d.id, i]));
   const remaining = new Map(drafts.map((d) => [d.id, new Set((edges.get(d.id) ?? []).map((e) => e.to)).size]));
   const dependants = new Map<string, string[]>();
-  for (const [from, out] of edges) for (const to of new Set(out.map((e) => e.to))) (dependants.get(to) ?? dependants.set(to, []).get(to)!).push(from);
-  const ready = drafts.filter((d) => remaining.get(d.id) === 0).map((d) => d.id);
+  for (const [from, out] of edges) {
+    for (const to of new Set(out.map((e) => e.to))) {
+      const list = dependants.get(to);
+      if (list) list.push(from);
+      else dependants.set(to, [from]);
+    }
+  }
+  const ready = new MinHeap();
+  for (const draft of drafts) if (remaining.get(draft.id) === 0) ready.push(position.get(draft.id)!);
   const order: StepDraft[] = [];
-  const position = new Map(drafts.map((d, i) => [d.id, i]));
-  while (ready.length > 0) {
-    const id = ready.shift()!;
-    order.push(byId.get(id)!);
-    const unlocked: string[] = [];
-    for (const next of dependants.get(id) ?? []) {
+  while (ready.size > 0) {
+    const draft = drafts[ready.pop()]!;
+    order.push(draft);
+    for (const next of dependants.get(draft.id) ?? []) {
       const left = remaining.get(next)! - 1;
       remaining.set(next, left);
-      if (left === 0) unlocked.push(next);
+      if (left === 0) ready.push(position.get(next)!);
     }
-    ready.push(...unlocked);
-    ready.sort((a, b) => position.get(a)! - position.get(b)!);
   }
   if (order.length === drafts.length) return order;
-  // Every step left waits on a cycle or on a step in one; walk from the first to find a cycle.
-  const stuck = new Set(drafts.filter((d) => !order.includes(d)).map((d) => d.id));
+  // Every step left waits on a cycle or on a step in one; walk from each to find its cycle.
+  const done = new Set(order.map((d) => d.id));
+  const stuck = new Set(drafts.filter((d) => !done.has(d.id)).map((d) => d.id));
   const reported = new Set<string>();
   for (const start of stuck) {
     const trail: string[] = [];
@@ -348,10 +373,51 @@ function topologicalOrder(drafts: StepDraft[], byId: Map<string, StepDraft>, fil
     if (reported.has(key)) continue;
     reported.add(key);
     const links = cycle.map((from, i) => (edges.get(from) ?? []).find((e) => e.to === cycle[(i + 1) % cycle.length])!);
-    const described = links.map((link, i) => `${cycle[i]} → ${link.to} (${link.why})`).join(', ');
+    const described = links.map((link, i) => `${cycle[i]} → ${link.to} (${describeEdge(link)})`).join(', ');
     diagnostics.push(error(file, file.locateWithin(links[0]!.path, `steps.${links[0]!.to}`), `the steps form a cycle: ${described}`));
   }
   return undefined;
+}
+
+/** A binary min-heap of numbers. */
+class MinHeap {
+  private readonly items: number[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(value: number): void {
+    const items = this.items;
+    items.push(value);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (items[parent]! <= value) break;
+      items[i] = items[parent]!;
+      i = parent;
+    }
+    items[i] = value;
+  }
+
+  pop(): number {
+    const items = this.items;
+    const top = items[0]!;
+    const last = items.pop()!;
+    if (items.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= items.length) break;
+        const child = left + 1 < items.length && items[left + 1]! < items[left]! ? left + 1 : left;
+        if (items[child]! >= last) break;
+        items[i] = items[child]!;
+        i = child;
+      }
+      items[i] = last;
+    }
+    return top;
+  }
 }
 
 /** A whole-expression field whose shape the model's schema cannot take: caught before anything runs. */
@@ -378,7 +444,7 @@ function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics: Diagn
   return { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
 }
 
-function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: Array<Record<string, unknown>>, settings: PlanSettings, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[]): PlannedStep {
+function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: Array<Record<string, unknown>>, settings: PlanSettings, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): PlannedStep {
   const path: PathPart[] = ['steps', draft.id];
   const runs = rows.map((row) => {
     const evaluated = (() => {
@@ -395,12 +461,12 @@ function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: Array<Re
     if (!draft.forEach) return 1;
     if (evaluated.forEach === UNKNOWN) return 'dynamic' as const;
     if (!Array.isArray(evaluated.forEach)) {
-      diagnostics.push(error(file, file.locate([...path, 'for_each']), `for_each must give a list, but this gives ${JSON.stringify(evaluated.forEach)}`));
+      if (!draft.forEachReported) diagnostics.push(error(file, file.locate([...path, 'for_each']), `for_each must give a list, but this gives ${JSON.stringify(evaluated.forEach)}`));
       return 0;
     }
     return evaluated.forEach.length;
   });
-  if (draft.inputSchema) for (const row of rows) checkInputs(draft, row, file, recipeDir, probe, diagnostics);
+  if (draft.inputSchema) for (const row of rows) checkInputs(draft, row, file, recipeDir, cwd, probe, diagnostics);
   const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter((id) => id !== draft.id && byId.has(id)) as StepId[];
   const retry = draft.raw.retry;
   const backoffMs = retry?.backoff === undefined ? DEFAULTS.backoffMs : (parseDuration(retry.backoff) ?? DEFAULTS.backoffMs);
@@ -420,12 +486,11 @@ function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: Array<Re
     mediaFields: draft.mediaFields,
     runs,
     layer: 0,
-    line: file.position(file.locate(path, 'key').start).line,
   };
 }
 
 /** The action's input as far as it is known now, checked against its schema; local files checked on disk. */
-function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[]): void {
+function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): void {
   const withPath: PathPart[] = ['steps', draft.id, 'with'];
   let value: unknown;
   try {
@@ -441,7 +506,7 @@ function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: Sourc
     const entries = media.list && Array.isArray(fieldValue) ? fieldValue.map((v, i) => [v, [media.field, i]] as const) : [[fieldValue, [media.field]] as const];
     for (const [entry, at] of entries) {
       if (typeof entry !== 'string' || entry === UNKNOWN || isUrl(entry)) continue;
-      const checked = checkFile(entry, recipeDir, probe);
+      const checked = checkFile(entry, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate([...withPath, ...at]), checked.problem));
       // A local file becomes a URL once uploaded; the schema sees a stand-in.
       if (media.list && Array.isArray(fieldValue)) (fieldValue as unknown[])[at[1] as number] = `https://upload.invalid/${encodeURIComponent(entry)}`;

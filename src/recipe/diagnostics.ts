@@ -9,6 +9,8 @@ export interface Diagnostic {
   range: SourceRange;
 }
 
+const MAX_LINE = 120;
+
 export const error = (file: SourceFile, range: SourceRange, message: string): Diagnostic => ({ severity: 'error', message, file, range });
 
 /**
@@ -19,14 +21,24 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   const { file, range } = diagnostic;
   const start = file.position(range.start);
   const end = file.position(Math.max(range.start, range.end - 1));
-  const lineText = file.lineText(start.line);
-  const width = end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, lineText.length - start.col + 1);
+  const fullLine = file.lineText(start.line);
+  let width = end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, fullLine.length - start.col + 1);
+  // A very long line is shown as a window around the value, marked with … where it is cut.
+  let shown = fullLine;
+  let column = start.col - 1;
+  if (fullLine.length > MAX_LINE) {
+    const from = Math.max(0, column - 20);
+    const to = Math.min(fullLine.length, from + MAX_LINE);
+    shown = `${from > 0 ? '…' : ''}${fullLine.slice(from, to)}${to < fullLine.length ? '…' : ''}`;
+    column = column - from + (from > 0 ? 1 : 0);
+    width = Math.min(width, shown.length - column);
+  }
   const gutter = String(start.line).length;
   return [
     `${file.path}:${start.line}:${start.col}: ${diagnostic.severity}: ${diagnostic.message}`,
     `${' '.repeat(gutter)} |`,
-    `${start.line} | ${lineText}`,
-    `${' '.repeat(gutter)} | ${' '.repeat(start.col - 1)}${'~'.repeat(width)}`,
+    `${start.line} | ${shown}`,
+    `${' '.repeat(gutter)} | ${' '.repeat(column)}${'~'.repeat(Math.max(1, width))}`,
   ].join('\n');
 }
 

@@ -307,7 +307,8 @@ export function render(template: Template, scope: Scope): unknown {
 /** Prints a path back as written, for messages. */
 export function pathText(root: string, segments: readonly Segment[]): string {
   return segments.reduce(
-    (text, s) => text + (s.kind === 'wildcard' ? '[*]' : s.kind === 'index' ? `[${s.index}]` : /^[A-Za-z0-9_-]+$/.test(s.name) ? `.${s.name}` : `['${s.name}']`),
+    (text, s) =>
+      text + (s.kind === 'wildcard' ? '[*]' : s.kind === 'index' ? `[${s.index}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s.name) ? `.${s.name}` : `['${s.name.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`),
     root,
   );
 }

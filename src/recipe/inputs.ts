@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { error, type Diagnostic } from './diagnostics.js';
 import { SourceFile, type SourceRange } from './source.js';
@@ -76,11 +76,15 @@ export function checkValue(definition: InputDefinition, value: unknown): string[
   return problems;
 }
 
-/** A file input's path made absolute (against `base`), and its problems: missing, or over the upload limit. */
-export function checkFile(path: string, base: string, probe: FileProbe): { absolute: string; problem?: string } {
+/**
+ * A file input's path made absolute (against `base`), and its problems: missing, or over the
+ * upload limit. Messages show where it looked relative to `cwd` when that is shorter.
+ */
+export function checkFile(path: string, base: string, probe: FileProbe, cwd = base): { absolute: string; problem?: string } {
   const absolute = isAbsolute(path) ? path : resolve(base, path);
   const found = probe(absolute);
-  if (!found) return { absolute, problem: `file ${path} does not exist (looked for ${absolute})` };
+  const shown = relative(cwd, absolute);
+  if (!found) return { absolute, problem: `file ${path} does not exist (looked for ${shown.startsWith('..') || isAbsolute(shown) ? absolute : shown})` };
   if (found.size > UPLOAD_LIMIT_BYTES) return { absolute, problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is 16 MB` };
   return { absolute };
 }

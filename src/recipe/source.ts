@@ -1,3 +1,4 @@
+import jsYaml from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 
 /** Offsets into the recipe text: `start` inclusive, `end` exclusive. */
@@ -18,36 +19,62 @@ export type PathPart = string | number;
 
 export const pointer = (path: readonly PathPart[]) => path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-/** A recipe file: its text, line table, and the location of every node. */
+/**
+ * A recipe file: its text, line table, and the location of every node. Locations are built on
+ * first use, by a second parse with `yaml` (which keeps ranges): a valid recipe never needs them.
+ */
 export class SourceFile {
-  readonly lines: LineCounter;
-  private readonly locations = new Map<string, Located>();
+  private readonly lineStarts: number[] = [0];
+  private locations: Map<string, Located> | undefined;
 
   constructor(
     readonly path: string,
     readonly text: string,
+    /** Whether the text is YAML whose nodes can be located; a command line or CSV is not. */
+    private readonly yaml = false,
   ) {
-    this.lines = new LineCounter();
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+  }
+
+  private located(): Map<string, Located> {
+    if (!this.locations) {
+      this.locations = new Map();
+      if (this.yaml) {
+        const document = parseDocument(this.text, { lineCounter: new LineCounter(), uniqueKeys: false, strict: true });
+        if (document.contents) walk(this, document.contents as Node, [], []);
+      }
+    }
+    return this.locations;
   }
 
   /** 1-based line and column of an offset. */
   position(offset: number): { line: number; col: number } {
-    const { line, col } = this.lines.linePos(Math.min(offset, this.text.length));
-    return { line, col };
+    const at = Math.max(0, Math.min(offset, this.text.length));
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.lineStarts[middle]! <= at) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, col: at - this.lineStarts[low]! + 1 };
   }
 
   lineText(line: number): string {
-    return this.text.split('\n')[line - 1]?.replace(/\r$/, '') ?? '';
+    const start = this.lineStarts[line - 1];
+    if (start === undefined) return '';
+    const end = this.lineStarts[line] ?? this.text.length + 1;
+    return this.text.slice(start, end - 1).replace(/\r$/, '');
   }
 
   record(path: readonly PathPart[], located: Located): void {
-    this.locations.set(pointer(path), located);
+    this.located().set(pointer(path), located);
   }
 
   /** The location of the value at `path`, or of its nearest located ancestor. */
   locate(path: readonly PathPart[], which: 'value' | 'key' = 'value'): SourceRange {
     for (let depth = path.length; depth >= 0; depth--) {
-      const found = this.locations.get(pointer(path.slice(0, depth)));
+      const found = this.located().get(pointer(path.slice(0, depth)));
       if (found) return (which === 'key' && found.key) || found.value;
     }
     return { start: 0, end: 0 };
@@ -66,23 +93,35 @@ export interface YamlProblem {
   range: SourceRange;
 }
 
-/** Parses YAML, keeping the source range of every node. Syntax errors come back all at once. */
+/** An anchor in the text: such files go through `yaml`, which bounds alias expansion. */
+const ANCHOR = /(^|[\s,[{:-])&[^\s,[\]{}]/m;
+
+/**
+ * Parses a recipe. Values come from js-yaml (YAML 1.2 core schema), which is several times faster
+ * than `yaml` on large files; syntax errors, duplicate keys and files with anchors go through
+ * `yaml`, whose messages and ranges the diagnostics use.
+ */
 export function parseRecipeYaml(path: string, text: string): { source: SourceFile; value: unknown; problems: YamlProblem[] } {
-  const source = new SourceFile(path, text);
-  const document = parseDocument(text, { lineCounter: source.lines, prettyErrors: false, uniqueKeys: true, strict: true });
+  const source = new SourceFile(path, text, true);
+  if (!ANCHOR.test(text)) {
+    try {
+      return { source, value: jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false }), problems: [] };
+    } catch {
+      // Reported below with yaml's words and ranges.
+    }
+  }
+  const document = parseDocument(text, { lineCounter: new LineCounter(), prettyErrors: false, uniqueKeys: false, strict: true });
   const problems: YamlProblem[] = document.errors.map((error) => ({
     message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
     range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) },
   }));
+  if (problems.length === 0 && document.contents) walk(source, document.contents as Node, [], problems);
   if (problems.length > 0) return { source, value: undefined, problems };
-  if (document.contents) walk(source, document.contents as Node, []);
-  let value: unknown;
   try {
-    value = document.toJS({ maxAliasCount: 100 });
+    return { source, value: document.toJS({ maxAliasCount: 100 }), problems };
   } catch (error) {
-    problems.push({ message: (error as Error).message, range: { start: 0, end: 1 } });
+    return { source, value: undefined, problems: [{ message: (error as Error).message, range: { start: 0, end: 1 } }] };
   }
-  return { source, value, problems };
 }
 
 function rangeOf(node: Node | null | undefined): SourceRange {
@@ -90,17 +129,20 @@ function rangeOf(node: Node | null | undefined): SourceRange {
   return range ? { start: range[0], end: Math.max(range[1], range[0]) } : { start: 0, end: 0 };
 }
 
-function walk(source: SourceFile, node: Node, path: PathPart[], key?: SourceRange): void {
+function walk(source: SourceFile, node: Node, path: PathPart[], problems: YamlProblem[], key?: SourceRange): void {
   source.record(path, { value: rangeOf(node), ...(key ? { key } : {}) });
   if (isMap(node)) {
+    const seen = new Set<string>();
     for (const pair of node.items) {
       const keyNode = pair.key as Node | null;
       const name = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const keyRange = rangeOf(keyNode);
-      if (pair.value) walk(source, pair.value as Node, [...path, name], keyRange);
+      if (seen.has(name)) problems.push({ message: `the key '${name}' appears twice in this mapping`, range: keyRange });
+      seen.add(name);
+      if (pair.value) walk(source, pair.value as Node, [...path, name], problems, keyRange);
       else source.record([...path, name], { value: keyRange, key: keyRange });
     }
   } else if (isSeq(node)) {
-    node.items.forEach((item, index) => walk(source, item as Node, [...path, index]));
+    node.items.forEach((item, index) => walk(source, item as Node, [...path, index], problems));
   }
 }

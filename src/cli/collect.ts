@@ -1,0 +1,2 @@
+/** A repeatable flag's values, in order. */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -1,0 +1,118 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const run = (args: string[]) => execa('node', [cli, ...args], { reject: false, env: { PIPELINE_HOME: home } });
+let home: string;
+let dir: string;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'pipeline-home-'));
+  dir = await mkdtemp(join(tmpdir(), 'recipes-'));
+});
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('pipeline validate', () => {
+  it('exits 0 with a one-line summary', async () => {
+    const result = await run(['validate', 'recipes/launch-kit.yaml']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('recipes/launch-kit.yaml: valid: 6 steps in 6 layers, 3 inputs, 1 run');
+    const batch = await run(['validate', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--json']);
+    expect(JSON.parse(batch.stdout)).toEqual({ valid: true, name: 'batch-thumbnails', steps: 1, layers: 1, inputs: 3, rows: 6 });
+  });
+
+  it('prints every error with its place and exits 2', async () => {
+    const path = join(dir, 'two-errors.yaml');
+    await writeFile(path, 'version: 1\nname: two\nsteps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: x, n: 0 } }\n  b: { run: "echo ${{ steps.a.outputs.nope }}" }\n');
+    const result = await run(['validate', path]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      [
+        `${path}:4:62: error: n must be at least 1, got 0 (vendor-a/vendor-a-v3-t2i)`,
+        '  |',
+        '4 |   a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: x, n: 0 } }',
+        '  |                                                              ~',
+        '',
+        `${path}:5:19: error: steps.a.outputs has no field 'nope'; it has task_id, resources, images, videos, audio, url, path, metadata`,
+        '  |',
+        '5 |   b: { run: "echo ${{ steps.a.outputs.nope }}" }',
+        '  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+        '',
+        `2 errors in ${path}`,
+      ].join('\n'),
+    );
+    const json = await run(['validate', path, '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({
+      valid: false,
+      diagnostics: [
+        { severity: 'error', message: 'n must be at least 1, got 0 (vendor-a/vendor-a-v3-t2i)', file: path, line: 4, column: 62, end_line: 4, end_column: 63 },
+        { severity: 'error', message: "steps.a.outputs has no field 'nope'; it has task_id, resources, images, videos, audio, url, path, metadata", file: path, line: 5, column: 19, end_line: 5, end_column: 46 },
+      ],
+    });
+  });
+
+  it('checks --set values against the inputs', async () => {
+    const result = await run(['validate', 'recipes/launch-kit.yaml', '--set', 'count=12']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe("command line:1:13: error: input 'count' must be at most 9, got 12");
+  });
+
+  it('exits 2 for a recipe that cannot be read', async () => {
+    const result = await run(['validate', 'no/such/recipe.yaml']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe('pipeline: cannot read the recipe no/such/recipe.yaml');
+  });
+});
+
+describe('pipeline plan', () => {
+  it('prints the DAG in layers with totals', async () => {
+    const result = await run(['plan', 'recipes/ci-assets.yaml', '--rpm', '10', '--concurrency', '2']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'ci-assets: 3 steps in 2 layers, 1 run',
+        '',
+        'LAYER  STEP         ACTION                           RUNS  NEEDS',
+        '1      backgrounds  vendor-a/vendor-a-v3-t2i         3',
+        '2      icon         vendor-b/vendor-b-5.0-lite-edit  1     backgrounds',
+        '2      manifest     run                              1     backgrounds',
+        '',
+        'tasks      3 × vendor-a/vendor-a-v3-t2i, 1 × vendor-b/vendor-b-5.0-lite-edit',
+        'requests   at least 9: 4 submissions, 4 polls, 1 uploads, 0 tool calls, 0 text calls',
+        'wall time  at least 54.0s at 10 requests a minute and 2 tasks at once',
+      ].join('\n'),
+    );
+  });
+
+  it('prints stable JSON', async () => {
+    const result = await run(['plan', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--format', 'json', '--rpm', '30']);
+    const estimate = JSON.parse(result.stdout);
+    expect(Object.keys(estimate)).toEqual(['name', 'rows', 'layers', 'steps', 'totals']);
+    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1] }]);
+    expect(estimate.totals).toEqual({
+      tasks: { 'vendor-a/vendor-a-v3-t2i': 6 },
+      requests: { submissions: 6, polls: 6, uploads: 0, tool_calls: 0, text_calls: 0, total: 12, dynamic_steps: [] },
+      least_wall_ms: 24_000,
+      assumptions: { rpm: 30, rpm_source: 'flag', concurrency: 4, expected_ms: { 'text-to-image': 5000 } },
+    });
+  });
+
+  it('prints a Mermaid flowchart', async () => {
+    const result = await run(['plan', 'recipes/launch-kit.yaml', '--format', 'mermaid']);
+    expect(result.stdout.split('\n').slice(0, 3)).toEqual(['flowchart TD', '  research["research<br/>web-search"]', '  read["read<br/>web-fetch"]']);
+    expect(result.stdout).toContain('  brief --> hero');
+    expect(result.stdout).toContain('  hero["hero<br/>vendor-a/vendor-a-v3-t2i ×dynamic"]');
+  });
+
+  it('refuses an unknown format with exit 2', async () => {
+    expect((await run(['plan', 'recipes/launch-kit.yaml', '--format', 'dot'])).exitCode).toBe(2);
+  });
+});
