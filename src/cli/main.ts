@@ -6,6 +6,7 @@ import { registerFilesCommand } from './files.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
+import { registerRunCommands } from './run.js';
 import { registerValidateCommand } from './validate.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
@@ -17,6 +18,7 @@ const program = new Command()
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
+registerRunCommands(program);
 registerValidateCommand(program);
 registerPlanCommand(program);
 registerGatewayCommand(program);

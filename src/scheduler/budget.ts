@@ -27,7 +27,7 @@ interface Waiter {
  */
 export class RateBudget implements RequestGate {
   private readonly clock: Clock;
-  private readonly maxPerMinute: number | undefined;
+  private maxPerMinute: number | undefined;
   private readonly resetMarginMs: number;
   private readonly random: () => number;
   private limit: number | undefined;
@@ -47,6 +47,11 @@ export class RateBudget implements RequestGate {
     this.maxPerMinute = options.maxPerMinute;
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
+  }
+
+  /** Sets the cap below the gateway's limit (the recipe's `settings.rpm`), when no flag set one. */
+  capPerMinute(limit: number): void {
+    this.maxPerMinute = this.maxPerMinute === undefined ? limit : Math.min(this.maxPerMinute, limit);
   }
 
   /** What the budget believes now, for logs and tests. */

@@ -1,0 +1,138 @@
+import { relative } from 'node:path';
+import PQueue from 'p-queue';
+import pino from 'pino';
+import type { EngineContext, WebhookInbox } from '../engine/context.js';
+import { DurationModel } from '../engine/durations.js';
+import { runPlan, type RunResult } from '../engine/engine.js';
+import { copyOutputs } from '../engine/out-dir.js';
+import { ConsoleReporter } from '../engine/reporter.js';
+import { Uploads } from '../engine/uploads.js';
+import { openWebhookInbox } from '../engine/webhook-inbox.js';
+import type { Plan } from '../plan.js';
+import { formatDiagnostics } from '../recipe/diagnostics.js';
+import { FileJournal, readJournal, type Journal } from '../store/journal.js';
+import { replay, type ReplayedState } from '../store/replay.js';
+import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
+import { summarise } from '../store/summary.js';
+import { connect, type Connection } from './connection.js';
+import { UsageError } from './errors.js';
+import { loadRecipe, offlineSchemas } from './load-recipe.js';
+import { printJson, printLine, redact } from './output.js';
+import { keepRecipe, shown, type RunFlags } from './run.js';
+
+/** Starts a new run of a valid plan; answers the exit code. */
+export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
+  const connection = await connect(flags);
+  const runId = newRunId(plan.name, connection.clock.now());
+  const paths = createRun(source.home, runId);
+  const batch = keepRecipe(paths, source.recipeText, source.batchPath);
+  const journal = new FileJournal(paths.journal, () => connection.clock.now());
+  journal.appendDurable({ type: 'run-started', run_id: runId, recipe: plan.recipePath, name: plan.name, rows: plan.rows, sets: flags.set, batch });
+  return execute(plan, flags, connection, paths, journal, undefined);
+}
+
+/** Resumes a run from its journal with the recipe and inputs it kept. */
+export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
+  if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
+  const paths = runPaths(home, runId);
+  const state = replay(readJournal(paths.journal));
+  if (state.status === 'succeeded') {
+    printLine(`run ${runId} already succeeded; nothing to resume`);
+    return 0;
+  }
+  const loaded = loadRecipe(paths.recipe, { set: state.sets, ...(state.batch ? { batch: state.batch } : {}) });
+  if (!loaded.ok) {
+    process.stderr.write(`${formatDiagnostics(loaded.error)}\n`);
+    throw new UsageError(`the recipe kept in ${shown(paths.recipe)} no longer analyzes; the run cannot be resumed`);
+  }
+  const plan = { ...loaded.value, rows: state.rows };
+  const connection = await connect(flags);
+  const journal = new FileJournal(paths.journal, () => connection.clock.now());
+  journal.appendDurable({ type: 'run-resumed' });
+  return execute(plan, flags, connection, paths, journal, state);
+}
+
+async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
+  const { clock, client } = connection;
+  const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
+  const live = Boolean(process.stderr.isTTY) && !process.env.CI;
+  const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    report.note('Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.');
+    controller.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onInterrupt);
+  let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
+  try {
+    if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
+    const concurrency = flags.concurrency ?? plan.settings.concurrency;
+    if (flags.rpm === undefined && typeof plan.settings.rpm === 'number' && flags.rpmFlag !== 'auto') connection.budget.capPerMinute(plan.settings.rpm);
+    const ctx: EngineContext = {
+      plan,
+      client,
+      clock,
+      journal,
+      runId: paths.id,
+      runDir: paths.dir,
+      outputsDir: paths.outputs,
+      tasks: new PQueue({ concurrency }),
+      durations: new DurationModel(),
+      uploads: new Uploads(client, journal, clock, resume?.uploads ?? []),
+      downloads: new Map(resume?.downloads ?? []),
+      modelSchema: offlineSchemas(),
+      log,
+      report,
+      signal: controller.signal,
+      resubmitUnknown: Boolean(flags.resubmitUnknown),
+      env,
+      ...(resume ? { resume } : {}),
+      ...(inbox ? { webhook: inbox } : {}),
+    };
+    report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
+    const result = await runPlan(ctx);
+    report.close();
+    return await finish(result, plan, flags, paths, journal, log);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
+    journal.close();
+    await inbox?.close();
+    await connection.close();
+  }
+}
+
+async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger): Promise<number> {
+  const outputs = result.rows.map((row) => row.outputs);
+  if (result.status === 'interrupted') journal.appendDurable({ type: 'run-interrupted' });
+  else journal.appendDurable({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
+  const summary = summarise(readJournal(paths.journal));
+  writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
+  log.info({ status: result.status }, 'run ended');
+  const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
+  if (result.status === 'interrupted') {
+    process.stderr.write(`\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
+    return 130;
+  }
+  const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
+  if (flags.json) {
+    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied });
+  } else {
+    process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
+    if (summary.files.length > 0) {
+      printLine(`outputs in ${shown(paths.outputs)}:`);
+      for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);
+    }
+    if (copied.length > 0) printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
+    const failed = summary.steps.filter((s) => s.status === 'failed');
+    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}\n`);
+    if (failed.length > 0) process.stderr.write(`Details: pipeline runs show ${paths.id}\n`);
+  }
+  return result.status === 'succeeded' ? 0 : 1;
+}
+

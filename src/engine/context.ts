@@ -1,0 +1,49 @@
+import type PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { GatewayClient } from '../gateway/client.js';
+import type { TaskResult } from '../gateway/types.js';
+import type { JsonSchema } from '../model-schemas/bundled.js';
+import type { Plan } from '../plan.js';
+import type { Clock } from '../scheduler/clock.js';
+import type { Journal } from '../store/journal.js';
+import type { ReplayedState } from '../store/replay.js';
+import type { DurationModel } from './durations.js';
+import type { Reporter } from './reporter.js';
+import type { Uploads } from './uploads.js';
+
+/** Results that arrive by webhook, for the tasks of this run only. */
+export interface WebhookInbox {
+  /** The URL to send as X-Webhook-URL: it carries this run's unguessable token. */
+  url: string;
+  /** Resolves when the task's result is delivered. */
+  expect(taskId: string): Promise<TaskResult>;
+  forget(taskId: string): void;
+}
+
+/** Everything a step runner may use; built once per run by the command line. */
+export interface EngineContext {
+  plan: Plan;
+  client: GatewayClient;
+  clock: Clock;
+  journal: Journal;
+  runId: string;
+  runDir: string;
+  outputsDir: string;
+  /** Caps the tasks in flight: a slot is held from submission until the task ends. */
+  tasks: PQueue;
+  durations: DurationModel;
+  uploads: Uploads;
+  /** Generated resources by their gateway URL: where the local copy is, and when the URL expires. */
+  downloads: Map<string, { path: string; expiresAt: number | null }>;
+  modelSchema: (slug: string) => JsonSchema | undefined;
+  log: Logger;
+  report: Reporter;
+  signal: AbortSignal;
+  /** The journal of the run being resumed. */
+  resume?: ReplayedState;
+  /** On resume, send again the submissions whose outcome is unknown. */
+  resubmitUnknown: boolean;
+  webhook?: WebhookInbox;
+  /** The environment expressions see as `env`, without the API key. */
+  env: Record<string, string | undefined>;
+}

@@ -1,0 +1,41 @@
+import { expectedMs } from '../scheduler/expected-durations.js';
+
+/** How much work a model input is, in the units the model's time grows with. */
+export function workUnits(type: string, input: Record<string, unknown>): number {
+  if (type === 'text-to-image') return (typeof input.n === 'number' ? input.n : 1) * (input.resolution === '2k' ? 1.8 : 1);
+  if (type.endsWith('-to-video')) return (typeof input.duration === 'number' ? input.duration : 5) / 5;
+  if (type === 'image-to-image') return input.sequential_image_generation === 'auto' ? 2 : 1;
+  return 1;
+}
+
+/**
+ * Learns, per model, how long a task takes from submission to its end, per unit of work: an
+ * exponentially weighted mean of the tasks finished so far, starting from the first guess for
+ * the model's type. The poller asks it when to look first.
+ */
+export class DurationModel {
+  private readonly perUnit = new Map<string, { mean: number; samples: number }>();
+
+  /** Expected milliseconds from submission to the end of a task of `slug` with this input. */
+  expected(slug: string, type: string, input: Record<string, unknown>): number {
+    const learned = this.perUnit.get(slug);
+    const units = workUnits(type, input);
+    return Math.round((learned?.mean ?? expectedMs(type)) * units);
+  }
+
+  /** Whether any task of the model has finished yet. */
+  knows(slug: string): boolean {
+    return this.perUnit.has(slug);
+  }
+
+  observe(slug: string, type: string, input: Record<string, unknown>, elapsedMs: number): void {
+    const units = workUnits(type, input);
+    if (!(elapsedMs > 0) || !(units > 0)) return;
+    const sample = elapsedMs / units;
+    const current = this.perUnit.get(slug);
+    // The first samples count fully; later ones move the mean by a quarter.
+    const weight = current ? Math.max(0.25, 1 / (current.samples + 1)) : 1;
+    const mean = current ? current.mean + weight * (sample - current.mean) : sample;
+    this.perUnit.set(slug, { mean, samples: (current?.samples ?? 0) + 1 });
+  }
+}

@@ -1,0 +1,32 @@
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+
+const isFileValue = (value: unknown): value is { path: string } => typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+
+/**
+ * Copies a run's recipe outputs into `dir` under stable names: a resource as `NAME.ext`, a list of
+ * them as `NAME-1.ext`, `NAME-2.ext`…, anything else as `NAME.json`. With several rows, each row
+ * gets `row-N/`. Answers the files written.
+ */
+export async function copyOutputs(dir: string, rows: Array<Record<string, unknown>>): Promise<string[]> {
+  const written: string[] = [];
+  for (const [index, outputs] of rows.entries()) {
+    const target = rows.length > 1 ? join(dir, `row-${index + 1}`) : dir;
+    await mkdir(target, { recursive: true });
+    for (const [name, value] of Object.entries(outputs)) {
+      const list = Array.isArray(value) ? value : [value];
+      if (list.length > 0 && list.every(isFileValue)) {
+        for (const [n, file] of list.entries()) {
+          const path = join(target, `${name}${Array.isArray(value) ? `-${n + 1}` : ''}${extname(file.path)}`);
+          await copyFile(file.path, path);
+          written.push(path);
+        }
+      } else {
+        const path = join(target, `${name}.json`);
+        await writeFile(path, `${JSON.stringify(value ?? null, null, 2)}\n`);
+        written.push(path);
+      }
+    }
+  }
+  return written;
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { parseTaskResult } from '../gateway/parse.js';
+import type { TaskResult } from '../gateway/types.js';
+import type { WebhookInbox } from './context.js';
+
+const MAX_BODY = 4 * 1024 * 1024;
+
+/**
+ * Listens for task results on `listen` (HOST:PORT). Submissions carry `{publicUrl}/{token}`; a
+ * delivery is accepted only on that token's path and only for a task of this run that is still
+ * waiting, so a stranger who finds the address cannot end a task early or inject a result.
+ */
+export async function openWebhookInbox(publicUrl: string, listen: string): Promise<WebhookInbox & { close(): Promise<void>; received: () => number }> {
+  const token = randomBytes(24).toString('hex');
+  const waiting = new Map<string, { resolve: (result: TaskResult) => void; promise: Promise<TaskResult> }>();
+  let received = 0;
+  const server: Server = createServer((request, response) => {
+    const reply = (status: number) => {
+      response.statusCode = status;
+      response.end();
+    };
+    if (request.method !== 'POST' || !request.url?.split('?')[0]!.endsWith(`/${token}`)) return reply(404);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) request.destroy();
+      else chunks.push(chunk);
+    });
+    request.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return reply(400);
+      }
+      const header = request.headers['x-webhook-task-id'];
+      const result = parseTaskResult(body, typeof header === 'string' ? header : '');
+      const waiter = result && waiting.get(result.taskId);
+      if (!result || !waiter || result.state === 'running') return reply(404);
+      received++;
+      waiter.resolve(result);
+      reply(204);
+    });
+  });
+  const [host, port] = listen.includes(':') ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))] : ['127.0.0.1', Number(listen)];
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return {
+    url: `${publicUrl.replace(/\/+$/, '')}/${token}`,
+    expect(taskId) {
+      let entry = waiting.get(taskId);
+      if (!entry) {
+        let resolve!: (result: TaskResult) => void;
+        const promise = new Promise<TaskResult>((r) => (resolve = r));
+        entry = { resolve, promise };
+        waiting.set(taskId, entry);
+      }
+      return entry.promise;
+    },
+    forget(taskId) {
+      waiting.delete(taskId);
+    },
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

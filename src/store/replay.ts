@@ -1,0 +1,87 @@
+import type { JournalEvent } from './journal.js';
+
+/** What a journal says happened, folded into the state a resumed run starts from. */
+export interface ReplayedState {
+  runId: string;
+  rows: Array<Record<string, unknown>>;
+  sets: string[];
+  batch: string | null;
+  /** `row/step` → outputs of steps that finished. */
+  finishedSteps: Map<string, unknown>;
+  /** `row/step/index` → outputs of for_each items that finished. */
+  finishedItems: Map<string, unknown>;
+  /** `row/step/index` → the task that was submitted and has not been seen to finish. */
+  submittedTasks: Map<string, { taskId: string; slug: string }>;
+  /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
+  unansweredSubmissions: Map<string, { slug: string; request: string }>;
+  /** Uploads by content hash. */
+  uploads: Map<string, { fileId: string; url: string; expiresAt: number | null; path: string }>;
+  /** Downloaded resources: gateway URL → local copy. */
+  downloads: Map<string, { path: string; expiresAt: number | null }>;
+  status: 'running' | 'succeeded' | 'failed' | 'interrupted';
+}
+
+export const stepKey = (row: number, step: string) => `${row}/${step}`;
+export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
+
+export function replay(events: JournalEvent[]): ReplayedState {
+  const start = events.find((e) => e.type === 'run-started');
+  if (!start || start.type !== 'run-started') throw new Error('Internal error: a journal without run-started');
+  const state: ReplayedState = {
+    runId: start.run_id,
+    rows: start.rows,
+    sets: start.sets,
+    batch: start.batch,
+    finishedSteps: new Map(),
+    finishedItems: new Map(),
+    submittedTasks: new Map(),
+    unansweredSubmissions: new Map(),
+    uploads: new Map(),
+    downloads: new Map(),
+    status: 'running',
+  };
+  const expiries = new Map<string, number | null>();
+  for (const event of events) {
+    switch (event.type) {
+      case 'request-sent':
+        state.unansweredSubmissions.set(itemKey(event.row, event.step, event.index), { slug: event.slug, request: event.request });
+        break;
+      case 'submission-refused':
+        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
+        break;
+      case 'task-submitted':
+        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
+        state.submittedTasks.set(itemKey(event.row, event.step, event.index), { taskId: event.task_id, slug: event.slug });
+        break;
+      case 'task-finished':
+        state.submittedTasks.delete(itemKey(event.row, event.step, event.index));
+        expiries.set(event.task_id, event.result_expires_at);
+        break;
+      case 'output-written':
+        state.downloads.set(event.url, { path: event.path, expiresAt: expiries.get(event.task_id) ?? null });
+        break;
+      case 'upload-done':
+        state.uploads.set(event.hash, { fileId: event.file_id, url: event.url, expiresAt: event.expires_at, path: event.path });
+        break;
+      case 'item-finished':
+        state.finishedItems.set(itemKey(event.row, event.step, event.index), event.outputs);
+        break;
+      case 'step-finished':
+        state.finishedSteps.set(stepKey(event.row, event.step), event.outputs);
+        break;
+      case 'step-failed':
+        // A failed step runs again on resume, unless its submission's outcome is unknown.
+        if (event.outcome_unknown) break;
+        break;
+      case 'run-finished':
+        state.status = event.status;
+        break;
+      case 'run-interrupted':
+        state.status = 'interrupted';
+        break;
+      default:
+        break;
+    }
+  }
+  return state;
+}
