@@ -7,6 +7,7 @@ import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
 import { registerRunCommands } from './run.js';
+import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
@@ -19,6 +20,7 @@ const program = new Command()
   .exitOverride();
 
 registerRunCommands(program);
+registerRunsCommand(program);
 registerValidateCommand(program);
 registerPlanCommand(program);
 registerGatewayCommand(program);

@@ -120,10 +120,10 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
+  process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
   if (flags.json) {
     printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied });
   } else {
-    process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(paths.outputs)}:`);
       for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);

@@ -1,0 +1,69 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readMp4Info } from '../../src/local-gateway/media/mp4.js';
+import { pngSize } from '../support/http.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+let home: string;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'pipeline-run-'));
+});
+afterAll(() => rm(home, { recursive: true, force: true }));
+
+/** `pipeline run … --local`, on a faster built-in gateway so that the suite stays quick. */
+const run = (args: string[], env: Record<string, string> = {}) =>
+  execa('node', [cli, 'run', ...args], { reject: false, env: { PIPELINE_HOME: home, PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true', ...env }, extendEnv: true });
+
+describe('pipeline run --local', () => {
+  it('runs launch-kit end to end: real images and a real MP4 in outputs/, copied by --out', async () => {
+    const out = join(home, 'kit');
+    const result = await run(['recipes/launch-kit.yaml', '--local', '--out', out, '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ status: 'succeeded', run_dir: join(home, 'runs', report.run_id) });
+    expect(report.files.map((f: string) => f.slice(report.outputs_dir.length + 1))).toEqual(['hero-1.png', 'hero-2.png', 'hero-3.png', 'branded.png', 'clip.mp4']);
+    for (const hero of report.outputs.heroes) {
+      expect(hero).toMatchObject({ type: 'image', width: 2048, height: 1152, format: 'png' });
+      const png = PNG.sync.read(await readFile(hero.path));
+      expect([png.width, png.height]).toEqual([2048, 1152]);
+    }
+    expect(pngSize(await readFile(report.outputs.branded.path))).toEqual({ width: 2048, height: 1152 });
+    const clip = readMp4Info(await readFile(report.outputs.clip.path));
+    expect(clip?.durationSeconds).toBeGreaterThanOrEqual(4);
+    expect(clip?.width).toBeGreaterThan(0);
+    expect((await readdir(out)).sort()).toEqual(['branded.png', 'clip.mp4', 'heroes-1.png', 'heroes-2.png', 'heroes-3.png']);
+    // The console says where the outputs are, step by step, on stderr.
+    expect(result.stderr).toMatch(/^✓ hero \d/m);
+    expect(result.stderr).toMatch(new RegExp(`✓ run ${report.run_id} succeeded in`));
+  });
+
+  it('prints where the outputs are without --json', async () => {
+    const result = await run(['recipes/ci-assets.yaml', '--local', '--set', 'palette=["teal"]']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toMatch(/^outputs in .*\/runs\/\d{8}-\d{6}-ci-assets-[0-9a-f]{4}\/outputs:$/);
+    expect(lines.slice(1).map((l) => l.trim().replace(/ {2}\(\d+ bytes\)$/, ''))).toEqual(['backgrounds-1.png', 'icon.png']);
+  });
+
+  it('runs one thumbnail per batch row under one budget', async () => {
+    const result = await run(['recipes/batch-thumbnails.yaml', '--local', '--batch', 'recipes/data/thumbnails.csv', '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.outputs).toHaveLength(6);
+    expect(report.outputs[3].thumbnail).toMatchObject({ width: 1024, height: 440 });
+    expect(report.files).toHaveLength(6);
+  });
+
+  it('refuses an invalid recipe with exit 2 and runs nothing', async () => {
+    const result = await run(['recipes/launch-kit.yaml', '--local', '--set', 'count=99']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain("command line:1:13: error: input 'count' must be at most 9, got 99");
+    expect(result.stderr).toContain('pipeline: 1 error in recipes/launch-kit.yaml; nothing was run');
+  });
+});
