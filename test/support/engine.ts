@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import pino from 'pino';
+import { probeFile } from '../../src/cli/load-recipe.js';
+import type { EngineContext } from '../../src/engine/context.js';
+import { DurationModel } from '../../src/engine/durations.js';
+import { silentReporter, type Reporter } from '../../src/engine/reporter.js';
+import { Uploads } from '../../src/engine/uploads.js';
+import { HttpGatewayClient } from '../../src/gateway/client.js';
+import type { LocalGateway } from '../../src/local-gateway/index.js';
+import { readBundledSchema } from '../../src/model-schemas/bundled.js';
+import { analyze } from '../../src/recipe/analyzer.js';
+import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
+import { RateBudget } from '../../src/scheduler/budget.js';
+import type { Clock } from '../../src/scheduler/clock.js';
+import { FileJournal } from '../../src/store/journal.js';
+
+/** An engine context wired to a real gateway, in this process, on the given clock. */
+export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter } = {}) {
+  const analyzed = analyze({ path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) }, { modelSchema: readBundledSchema, probe: probeFile });
+  if (!analyzed.ok) throw new Error(formatDiagnostics(analyzed.error));
+  const plan = analyzed.value;
+  const budget = new RateBudget({ clock, random: () => 0.5 });
+  const client = new HttpGatewayClient({ endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl }, apiKey: gateway.apiKey, clock, gate: budget, onRateLimit: budget.observe, random: () => 0.5 });
+  const dir = await mkdtemp(join(tmpdir(), 'engine-'));
+  const journal = new FileJournal(join(dir, 'journal.jsonl'), () => clock.now());
+  const controller = new AbortController();
+  const ctx: EngineContext = {
+    plan,
+    client,
+    clock,
+    journal,
+    runId: 'test-run',
+    runDir: dir,
+    outputsDir: dir,
+    tasks: new PQueue({ concurrency: options.concurrency ?? plan.settings.concurrency }),
+    durations: new DurationModel(),
+    uploads: new Uploads(client, journal, clock),
+    downloads: new Map(),
+    modelSchema: readBundledSchema,
+    log: pino({ enabled: false }),
+    report: options.report ?? silentReporter,
+    signal: controller.signal,
+    resubmitUnknown: false,
+    env: {},
+  };
+  return {
+    ctx,
+    budget,
+    controller,
+    journalPath: join(dir, 'journal.jsonl'),
+    async close() {
+      journal.close();
+      await client.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
