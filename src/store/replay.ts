@@ -10,8 +10,11 @@ export interface ReplayedState {
   finishedSteps: Map<string, unknown>;
   /** `row/step/index` → outputs of for_each items that finished. */
   finishedItems: Map<string, unknown>;
-  /** `row/step/index` → the task that was submitted and has not been seen to finish. */
-  submittedTasks: Map<string, { taskId: string; slug: string }>;
+  /**
+   * `row/step/index` → the task submitted for an item that has not finished: it is read again on
+   * resume, never submitted again, even when it ended before the outputs were all downloaded.
+   */
+  submittedTasks: Map<string, { taskId: string; slug: string; submittedAt: number }>;
   /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
   unansweredSubmissions: Map<string, { slug: string; request: string }>;
   /** Uploads by content hash. */
@@ -51,10 +54,9 @@ export function replay(events: JournalEvent[]): ReplayedState {
         break;
       case 'task-submitted':
         state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
-        state.submittedTasks.set(itemKey(event.row, event.step, event.index), { taskId: event.task_id, slug: event.slug });
+        state.submittedTasks.set(itemKey(event.row, event.step, event.index), { taskId: event.task_id, slug: event.slug, submittedAt: event.t });
         break;
       case 'task-finished':
-        state.submittedTasks.delete(itemKey(event.row, event.step, event.index));
         expiries.set(event.task_id, event.result_expires_at);
         break;
       case 'output-written':
@@ -65,9 +67,11 @@ export function replay(events: JournalEvent[]): ReplayedState {
         break;
       case 'item-finished':
         state.finishedItems.set(itemKey(event.row, event.step, event.index), event.outputs);
+        state.submittedTasks.delete(itemKey(event.row, event.step, event.index));
         break;
       case 'step-finished':
         state.finishedSteps.set(stepKey(event.row, event.step), event.outputs);
+        for (const key of state.submittedTasks.keys()) if (key.startsWith(`${stepKey(event.row, event.step)}/`)) state.submittedTasks.delete(key);
         break;
       case 'step-failed':
         // A failed step runs again on resume, unless its submission's outcome is unknown.

@@ -1,0 +1,97 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJournal, type JournalEvent } from '../../src/store/journal.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const SLUG = 'vendor-a/vendor-a-v3-t2i';
+const RECIPE = `version: 1
+name: twelve
+settings: { concurrency: 3 }
+steps:
+  image:
+    uses: ${SLUG}
+    for_each: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
+    with: { prompt: "picture \${{ item }}", aspect_ratio: "1:1" }
+`;
+
+let home: string;
+let gatewayProcess: ResultPromise;
+let urls: Record<string, string>;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'pipeline-resume-'));
+  await writeFile(join(home, 'twelve.yaml'), RECIPE);
+  gatewayProcess = execa('node', [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0.3', '--latency-jitter', '0', '--seed', '3'], { reject: false });
+  urls = JSON.parse(await new Promise<string>((resolve) => gatewayProcess.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().split('\n')[0]!))));
+});
+afterAll(async () => {
+  gatewayProcess.kill('SIGTERM');
+  await gatewayProcess;
+  await rm(home, { recursive: true, force: true });
+});
+
+const env = () => ({ PIPELINE_HOME: home, PIPELINE_BASE_URL: urls.base_url!, PIPELINE_API_KEY: urls.api_key!, CI: 'true' });
+const stats = async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<{ tasks: { submitted: Record<string, number> } }>;
+const journalOf = (runId: string) => readJournal(join(home, 'runs', runId, 'journal.jsonl'));
+const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
+
+/** Waits, on real I/O, until the journal of the only run satisfies `ready`. */
+async function waitForJournal(ready: (events: JournalEvent[]) => boolean): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    const runs = existsSync(join(home, 'runs')) ? (await import('node:fs')).readdirSync(join(home, 'runs')) : [];
+    const id = runs[0];
+    if (id && existsSync(join(home, 'runs', id, 'journal.jsonl')) && ready(journalOf(id))) return id;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the run never reached the expected state');
+}
+
+describe('a run killed with SIGKILL, then resumed', () => {
+  it('completes without submitting any task twice, apart from the one in flight at the kill', async () => {
+    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml')], { reject: false, env: env() });
+    // Let four tasks be submitted, then hold the next submission's answer so that it is in flight.
+    const runId = await waitForJournal((events) => count(events, 'task-submitted') >= 4);
+    await fetch(`${urls.schema_url}/__emulator/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ kind: 'delay', delay_ms: 20_000, route: 'POST /api/v1/{provider}/{model_id}' }) });
+    await waitForJournal((events) => count(events, 'request-sent') > count(events, 'task-submitted') + count(events, 'submission-refused'));
+    run.kill('SIGKILL');
+    const killed = await run;
+    expect(killed.signal).toBe('SIGKILL');
+
+    const atKill = journalOf(runId);
+    const inFlight = count(atKill, 'request-sent') - count(atKill, 'task-submitted');
+    expect(inFlight).toBeGreaterThanOrEqual(1);
+
+    // Without permission, a submission whose outcome is unknown is not sent again: the other
+    // pictures are made, the run fails and says why.
+    const cautious = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
+    expect(cautious.exitCode).toBe(1);
+    expect(cautious.stderr).toMatch(/was in flight when the run stopped; it may have created a task\. Check the team's tasks, then resume with --resubmit-unknown/);
+    const afterCautious = journalOf(runId);
+    expect(count(afterCautious, 'task-submitted')).toBe(12 - inFlight);
+    expect((await stats()).tasks.submitted[SLUG]).toBeLessThanOrEqual(12);
+
+    const resumed = await execa('node', [cli, 'resume', runId, '--resubmit-unknown', '--json'], { reject: false, env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const report = JSON.parse(resumed.stdout);
+    expect(report.status).toBe('succeeded');
+    expect(report.files).toHaveLength(12);
+
+    // Twelve pictures; only the submissions in flight at the kill may have been sent twice.
+    const submitted = (await stats()).tasks.submitted[SLUG]!;
+    expect(submitted).toBeGreaterThanOrEqual(12);
+    expect(submitted - 12).toBeLessThanOrEqual(inFlight);
+    // Every task the journal had recorded was polled, not submitted again.
+    const taskIds = journalOf(runId).filter((e) => e.type === 'task-submitted').map((e) => (e as { task_id: string }).task_id);
+    expect(new Set(taskIds).size).toBe(taskIds.length);
+
+    const shown = await execa('node', [cli, 'runs', 'show', runId], { reject: false, env: env() });
+    expect(shown.stdout).toMatch(/^status\s+succeeded/m);
+    const summary = JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
+    expect(summary.status).toBe('succeeded');
+  });
+});
