@@ -8,7 +8,7 @@ import type { EngineContext } from '../../src/engine/context.js';
 import { DurationModel } from '../../src/engine/durations.js';
 import { silentReporter, type Reporter } from '../../src/engine/reporter.js';
 import { Uploads } from '../../src/engine/uploads.js';
-import { HttpGatewayClient } from '../../src/gateway/client.js';
+import { HttpGatewayClient, type GatewayClientOptions } from '../../src/gateway/client.js';
 import type { LocalGateway } from '../../src/local-gateway/index.js';
 import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { analyze } from '../../src/recipe/analyzer.js';
@@ -18,12 +18,12 @@ import type { Clock } from '../../src/scheduler/clock.js';
 import { FileJournal } from '../../src/store/journal.js';
 
 /** An engine context wired to a real gateway, in this process, on the given clock. */
-export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter } = {}) {
+export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter; client?: Partial<GatewayClientOptions> } = {}) {
   const analyzed = analyze({ path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) }, { modelSchema: readBundledSchema, probe: probeFile });
   if (!analyzed.ok) throw new Error(formatDiagnostics(analyzed.error));
   const plan = analyzed.value;
   const budget = new RateBudget({ clock, random: () => 0.5 });
-  const client = new HttpGatewayClient({ endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl }, apiKey: gateway.apiKey, clock, gate: budget, onRateLimit: budget.observe, random: () => 0.5 });
+  const client = new HttpGatewayClient({ endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl }, apiKey: gateway.apiKey, clock, gate: budget, onRateLimit: budget.observe, random: () => 0.5, retry: { baseDelayMs: 5, maxDelayMs: 20 }, ...options.client });
   const dir = await mkdtemp(join(tmpdir(), 'engine-'));
   const journal = new FileJournal(join(dir, 'journal.jsonl'), () => clock.now());
   const controller = new AbortController();
