@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { relative } from 'node:path';
 import PQueue from 'p-queue';
 import pino from 'pino';
@@ -58,6 +59,8 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   const live = Boolean(process.stderr.isTTY) && !process.env.CI;
   const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
   const controller = new AbortController();
+  // Every wait of every task listens to this signal: thousands of listeners are expected.
+  setMaxListeners(0, controller.signal);
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts++;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { PlannedStep } from '../plan.js';
 import { sleep } from '../scheduler/clock.js';
 import type { Scope } from '../recipe/expressions.js';
@@ -145,6 +146,7 @@ async function runItems(ctx: EngineContext, row: number, step: PlannedStep, scop
   const timeout = new AbortController();
   const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+  setMaxListeners(0, signal);
   try {
     const settled = await Promise.allSettled(
       items.map(async (item, index) => {

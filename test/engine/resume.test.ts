@@ -94,4 +94,22 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const summary = JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
     expect(summary.status).toBe('succeeded');
   });
+
+  it('stops on Ctrl-C with exit 130, prints the command that resumes, and resumes', async () => {
+    await rm(join(home, 'runs'), { recursive: true, force: true });
+    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml')], { reject: false, env: env() });
+    const runId = await waitForJournal((events) => count(events, 'task-submitted') >= 2);
+    run.kill('SIGINT');
+    const stopped = await run;
+    expect(stopped.exitCode).toBe(130);
+    expect(stopped.stderr.endsWith(`Stopped. Resume with:\n  pipeline resume ${runId}`)).toBe(true);
+    expect(stopped.stderr).not.toMatch(/MaxListenersExceeded/);
+    const events = journalOf(runId);
+    expect(events.at(-1)?.type).toBe('run-interrupted');
+    // Every submission that left was answered before the process stopped: none is in doubt.
+    expect(count(events, 'request-sent')).toBe(count(events, 'task-submitted'));
+    const resumed = await execa('node', [cli, 'resume', runId, '--json'], { reject: false, env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).files).toHaveLength(12);
+  });
 });
