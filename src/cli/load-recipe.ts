@@ -10,7 +10,15 @@ import { pipelineHome } from './pipeline-home.js';
 
 /** Schemas as offline analysis sees them: the last live copy cached on disk, else the bundled one. */
 export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSchema | undefined {
+  // Read once per model: the engine asks for every task it submits.
+  const known = new Map<string, JsonSchema | undefined>();
   return (slug) => {
+    if (known.has(slug)) return known.get(slug);
+    const schema = read(slug);
+    known.set(slug, schema);
+    return schema;
+  };
+  function read(slug: string): JsonSchema | undefined {
     const cached = join(home, 'cache', 'schemas', `${slug.replace(/[^A-Za-z0-9._-]/g, '--')}.json`);
     if (existsSync(cached)) {
       try {
@@ -21,7 +29,7 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
       }
     }
     return readBundledSchema(slug);
-  };
+  }
 }
 
 export function probeFile(path: string): { size: number } | undefined {

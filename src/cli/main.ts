@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { writeFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAccountCommand } from './account.js';
 import { GatewayRefusal, UsageError } from './errors.js';
@@ -11,6 +12,15 @@ import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
+
+// For benchmarks: the process's own CPU time and peak memory, written as JSON when it exits.
+const usageFile = process.env.PIPELINE_USAGE_FILE;
+if (usageFile) {
+  process.on('exit', () => {
+    const usage = process.resourceUsage();
+    writeFileSync(usageFile, JSON.stringify({ user_ms: usage.userCPUTime / 1000, system_ms: usage.systemCPUTime / 1000, max_rss_kb: usage.maxRSS }));
+  });
+}
 
 const program = new Command()
   .name('pipeline')

@@ -28,7 +28,7 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
-  journal.appendDurable({ type: 'run-started', run_id: runId, recipe: plan.recipePath, name: plan.name, rows: plan.rows, sets: flags.set, batch });
+  await journal.appendDurable({ type: 'run-started', run_id: runId, recipe: plan.recipePath, name: plan.name, rows: plan.rows, sets: flags.set, batch });
   return execute(plan, flags, connection, paths, journal, undefined);
 }
 
@@ -49,7 +49,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   const plan = { ...loaded.value, rows: state.rows };
   const connection = await connect(flags);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
-  journal.appendDurable({ type: 'run-resumed' });
+  await journal.appendDurable({ type: 'run-resumed' });
   return execute(plan, flags, connection, paths, journal, state);
 }
 
@@ -112,8 +112,9 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
 
 async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger): Promise<number> {
   const outputs = result.rows.map((row) => row.outputs);
-  if (result.status === 'interrupted') journal.appendDurable({ type: 'run-interrupted' });
-  else journal.appendDurable({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
+  if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
+  else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
+  journal.close();
   const summary = summarise(readJournal(paths.journal));
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');

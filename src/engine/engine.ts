@@ -148,17 +148,31 @@ async function runItems(ctx: EngineContext, row: number, step: PlannedStep, scop
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
   setMaxListeners(0, signal);
   try {
-    const settled = await Promise.allSettled(
-      items.map(async (item, index) => {
-        if (results.has(index)) return;
-        const itemScope: Scope = step.forEach ? { ...scope, item, index } : scope;
-        const outputs = await runOne(ctx, row, step, index, itemScope, signal);
-        results.set(index, outputs);
-        if (step.forEach) ctx.journal.append({ type: 'item-finished', row, step: step.id, index, outputs });
-      }),
-    );
-    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (!rejected) return undefined;
+    // Items start through a window a few times the task slots wide: a 10,000-item fan-out keeps
+    // a few hundred coroutines alive, not 10,000, and the slots never run dry.
+    const width = Math.max(64, ctx.tasks.concurrency * 4);
+    let next = 0;
+    let firstError: { error: unknown } | undefined;
+    const worker = async () => {
+      while (next < items.length) {
+        const index = next++;
+        if (results.has(index)) continue;
+        try {
+          const itemScope: Scope = step.forEach ? { ...scope, item: items[index], index } : scope;
+          const outputs = await runOne(ctx, row, step, index, itemScope, signal);
+          results.set(index, outputs);
+          if (step.forEach) {
+            ctx.journal.append({ type: 'item-finished', row, step: step.id, index, outputs });
+            ctx.report.itemFinished(label(ctx, row, step), results.size, items.length);
+          }
+        } catch (error) {
+          firstError ??= { error };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+    if (!firstError) return undefined;
+    const rejected = { reason: firstError.error };
     if (timeout.signal.aborted && !ctx.signal.aborted) return { reason: 'step-timeout', message: `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`, retryable: false, outcomeUnknown: false };
     return failureOf(rejected.reason, signal);
   } finally {

@@ -54,7 +54,7 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
         if (signal.aborted) failWith({ reason: 'interrupted', message: 'the run was stopped before this task was submitted', retryable: false, outcomeUnknown: false });
         const request = randomUUID();
         // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
-        ctx.journal.appendDurable({ type: 'request-sent', row, step: step.id, index, slug, request });
+        await ctx.journal.appendDurable({ type: 'request-sent', row, step: step.id, index, slug, request });
         // No signal: a submission that has left is seen through to its answer, so that a stop
         // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
         const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});

@@ -28,7 +28,7 @@ export async function waitForTask(client: GatewayClient, clock: Clock, taskId: s
   const { expectedMs, maxIntervalMs, signal } = options;
   let polls = 0;
   const firstAt = options.delivered ? 3 : options.learned ? 1.1 : 0.25;
-  let delay = Math.max(500, options.submittedAt + Math.round(expectedMs * firstAt) - clock.now());
+  let delay = Math.max(200, options.submittedAt + Math.round(expectedMs * firstAt) - clock.now());
   let interval = Math.max(1000, Math.round(expectedMs / (options.learned ? 5 : 4)));
   let delivered: TaskResult | undefined;
   options.delivered?.then((result) => (delivered = result)).catch(() => {});

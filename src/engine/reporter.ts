@@ -4,6 +4,8 @@ import { formatDuration } from '../duration.js';
 export interface Reporter {
   stepStarted(label: string, runs: number | undefined): void;
   taskSubmitted(label: string, taskId: string): void;
+  /** A for_each item finished: `done` of `total`. */
+  itemFinished(label: string, done: number, total: number): void;
   stepFinished(label: string, ms: number): void;
   stepSkipped(label: string, reason: string): void;
   stepFailed(label: string, message: string): void;
@@ -11,14 +13,19 @@ export interface Reporter {
   close(): void;
 }
 
-export const silentReporter: Reporter = { stepStarted() {}, taskSubmitted() {}, stepFinished() {}, stepSkipped() {}, stepFailed() {}, note() {}, close() {} };
+export const silentReporter: Reporter = { stepStarted() {}, taskSubmitted() {}, itemFinished() {}, stepFinished() {}, stepSkipped() {}, stepFailed() {}, note() {}, close() {} };
+
+/** Above this many runs a step reports progress every tenth, not a line per task. */
+const DETAILED_RUNS = 10;
 
 /**
  * Plain lines, one per event, for CI and pipes; on a terminal a status line under them shows the
- * steps running now and the tasks in flight, redrawn in place.
+ * steps running now and the tasks in flight, redrawn in place. A large for_each reports its
+ * progress every tenth of its items instead of a line per task.
  */
 export class ConsoleReporter implements Reporter {
   private readonly running = new Map<string, number>();
+  private readonly runs = new Map<string, number>();
   private tasks = 0;
   private statusShown = false;
 
@@ -49,6 +56,7 @@ export class ConsoleReporter implements Reporter {
 
   stepStarted(label: string, runs: number | undefined): void {
     this.running.set(label, this.now());
+    this.runs.set(label.replace(/\[\d+\]$/, ''), runs ?? 1);
     this.line(`▶ ${label}${runs !== undefined && runs !== 1 ? ` (${runs} runs)` : ''}`);
   }
 
@@ -57,7 +65,13 @@ export class ConsoleReporter implements Reporter {
     if (this.live) {
       this.clearStatus();
       this.drawStatus();
-    } else this.line(`  ${label}: task ${taskId} submitted`);
+    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS) this.line(`  ${label}: task ${taskId} submitted`);
+  }
+
+  itemFinished(label: string, done: number, total: number): void {
+    if (total <= DETAILED_RUNS) return;
+    const tenth = Math.ceil(total / 10);
+    if (done % tenth === 0 && done < total) this.line(`  ${label}: ${done} of ${total} done`);
   }
 
   stepFinished(label: string, ms: number): void {

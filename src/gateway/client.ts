@@ -1,10 +1,10 @@
 import { createWriteStream } from 'node:fs';
 import { openAsBlob } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fileTypeFromFile } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { FormData } from 'undici';
 import { err, ok, type Result } from '../result.js';
 import { sleep, systemClock, type Clock } from '../scheduler/clock.js';
@@ -100,6 +100,8 @@ export interface GatewayClient {
 }
 
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
+/** Enough of a file's start for file-type to recognise every format it knows. */
+const SNIFF_BYTES = 4100;
 const WEB_FETCH_BATCH = 20;
 const LLM_PATHS: Record<LlmProtocol, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
@@ -358,11 +360,15 @@ export class HttpGatewayClient implements GatewayClient {
       discard(answer);
       return err(downloadFailure(url, `expected ${expect}, the server sent ${declared}`));
     }
-    const partial = `${destination}.part`;
+    // Written in place: the run's journal records a file only once it is complete.
+    const partial = destination;
     let bytes = 0;
+    // The first bytes are kept to sniff the type as they pass: the file is not read a second time.
+    let head = Buffer.alloc(0);
     const cap = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
+        if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
         callback(bytes > maxBytes ? new Error(`larger than ${maxBytes} bytes`) : null, chunk);
       },
     });
@@ -373,12 +379,11 @@ export class HttpGatewayClient implements GatewayClient {
       if (bytes > maxBytes) return err(downloadFailure(url, `the file is larger than ${maxBytes} bytes`));
       return err(classifyStreamError(error, signal));
     }
-    const sniffed = await fileTypeFromFile(partial);
+    const sniffed = await fileTypeFromBuffer(head);
     if (expect && sniffed && !sniffed.mime.startsWith(`${expect}/`)) {
       await rm(partial, { force: true });
       return err(downloadFailure(url, `expected ${expect}, the bytes are ${sniffed.mime}`));
     }
-    await rename(partial, destination);
     return ok({ path: destination, bytes, ...(sniffed ? { mime: sniffed.mime } : {}) });
   }
 }

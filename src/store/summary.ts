@@ -91,5 +91,7 @@ export function summarise(events: JournalEvent[]): RunSummary {
   }
   if (summary.finished_at !== null) summary.duration_ms = summary.finished_at - summary.started_at;
   summary.steps = [...steps.values()];
+  // Tasks end in any order; the listing follows the names, which follow the recipe.
+  summary.files.sort((a, b) => a.row - b.row || a.path.localeCompare(b.path, 'en', { numeric: true }));
   return summary;
 }

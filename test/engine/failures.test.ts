@@ -3,7 +3,6 @@ import { runPlan } from '../../src/engine/engine.js';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
 import { startLocalGateway, type Fault, type LocalGateway, type LocalGatewayOptions } from '../../src/local-gateway/index.js';
 import { systemClock } from '../../src/scheduler/clock.js';
-import { readJournal } from '../../src/store/journal.js';
 import { summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
 
@@ -71,7 +70,7 @@ describe('every failure class surfaces as a clear step failure', () => {
     // The console: one line that names the step and says why.
     expect(console).toContain(`✗ ${c.recipe ? 'logo' : 'image'} failed: ${step.failure!.message}`);
     // The journal: the failure, its reason, and whether money may be in doubt.
-    const events = readJournal(engine.journalPath);
+    const events = engine.events();
     expect(events.filter((e) => e.type === 'step-failed')).toEqual([expect.objectContaining({ reason: c.reason, message: step.failure!.message, outcome_unknown: c.outcomeUnknown })]);
     // `runs show` reads the same journal.
     const summary = summarise([{ type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null }, ...events]);

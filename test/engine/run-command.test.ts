@@ -27,7 +27,7 @@ describe('pipeline run --local', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ status: 'succeeded', run_dir: join(home, 'runs', report.run_id) });
-    expect(report.files.map((f: string) => f.slice(report.outputs_dir.length + 1))).toEqual(['hero-1.png', 'hero-2.png', 'hero-3.png', 'branded.png', 'clip.mp4']);
+    expect(report.files.map((f: string) => f.slice(report.outputs_dir.length + 1))).toEqual(['branded.png', 'clip.mp4', 'hero-1.png', 'hero-2.png', 'hero-3.png']);
     for (const hero of report.outputs.heroes) {
       expect(hero).toMatchObject({ type: 'image', width: 2048, height: 1152, format: 'png' });
       const png = PNG.sync.read(await readFile(hero.path));

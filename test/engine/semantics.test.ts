@@ -5,7 +5,6 @@ import { runPlan } from '../../src/engine/engine.js';
 import { openWebhookInbox } from '../../src/engine/webhook-inbox.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { systemClock } from '../../src/scheduler/clock.js';
-import { readJournal } from '../../src/store/journal.js';
 import { engineFor } from '../support/engine.js';
 
 let gateway: LocalGateway | undefined;
@@ -44,7 +43,7 @@ outputs:
     expect(steps.fancy).toMatchObject({ status: 'skipped', reason: 'its condition is false' });
     expect(steps['after-fancy']).toMatchObject({ status: 'skipped', reason: 'it needs fancy, which was skipped' });
     expect(result.rows[0]!.outputs).toEqual({ second: 'two' });
-    const started = readJournal(engine.journalPath).filter((e) => e.type === 'step-started').map((e) => (e as { step: string }).step);
+    const started = engine.events().filter((e) => e.type === 'step-started').map((e) => (e as { step: string }).step);
     expect(started.indexOf('first')).toBeLessThan(started.indexOf('second'));
     await engine.close();
   });

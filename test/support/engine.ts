@@ -15,7 +15,7 @@ import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
 import type { Clock } from '../../src/scheduler/clock.js';
-import { FileJournal } from '../../src/store/journal.js';
+import { FileJournal, readJournal } from '../../src/store/journal.js';
 
 /** An engine context wired to a real gateway, in this process, on the given clock. */
 export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter; client?: Partial<GatewayClientOptions> } = {}) {
@@ -51,6 +51,11 @@ export async function engineFor(recipe: string, gateway: LocalGateway, clock: Cl
     budget,
     controller,
     journalPath: join(dir, 'journal.jsonl'),
+    /** The journal's events, after writing out what is pending (the journal takes no more). */
+    events() {
+      journal.close();
+      return readJournal(join(dir, 'journal.jsonl'));
+    },
     async close() {
       journal.close();
       await client.close();
