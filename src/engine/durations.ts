@@ -10,11 +10,11 @@ export function workUnits(type: string, input: Record<string, unknown>): number 
 
 /**
  * Learns, per model, how long a task takes from submission to its end, per unit of work: an
- * exponentially weighted mean of the tasks finished so far, starting from the first guess for
- * the model's type. The poller asks it when to look first.
+ * exponentially weighted mean and variance of the tasks finished so far, starting from the first
+ * guess for the model's type. The poller asks it when to look first.
  */
 export class DurationModel {
-  private readonly perUnit = new Map<string, { mean: number; samples: number }>();
+  private readonly perUnit = new Map<string, { mean: number; variance: number; samples: number }>();
 
   /** Expected milliseconds from submission to the end of a task of `slug` with this input. */
   expected(slug: string, type: string, input: Record<string, unknown>): number {
@@ -23,9 +23,15 @@ export class DurationModel {
     return Math.round((learned?.mean ?? expectedMs(type)) * units);
   }
 
-  /** Whether any task of the model has finished yet. */
-  knows(slug: string): boolean {
-    return this.perUnit.has(slug);
+  /**
+   * When to look first at a task, in milliseconds after its submission: one standard deviation
+   * past the mean, so that most tasks are done at the first poll (with steady durations, just
+   * after the mean). Undefined before anything is learned.
+   */
+  firstPoll(slug: string, type: string, input: Record<string, unknown>): number | undefined {
+    const learned = this.perUnit.get(slug);
+    if (!learned) return undefined;
+    return Math.round((learned.mean + Math.sqrt(learned.variance)) * workUnits(type, input) + 100);
   }
 
   observe(slug: string, type: string, input: Record<string, unknown>, elapsedMs: number): void {
@@ -36,6 +42,8 @@ export class DurationModel {
     // The first samples count fully; later ones move the mean by a quarter.
     const weight = current ? Math.max(0.25, 1 / (current.samples + 1)) : 1;
     const mean = current ? current.mean + weight * (sample - current.mean) : sample;
-    this.perUnit.set(slug, { mean, samples: (current?.samples ?? 0) + 1 });
+    // The weighted variance, updated in the same step (West's incremental form).
+    const variance = current ? (1 - weight) * (current.variance + weight * (sample - current.mean) ** 2) : 0;
+    this.perUnit.set(slug, { mean, variance, samples: (current?.samples ?? 0) + 1 });
   }
 }

@@ -72,7 +72,7 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
       try {
         const { result, polls } = await waitForTask(ctx.client, ctx.clock, id, {
           expectedMs: ctx.durations.expected(slug, type, input),
-          learned: ctx.durations.knows(slug),
+          firstPollMs: ctx.durations.firstPoll(slug, type, input),
           submittedAt,
           maxIntervalMs: ctx.plan.settings.pollMs,
           signal,
@@ -87,7 +87,9 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
         ctx.webhook?.forget(id);
       }
     },
-    { signal },
+    // Deeper steps first: a row that is further along finishes its chain while the first steps
+    // of other rows wait, so the long tasks at the end of a chain start early and pack well.
+    { signal, priority: step.layer },
   );
   if (result.state === 'failed') {
     failWith({ reason: 'task-failed', message: `task ${result.taskId} of ${label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`, retryable: true, outcomeUnknown: false, taskId: result.taskId });

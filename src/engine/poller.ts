@@ -6,8 +6,8 @@ import { fromGateway, failWith } from './failure.js';
 export interface PollOptions {
   /** Expected milliseconds from submission to the end. */
   expectedMs: number;
-  /** The expectation was learned from finished tasks of this model, not a first guess. */
-  learned: boolean;
+  /** When a typical task of this model is done, learned from finished ones; undefined before that. */
+  firstPollMs: number | undefined;
   submittedAt: number;
   /** The longest wait between two polls (`settings.poll`). */
   maxIntervalMs: number;
@@ -18,18 +18,19 @@ export interface PollOptions {
 
 /**
  * Waits for a task to end, spending as few reads of the budget as it can. Once the model's time is
- * learned, the first poll comes a little after the expected end, when a typical task is done, and
+ * learned, the first poll comes when a typical task is done (a standard deviation past the mean),
  * later ones back off from a fifth of that time, growing by half, up to `maxIntervalMs`. Before
- * anything is learned the first guess may be far off either way, so the first poll comes at a
- * quarter of it and the back-off starts there. With a webhook the first poll waits three times as
+ * anything is learned the first guess may be far off either way, so polls come every quarter of
+ * it until it has passed, and back off from there. With a webhook the first poll waits three times as
  * long: it is only there in case the delivery is lost.
  */
 export async function waitForTask(client: GatewayClient, clock: Clock, taskId: string, options: PollOptions): Promise<{ result: TaskResult; polls: number }> {
   const { expectedMs, maxIntervalMs, signal } = options;
   let polls = 0;
-  const firstAt = options.delivered ? 3 : options.learned ? 1.1 : 0.25;
-  let delay = Math.max(200, options.submittedAt + Math.round(expectedMs * firstAt) - clock.now());
-  let interval = Math.max(1000, Math.round(expectedMs / (options.learned ? 5 : 4)));
+  const learned = options.firstPollMs !== undefined;
+  const firstAt = options.delivered ? expectedMs * 3 : (options.firstPollMs ?? expectedMs / 4);
+  let delay = Math.max(200, options.submittedAt + Math.round(firstAt) - clock.now());
+  let interval = Math.max(1000, Math.round(expectedMs / (learned ? 5 : 4)));
   let delivered: TaskResult | undefined;
   options.delivered?.then((result) => (delivered = result)).catch(() => {});
   for (;;) {
@@ -44,7 +45,8 @@ export async function waitForTask(client: GatewayClient, clock: Clock, taskId: s
     const result = read.ok ? read.value : undefined;
     if (result && result.state !== 'running') return { result, polls };
     delay = Math.min(interval, maxIntervalMs);
-    interval = Math.round(interval * 1.5);
+    // A first guess is checked at even steps up to the guess; back-off starts after it.
+    if (learned || clock.now() - options.submittedAt >= expectedMs) interval = Math.round(interval * 1.5);
     if (options.delivered) delay = Math.max(delay, maxIntervalMs);
   }
 }
