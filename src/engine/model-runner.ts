@@ -8,6 +8,7 @@ import type { EngineContext } from './context.js';
 import { fromGateway, failWith } from './failure.js';
 import { waitForTask } from './poller.js';
 import { prepareMediaInputs } from './media-inputs.js';
+import { taskPriority } from './priorities.js';
 
 /** What a media model's step gives to later steps (recipe-language.md, Outputs of each action). */
 export interface ModelOutputs {
@@ -87,9 +88,7 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
         ctx.webhook?.forget(id);
       }
     },
-    // Deeper steps first: a row that is further along finishes its chain while the first steps
-    // of other rows wait, so the long tasks at the end of a chain start early and pack well.
-    { signal, priority: step.layer },
+    { signal, priority: taskPriority(ctx.plan, step.id) },
   );
   if (result.state === 'failed') {
     failWith({ reason: 'task-failed', message: `task ${result.taskId} of ${label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`, retryable: true, outcomeUnknown: false, taskId: result.taskId });
