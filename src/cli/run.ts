@@ -1,7 +1,6 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { Plan } from '../plan.js';
 import { collect } from './collect.js';
 import { addConnectionOptions, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';
@@ -85,4 +84,3 @@ export const shown = (path: string) => {
   return rel.startsWith('..') ? resolve(path) : rel;
 };
 
-export type { Plan };

@@ -73,10 +73,6 @@ export function replay(events: JournalEvent[]): ReplayedState {
         state.finishedSteps.set(stepKey(event.row, event.step), event.outputs);
         for (const key of state.submittedTasks.keys()) if (key.startsWith(`${stepKey(event.row, event.step)}/`)) state.submittedTasks.delete(key);
         break;
-      case 'step-failed':
-        // A failed step runs again on resume, unless its submission's outcome is unknown.
-        if (event.outcome_unknown) break;
-        break;
       case 'run-finished':
         state.status = event.status;
         break;
