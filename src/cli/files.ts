@@ -2,20 +2,12 @@ import type { Command } from 'commander';
 import { formatBytes } from '../format.js';
 import type { MediaFile } from '../gateway/types.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
-import { UsageError } from './errors.js';
+import { numberFlag } from './flags.js';
 import { printJson, printLine, printTable } from './output.js';
 import { unwrap } from './unwrap.js';
 
 const fileJson = (f: MediaFile) => ({ file_id: f.fileId, type: f.type, filename: f.filename ?? null, size: f.size ?? null, url: f.url, created_at: f.createdAt ?? null, expires_at: f.expiresAt ?? null });
 const when = (ms: number | undefined) => (ms === undefined ? '' : new Date(ms).toISOString().replace('.000Z', 'Z'));
-
-function wholeNumber(flag: string, min: number, max: number) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    return n;
-  };
-}
 
 export function registerFilesCommand(program: Command): void {
   const files = program.command('files').description("The team's uploaded media files.");
@@ -32,8 +24,8 @@ export function registerFilesCommand(program: Command): void {
     );
 
   addConnectionOptions(files.command('list').description("List the team's unexpired files, newest first."))
-    .option('--limit <n>', 'files per page, at most 100', wholeNumber('--limit', 1, 100), 20)
-    .option('--offset <n>', 'files to skip', wholeNumber('--offset', 0, Number.MAX_SAFE_INTEGER), 0)
+    .option('--limit <n>', 'files per page, at most 100', numberFlag('--limit', { integer: true, min: 1, max: 100 }), 20)
+    .option('--offset <n>', 'files to skip', numberFlag('--offset', { integer: true, min: 0, max: Number.MAX_SAFE_INTEGER }), 0)
     .option('--json', 'print JSON')
     .action(async (flags: ConnectionFlags & { limit: number; offset: number; json?: boolean }) =>
       withConnection(flags, async ({ client }) => {

@@ -1,19 +1,7 @@
 import type { Command } from 'commander';
 import type { LocalGatewayOptions } from '../local-gateway/index.js';
 import { UsageError } from './errors.js';
-
-function number(flag: string, options: { integer?: boolean; min?: number; max?: number } = {}) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    const ok = value.trim() !== '' && Number.isFinite(parsed) && (!options.integer || Number.isInteger(parsed)) && (options.min === undefined || parsed >= options.min) && (options.max === undefined || parsed <= options.max);
-    if (!ok) {
-      const kind = options.integer ? 'a whole number' : 'a number';
-      const range = options.min !== undefined && options.max !== undefined ? ` from ${options.min} to ${options.max}` : options.min !== undefined ? ` of at least ${options.min}` : '';
-      throw new UsageError(`${flag} takes ${kind}${range}, got ${JSON.stringify(value)}`);
-    }
-    return parsed;
-  };
-}
+import { numberFlag } from './flags.js';
 
 function keyPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.lastIndexOf('=');
@@ -54,20 +42,20 @@ export function registerGatewayCommand(program: Command): void {
     .command('serve')
     .description('Serve the local gateway until SIGINT or SIGTERM. Prints one line of JSON with its URLs and key, then serves.')
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--port <port>', 'port to bind (0 picks a free one)', number('--port', { integer: true, min: 0, max: 65535 }), 8787)
+    .option('--port <port>', 'port to bind (0 picks a free one)', numberFlag('--port', { integer: true, min: 0, max: 65535 }), 8787)
     .option('--key <KEY=TEAM>', 'an API key and its team (repeatable; default local-dev-key=local)', keyPair)
-    .option('--rpm <n>', 'requests per rate-limit window per key (default 100)', number('--rpm', { integer: true, min: 1 }))
-    .option('--window-seconds <s>', 'length of a rate-limit window (default 60)', number('--window-seconds', { integer: true, min: 1, max: 86400 }))
-    .option('--max-concurrent <n>', 'tasks running at once per team; more wait in pending (default 10)', number('--max-concurrent', { integer: true, min: 1 }))
-    .option('--latency-scale <f>', 'multiplies every processing time; 0 allowed (default 1)', number('--latency-scale', { min: 0 }))
-    .option('--latency-jitter <f>', 'relative spread of processing times; 0 makes them fixed (default 0.2)', number('--latency-jitter', { min: 0, max: 1 }))
-    .option('--fail-rate <f>', 'share of tasks that end failed (default 0)', number('--fail-rate', { min: 0, max: 1 }))
-    .option('--error-rate <f>', 'share of authenticated requests answered 500 or 503 (default 0)', number('--error-rate', { min: 0, max: 1 }))
-    .option('--balance <usd>', 'starting balance of each team in USD (default 100)', number('--balance', { min: 0 }))
+    .option('--rpm <n>', 'requests per rate-limit window per key (default 100)', numberFlag('--rpm', { integer: true, min: 1 }))
+    .option('--window-seconds <s>', 'length of a rate-limit window (default 60)', numberFlag('--window-seconds', { integer: true, min: 1, max: 86400 }))
+    .option('--max-concurrent <n>', 'tasks running at once per team; more wait in pending (default 10)', numberFlag('--max-concurrent', { integer: true, min: 1 }))
+    .option('--latency-scale <f>', 'multiplies every processing time; 0 allowed (default 1)', numberFlag('--latency-scale', { min: 0 }))
+    .option('--latency-jitter <f>', 'relative spread of processing times; 0 makes them fixed (default 0.2)', numberFlag('--latency-jitter', { min: 0, max: 1 }))
+    .option('--fail-rate <f>', 'share of tasks that end failed (default 0)', numberFlag('--fail-rate', { min: 0, max: 1 }))
+    .option('--error-rate <f>', 'share of authenticated requests answered 500 or 503 (default 0)', numberFlag('--error-rate', { min: 0, max: 1 }))
+    .option('--balance <usd>', 'starting balance of each team in USD (default 100)', numberFlag('--balance', { min: 0 }))
     .option('--price <SLUG=USD>', 'price per image or per video second of a model (repeatable)', pricePair)
-    .option('--result-ttl <s>', 'seconds a task result stays readable (default 86400)', number('--result-ttl', { min: 1 }))
-    .option('--file-ttl <s>', 'seconds an uploaded file is kept (default 604800)', number('--file-ttl', { min: 1 }))
-    .option('--seed <n>', 'seed of every random choice, for reproducible runs', number('--seed', { integer: true, min: 0, max: 2 ** 31 - 1 }))
+    .option('--result-ttl <s>', 'seconds a task result stays readable (default 86400)', numberFlag('--result-ttl', { min: 1 }))
+    .option('--file-ttl <s>', 'seconds an uploaded file is kept (default 604800)', numberFlag('--file-ttl', { min: 1 }))
+    .option('--seed <n>', 'seed of every random choice, for reproducible runs', numberFlag('--seed', { integer: true, min: 0, max: 2 ** 31 - 1 }))
     .option('--data-dir <dir>', 'where generated and uploaded files live (default: a temporary folder, removed on exit)')
     .option('--no-ffmpeg', 'never use ffmpeg for video output, even when it is on PATH')
     .action(async (flags: ServeFlags) => {

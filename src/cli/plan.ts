@@ -3,14 +3,8 @@ import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
 import { collect } from './collect.js';
+import { numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
-
-function positive(flag: string) {
-  return (value: string) => {
-    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got ${JSON.stringify(value)}`);
-    return Number(value);
-  };
-}
 
 function printText(estimate: PlanEstimate): void {
   const { totals } = estimate;
@@ -36,8 +30,8 @@ export function registerPlanCommand(program: Command): void {
     .option('--set <name=value>', 'give an input (repeatable)', collect, [])
     .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
     .option('--format <format>', 'text, json or mermaid', 'text')
-    .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', positive('--rpm'))
-    .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', positive('--concurrency'))
+    .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', numberFlag('--rpm', { integer: true, min: 1 }))
+    .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
     .action(async (recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number }) => {
       if (!['text', 'json', 'mermaid'].includes(flags.format)) throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
       const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js'), import('../recipe/estimate.js')]);

@@ -21,9 +21,18 @@ import { loadRecipe, offlineSchemas } from './load-recipe.js';
 import { printJson, printLine, redact } from './output.js';
 import { keepRecipe, shown, type RunFlags } from './run.js';
 
+/**
+ * The requests-per-minute cap of a run: `--rpm N`, else the recipe's `settings.rpm` when it is a
+ * number, unless `--rpm auto` says to follow the gateway's headers only.
+ */
+function withRecipeRpm(plan: Plan, flags: RunFlags): RunFlags {
+  if (flags.rpmFlag !== undefined || typeof plan.settings.rpm !== 'number') return flags;
+  return { ...flags, rpm: plan.settings.rpm };
+}
+
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
-  const connection = await connect(flags);
+  const connection = await connect(withRecipeRpm(plan, flags));
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
@@ -47,7 +56,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
     throw new UsageError(`the recipe kept in ${shown(paths.recipe)} no longer analyzes; the run cannot be resumed`);
   }
   const plan = { ...loaded.value, rows: state.rows };
-  const connection = await connect(flags);
+  const connection = await connect(withRecipeRpm(plan, flags));
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   await journal.appendDurable({ type: 'run-resumed' });
   return execute(plan, flags, connection, paths, journal, state);
@@ -75,7 +84,6 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   try {
     if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
-    if (flags.rpm === undefined && typeof plan.settings.rpm === 'number' && flags.rpmFlag !== 'auto') connection.budget.capPerMinute(plan.settings.rpm);
     const ctx: EngineContext = {
       plan,
       client,

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { collect } from './collect.js';
 import { addConnectionOptions, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';
+import { numberFlag } from './flags.js';
 import { pipelineHome } from './pipeline-home.js';
 
 export interface RunFlags extends ConnectionFlags {
@@ -18,18 +19,11 @@ export interface RunFlags extends ConnectionFlags {
   resubmitUnknown?: boolean;
 }
 
-function positiveInteger(flag: string) {
-  return (value: string) => {
-    if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got ${JSON.stringify(value)}`);
-    return Number(value);
-  };
-}
-
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
   return addConnectionOptions(command)
     .option('--out <dir>', "copy the recipe's outputs into this folder under stable names")
-    .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', positiveInteger('--concurrency'))
+    .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers')
     .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
     .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')

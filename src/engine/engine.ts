@@ -141,7 +141,7 @@ async function executeStep(ctx: EngineContext, row: number, step: PlannedStep, s
   }
 }
 
-/** Runs the items not done yet, all at once (the budget and the task slots pace them); the first failure, if any. */
+/** Runs the items not done yet through a bounded window (the budget and the task slots pace them); the first failure, if any. */
 async function runItems(ctx: EngineContext, row: number, step: PlannedStep, scope: Scope, items: unknown[], results: Map<number, unknown>): Promise<StepFailure | undefined> {
   const timeout = new AbortController();
   const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
@@ -172,9 +172,8 @@ async function runItems(ctx: EngineContext, row: number, step: PlannedStep, scop
     };
     await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
     if (!firstError) return undefined;
-    const rejected = { reason: firstError.error };
     if (timeout.signal.aborted && !ctx.signal.aborted) return { reason: 'step-timeout', message: `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`, retryable: false, outcomeUnknown: false };
-    return failureOf(rejected.reason, signal);
+    return failureOf(firstError.error, signal);
   } finally {
     ctx.clock.clearTimer(timer);
   }

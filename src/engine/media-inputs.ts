@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from 'node:path';
+import { isLocalPath } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
 import type { EngineContext } from './context.js';
 
-const hasScheme = (text: string) => /^[a-z][a-z0-9+.-]*:/i.test(text);
 /** A result URL expiring within this much is replaced by a fresh upload of the local copy. */
 const EXPIRY_MARGIN_MS = 5 * 60_000;
 
@@ -15,7 +15,7 @@ export async function prepareMediaInputs(ctx: EngineContext, step: PlannedStep, 
   const prepared = { ...input };
   const resolveOne = async (value: unknown): Promise<unknown> => {
     if (typeof value !== 'string') return value;
-    if (!hasScheme(value)) {
+    if (isLocalPath(value)) {
       const path = isAbsolute(value) ? value : resolve(ctx.plan.recipeDir, value);
       return (await ctx.uploads.upload(path, signal)).url;
     }

@@ -39,14 +39,14 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
     failWith({ reason: 'invalid-input', message: `the input to ${slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, retryable: false, outcomeUnknown: false });
   }
   const key = itemKey(row, step.id, index);
+  const label = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   const resumed = ctx.resume?.submittedTasks.get(key);
   // Used once: if that task failed and the step retries, the retry submits afresh.
   if (resumed) ctx.resume!.submittedTasks.delete(key);
   let taskId = resumed?.taskId;
   if (!taskId && ctx.resume?.unansweredSubmissions.has(key) && !ctx.resubmitUnknown) {
-    failWith({ reason: 'outcome-unknown', message: `the submission of ${step.id}${step.forEach ? `[${index}]` : ''} to ${slug} was in flight when the run stopped; it may have created a task. Check the team's tasks, then resume with --resubmit-unknown to send it again`, retryable: false, outcomeUnknown: true });
+    failWith({ reason: 'outcome-unknown', message: `the submission of ${label} to ${slug} was in flight when the run stopped; it may have created a task. Check the team's tasks, then resume with --resubmit-unknown to send it again`, retryable: false, outcomeUnknown: true });
   }
-  const label = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   const result = await ctx.tasks.add(
     async (): Promise<TaskResult> => {
       // A task from before a resume is read at once: it may have ended long ago.

@@ -31,19 +31,14 @@ export async function waitForTask(client: GatewayClient, clock: Clock, taskId: s
   const firstAt = options.delivered ? expectedMs * 3 : (options.firstPollMs ?? expectedMs / 4);
   let delay = Math.max(200, options.submittedAt + Math.round(firstAt) - clock.now());
   let interval = Math.max(1000, Math.round(expectedMs / (learned ? 5 : 4)));
-  let delivered: TaskResult | undefined;
-  options.delivered?.then((result) => (delivered = result)).catch(() => {});
   for (;;) {
-    if (options.delivered) {
-      const arrived = await Promise.race([sleep(clock, delay, signal).then(() => undefined), options.delivered]);
-      if (arrived) return { result: arrived, polls };
-    } else await sleep(clock, delay, signal);
-    if (delivered) return { result: delivered, polls };
+    const slept = sleep(clock, delay, signal).then(() => undefined);
+    const arrived = await (options.delivered ? Promise.race([slept, options.delivered]) : slept);
+    if (arrived) return { result: arrived, polls };
     const read = await client.task(taskId, signal);
     polls++;
-    if (!read.ok) failWith({ ...fromGateway(read.error, `reading task ${taskId}`), taskId });
-    const result = read.ok ? read.value : undefined;
-    if (result && result.state !== 'running') return { result, polls };
+    if (!read.ok) return failWith({ ...fromGateway(read.error, `reading task ${taskId}`), taskId });
+    if (read.value.state !== 'running') return { result: read.value, polls };
     delay = Math.min(interval, maxIntervalMs);
     // A first guess is checked at even steps up to the guess; back-off starts after it.
     if (learned || clock.now() - options.submittedAt >= expectedMs) interval = Math.round(interval * 1.5);

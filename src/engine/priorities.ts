@@ -1,9 +1,7 @@
-import type { Plan, PlannedStep } from '../plan.js';
-import { expectedMs } from '../scheduler/expected-durations.js';
+import type { Plan } from '../plan.js';
+import { expectedMs, kindOf } from '../scheduler/expected-durations.js';
 
 const cache = new WeakMap<Plan, Map<string, number>>();
-
-const kindOf = (step: PlannedStep) => (step.action === 'model' ? (step.model?.type ?? 'model') : step.action);
 
 /**
  * Each step's priority for a task slot: the longest expected work from the step to the end of the

@@ -209,10 +209,7 @@ export class HttpGatewayClient implements GatewayClient {
   }
 
   async files(page: { limit?: number; offset?: number } = {}, signal?: AbortSignal): Promise<Result<FileList, GatewayFailure>> {
-    const query = new URLSearchParams();
-    if (page.limit !== undefined) query.set('limit', String(page.limit));
-    if (page.offset !== undefined) query.set('offset', String(page.offset));
-    const answer = await this.json({ kind: 'read', method: 'GET', url: `${this.base}/media/files${query.size ? `?${query}` : ''}`, signal });
+    const answer = await this.json({ kind: 'read', method: 'GET', url: `${this.base}/media/files${pageQuery(page)}`, signal });
     if (!answer.ok) return answer;
     const data = envelopeData(answer.value);
     const list = isObject(data) && Array.isArray(data.files) ? data.files : Array.isArray(data) ? data : undefined;
@@ -263,10 +260,7 @@ export class HttpGatewayClient implements GatewayClient {
   }
 
   async toolLogs(page: { limit?: number; offset?: number } = {}, signal?: AbortSignal) {
-    const query = new URLSearchParams();
-    if (page.limit !== undefined) query.set('limit', String(page.limit));
-    if (page.offset !== undefined) query.set('offset', String(page.offset));
-    const answer = await this.json({ kind: 'read', method: 'GET', url: `${this.tool}/v1/logs${query.size ? `?${query}` : ''}`, signal });
+    const answer = await this.json({ kind: 'read', method: 'GET', url: `${this.tool}/v1/logs${pageQuery(page)}`, signal });
     if (!answer.ok) return answer;
     return isObject(answer.value) ? ok(answer.value) : err(malformedResponse(200, 'a log answer that is not an object'));
   }
@@ -401,6 +395,14 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** `?limit=…&offset=…` for a paged list, or nothing. */
+function pageQuery(page: { limit?: number; offset?: number }): string {
+  const query = new URLSearchParams();
+  if (page.limit !== undefined) query.set('limit', String(page.limit));
+  if (page.offset !== undefined) query.set('offset', String(page.offset));
+  return query.size ? `?${query}` : '';
 }
 
 /** `provider/model_id` as a URL path; each part is encoded so that an odd slug cannot walk the path. */

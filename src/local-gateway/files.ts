@@ -48,7 +48,7 @@ export class FileRegistry {
     }
   }
 
-  add(team: string, blob: Blob, type: MediaType, filename: string, downloadUrl: string): MediaFile {
+  add(team: string, blob: Blob, type: MediaType, filename: string, downloadUrl: string, createdAt: number): MediaFile {
     const record: MediaFile = {
       file_id: `file_${this.random.hex(12)}`,
       type,
@@ -56,7 +56,7 @@ export class FileRegistry {
       size: blob.size,
       content_type: blob.contentType,
       download_url: downloadUrl,
-      created_at: this.clock.now(),
+      created_at: createdAt,
       expires_at: blob.expiresAt,
     };
     this.entries.set(record.file_id, { team, record, blob });

@@ -85,6 +85,9 @@ export function validateModelInput(schema: JsonSchema, input: unknown): FieldPro
   return (validate.errors ?? []).map(problemOf);
 }
 
+/** A media input written as a path rather than a URL (`./assets/logo.png`): it is uploaded first. */
+export const isLocalPath = (value: string) => !/^[a-z][a-z0-9+.-]*:/i.test(value);
+
 /** The input fields that take media URLs (and so local files, uploaded first), with their media kind. */
 export function mediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
   const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;

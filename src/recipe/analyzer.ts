@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import type { JsonSchema } from '../model-schemas/bundled.js';
-import { mediaFields as mediaFieldsOf, validateModelInput } from '../model-schemas/validate.js';
+import { isLocalPath, mediaFields as mediaFieldsOf, validateModelInput } from '../model-schemas/validate.js';
 import { parseDuration } from '../duration.js';
 import type { MediaField, Plan, PlannedStep, PlanSettings, StepId, ValueTemplate } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
@@ -55,7 +55,6 @@ interface RawRecipe {
 
 const INPUT_SHAPES: Record<InputDefinition['type'], Shape> = { string: STRING, file: STRING, integer: INTEGER, number: NUMBER, boolean: BOOLEAN, array: list(ANY), object: object({}, true) };
 const DEFAULTS = { concurrency: 4, retries: 2, timeoutMs: 30 * 60_000, pollMs: 15_000, backoffMs: 5_000 };
-const isUrl = (text: string) => /^[a-z][a-z0-9+.-]*:/i.test(text);
 const ajv = new Ajv({ strict: false });
 
 /** Everything about one step that the later passes need. */
@@ -505,7 +504,7 @@ function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: Sourc
     const fieldValue = input[media.field];
     const entries = media.list && Array.isArray(fieldValue) ? fieldValue.map((v, i) => [v, [media.field, i]] as const) : [[fieldValue, [media.field]] as const];
     for (const [entry, at] of entries) {
-      if (typeof entry !== 'string' || entry === UNKNOWN || isUrl(entry)) continue;
+      if (typeof entry !== 'string' || entry === UNKNOWN || !isLocalPath(entry)) continue;
       const checked = checkFile(entry, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate([...withPath, ...at]), checked.problem));
       // A local file becomes a URL once uploaded; the schema sees a stand-in.

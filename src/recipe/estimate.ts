@@ -1,5 +1,6 @@
 import type { Plan, PlannedStep } from '../plan.js';
-import { expectedMs } from '../scheduler/expected-durations.js';
+import { isLocalPath } from '../model-schemas/validate.js';
+import { expectedMs, kindOf } from '../scheduler/expected-durations.js';
 import { knownValue, UNKNOWN } from './known-values.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
@@ -17,11 +18,8 @@ export interface PlanEstimate {
   };
 }
 
-const isLocalPath = (value: unknown): value is string => typeof value === 'string' && value !== UNKNOWN && !/^[a-z][a-z0-9+.-]*:/i.test(value);
+const isLocalFile = (value: unknown): value is string => typeof value === 'string' && value !== UNKNOWN && isLocalPath(value);
 
-function kindOf(step: PlannedStep): string {
-  return step.action === 'model' ? (step.model?.type ?? 'model') : step.action;
-}
 
 /**
  * The fewest requests: a submission and one poll per task, one request per tool or text call
@@ -67,7 +65,7 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
       case 'upload':
         for (const row of plan.rows) {
           const path = safeKnown(step, row)?.path;
-          if (isLocalPath(path)) localFiles.add(path);
+          if (isLocalFile(path)) localFiles.add(path);
         }
         break;
       case 'run':
@@ -76,7 +74,7 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
     for (const media of step.mediaFields) {
       for (const row of plan.rows) {
         const value = safeKnown(step, row)?.[media.field];
-        for (const entry of Array.isArray(value) ? value : [value]) if (isLocalPath(entry)) localFiles.add(entry);
+        for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) localFiles.add(entry);
       }
     }
     const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));

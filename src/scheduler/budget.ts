@@ -27,7 +27,7 @@ interface Waiter {
  */
 export class RateBudget implements RequestGate {
   private readonly clock: Clock;
-  private maxPerMinute: number | undefined;
+  private readonly maxPerMinute: number | undefined;
   private readonly resetMarginMs: number;
   private readonly random: () => number;
   private limit: number | undefined;
@@ -47,11 +47,6 @@ export class RateBudget implements RequestGate {
     this.maxPerMinute = options.maxPerMinute;
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
-  }
-
-  /** Sets the cap below the gateway's limit (the recipe's `settings.rpm`), when no flag set one. */
-  capPerMinute(limit: number): void {
-    this.maxPerMinute = this.maxPerMinute === undefined ? limit : Math.min(this.maxPerMinute, limit);
   }
 
   /** What the budget believes now, for logs and tests. */
@@ -122,7 +117,8 @@ export class RateBudget implements RequestGate {
       this.waiters.shift();
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.unanswered++;
-      this.sentAt.push(now);
+      // Send times matter only to a per-minute cap.
+      if (this.maxPerMinute !== undefined) this.sentAt.push(now);
       let released = false;
       waiter.resolve(() => {
         if (released) return;
@@ -151,8 +147,6 @@ export class RateBudget implements RequestGate {
     if (this.maxPerMinute !== undefined) {
       while (this.sentAt.length > 0 && this.sentAt[0]! <= now - 60_000) this.sentAt.shift();
       if (this.sentAt.length >= this.maxPerMinute) return this.sentAt[0]! + 60_000;
-    } else if (this.sentAt.length > 0) {
-      this.sentAt.length = 0;
     }
     return now;
   }

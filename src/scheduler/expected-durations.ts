@@ -16,3 +16,6 @@ export const EXPECTED_MS: Record<string, number> = {
 };
 
 export const expectedMs = (kind: string) => EXPECTED_MS[kind] ?? 30_000;
+
+/** The kind a step's time is expected by: a model's type, else its action. */
+export const kindOf = (step: { action: string; model?: { type: string } }) => (step.action === 'model' ? (step.model?.type ?? 'model') : step.action);

@@ -42,8 +42,10 @@ export function fileRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       await rm(path, { force: true });
       throw error;
     }
-    const blob = ctx.blobs.register({ area: 'files', token, name: part.filename || `upload.${sniffed.ext}`, path, size, contentType: sniffed.mime, expiresAt: ctx.clock.now() + ctx.options.fileTtlSeconds * 1000 });
-    const record = ctx.files.add(team, blob, type as MediaType, part.filename || blob.name, `${ctx.origin()}${ctx.blobs.urlPath(blob)}`);
+    // One reading of the clock: the record's created_at and expires_at are exactly the TTL apart.
+    const createdAt = ctx.clock.now();
+    const blob = ctx.blobs.register({ area: 'files', token, name: part.filename || `upload.${sniffed.ext}`, path, size, contentType: sniffed.mime, expiresAt: createdAt + ctx.options.fileTtlSeconds * 1000 });
+    const record = ctx.files.add(team, blob, type as MediaType, part.filename || blob.name, `${ctx.origin()}${ctx.blobs.urlPath(blob)}`, createdAt);
     return { code: 0, message: 'success', data: record };
   });
 
