@@ -2,7 +2,7 @@
  * The types of a valid plan: what the analyzer produces and the engine accepts. Nothing else
  * reaches the engine; a plan exists only when the recipe had no errors.
  */
-import type { Template } from './recipe/expressions.js';
+import type { Template } from './expressions/expressions.js';
 
 export type StepId = string & { readonly __brand: 'StepId' };
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
 import type { RateBudget } from '../scheduler/budget.js';
-import { systemClock, type Clock } from '../scheduler/clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
 import { registerSecret } from './output.js';
 

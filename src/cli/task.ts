@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { GatewayClient } from '../gateway/client.js';
 import type { TaskResult } from '../gateway/types.js';
 import { parseDuration, formatDuration } from '../duration.js';
-import { sleep, type Clock } from '../scheduler/clock.js';
+import { sleep, type Clock } from '../clock.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { printJson, printLine, printTable } from './output.js';

@@ -4,7 +4,7 @@ import type { GatewayClient } from '../gateway/client.js';
 import type { TaskResult } from '../gateway/types.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan } from '../plan.js';
-import type { Clock } from '../scheduler/clock.js';
+import type { Clock } from '../clock.js';
 import type { Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';

@@ -1,4 +1,4 @@
-import { expectedMs } from '../scheduler/expected-durations.js';
+import { expectedMs } from '../expected-durations.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {

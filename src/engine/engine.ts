@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { PlannedStep } from '../plan.js';
-import { sleep } from '../scheduler/clock.js';
-import type { Scope } from '../recipe/expressions.js';
+import { sleep } from '../clock.js';
+import type { Scope } from '../expressions/expressions.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { StepError, type StepFailure } from './failure.js';

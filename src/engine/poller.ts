@@ -1,6 +1,6 @@
 import type { GatewayClient } from '../gateway/client.js';
 import type { TaskResult } from '../gateway/types.js';
-import { sleep, type Clock } from '../scheduler/clock.js';
+import { sleep, type Clock } from '../clock.js';
 import { fromGateway, failWith } from './failure.js';
 
 export interface PollOptions {

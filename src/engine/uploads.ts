@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { GatewayClient } from '../gateway/client.js';
-import type { Clock } from '../scheduler/clock.js';
+import type { Clock } from '../clock.js';
 import type { Journal } from '../store/journal.js';
 import { fromGateway, failWith } from './failure.js';
 

@@ -1,5 +1,5 @@
 import type { ValueTemplate } from '../plan.js';
-import { ExpressionError, render, type Scope } from '../recipe/expressions.js';
+import { ExpressionError, render, type Scope } from '../expressions/expressions.js';
 import { failWith } from './failure.js';
 
 /** A recipe value with its expressions evaluated in `scope`; an expression that cannot be evaluated fails the step. */

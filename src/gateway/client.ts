@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { FormData } from 'undici';
 import { err, ok, type Result } from '../result.js';
-import { sleep, systemClock, type Clock } from '../scheduler/clock.js';
+import { sleep, systemClock, type Clock } from '../clock.js';
 import { abortedFailure, downloadFailure, forSubmission, httpFailure, localFileFailure, malformedResponse, type GatewayFailure } from './failures.js';
 import { openGate, type RequestGate } from './gate.js';
 import { envelopeData, isObject, parseMediaFile, parseModelSchema, parseModels, parseSubmission, parseTaskResult } from './parse.js';

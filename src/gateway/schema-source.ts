@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
-import type { Clock } from '../scheduler/clock.js';
+import type { Clock } from '../clock.js';
 import type { GatewayClient } from './client.js';
 
 /** Where a model schema came from: the gateway now, the disk cache, or the package's bundled copy. */

@@ -1,6 +1,6 @@
 import type { Plan, PlannedStep } from '../plan.js';
 import { isLocalPath } from '../model-schemas/validate.js';
-import { expectedMs, kindOf } from '../scheduler/expected-durations.js';
+import { expectedMs, kindOf } from '../expected-durations.js';
 import { knownValue, UNKNOWN } from './known-values.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */

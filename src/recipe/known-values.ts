@@ -1,5 +1,5 @@
 import type { ValueTemplate } from '../plan.js';
-import { ExpressionError, render, type Expr, type Template } from './expressions.js';
+import { ExpressionError, render, type Expr, type Template } from '../expressions/expressions.js';
 
 /** Stands for a value known only at run time (a step's output, `item`, the run's folder). */
 export const UNKNOWN = '\u0000(known at run time)';

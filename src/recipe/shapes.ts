@@ -1,4 +1,4 @@
-import { pathText, type Segment } from './expressions.js';
+import { pathText, type Segment } from '../expressions/expressions.js';
 
 /** What the analyzer knows of a value before anything runs. */
 export type Shape =

@@ -1,6 +1,6 @@
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Template } from './expressions.js';
+import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Template } from '../expressions/expressions.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, describeShape, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 

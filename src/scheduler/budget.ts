@@ -1,6 +1,6 @@
 import type { RequestGate } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
-import type { Clock, ClockTimer } from './clock.js';
+import type { Clock, ClockTimer } from '../clock.js';
 
 export interface BudgetOptions {
   clock: Clock;

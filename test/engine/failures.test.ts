@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../../src/engine/engine.js';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
 import { startLocalGateway, type Fault, type LocalGateway, type LocalGatewayOptions } from '../../src/local-gateway/index.js';
-import { systemClock } from '../../src/scheduler/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
 

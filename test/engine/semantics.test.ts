@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../../src/engine/engine.js';
 import { openWebhookInbox } from '../../src/engine/webhook-inbox.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
-import { systemClock } from '../../src/scheduler/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { engineFor } from '../support/engine.js';
 
 let gateway: LocalGateway | undefined;

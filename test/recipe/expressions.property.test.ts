@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { evaluate, ExpressionError, ExpressionSyntaxError, LIMITS, parseExpression, parseTemplate, pathText, render, type Expr, type Scope } from '../../src/recipe/expressions.js';
+import { evaluate, ExpressionError, ExpressionSyntaxError, LIMITS, parseExpression, parseTemplate, pathText, render, type Expr, type Scope } from '../../src/expressions/expressions.js';
 
 /** Plain data only: what an expression may ever give back. */
 function isPlainData(value: unknown, depth = 0): boolean {

@@ -14,7 +14,7 @@ import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
-import type { Clock } from '../../src/scheduler/clock.js';
+import type { Clock } from '../../src/clock.js';
 import { FileJournal, readJournal } from '../../src/store/journal.js';
 
 /** An engine context wired to a real gateway, in this process, on the given clock. */
