@@ -32,13 +32,24 @@ function printTask(task: TaskResult, files: string[] = []): void {
   if (task.resultExpiresAt) printLine(`expires  ${new Date(task.resultExpiresAt).toISOString()}`);
   if (task.resources.length > 0) {
     printLine();
-    printTable(['TYPE', 'ROLE', 'SIZE', files.length ? 'FILE' : 'URL'], task.resources.map((r, i) => [r.type, r.role, r.width && r.height ? `${r.width}x${r.height}` : '', files[i] ?? r.url]));
+    printTable(
+      ['TYPE', 'ROLE', 'SIZE', files.length ? 'FILE' : 'URL'],
+      task.resources.map((r, i) => [
+        r.type,
+        r.role,
+        r.width && r.height ? `${r.width}x${r.height}` : '',
+        files[i] ?? r.url,
+      ]),
+    );
   }
 }
 
 /** Downloads every resource of a finished task into `dir`, as `<task>-<n>.<format>`. */
 async function downloadTaskFiles(client: GatewayClient, task: TaskResult, dir: string): Promise<string[]> {
-  const saved = await downloadResources(client, task, { dir, name: (index, _count, extension) => `${task.taskId}-${index + 1}.${extension}` });
+  const saved = await downloadResources(client, task, {
+    dir,
+    name: (index, _count, extension) => `${task.taskId}-${index + 1}.${extension}`,
+  });
   if (!saved.ok) throw new GatewayRefusal(saved.error.failure, `download of ${saved.error.url}`);
   return saved.value.map((file) => file.path);
 }
@@ -56,16 +67,25 @@ export function registerTaskCommand(program: Command): void {
       }),
     );
 
-  addConnectionOptions(task.command('wait').description('Poll a task until it ends, within the rate limit; then download its outputs.').argument('<task_id>'))
+  addConnectionOptions(
+    task
+      .command('wait')
+      .description('Poll a task until it ends, within the rate limit; then download its outputs.')
+      .argument('<task_id>'),
+  )
     .option('--download <dir>', 'download the outputs into this folder')
     .option('--timeout <duration>', 'give up after this long (90s, 15m, …)', '30m')
     .option('--json', 'print JSON')
     .action(async (taskId: string, flags: ConnectionFlags & { download?: string; timeout: string; json?: boolean }) => {
       const timeoutMs = parseDuration(flags.timeout);
-      if (timeoutMs === undefined) throw new UsageError(`--timeout takes a duration such as 90s or 15m, got ${JSON.stringify(flags.timeout)}`);
+      if (timeoutMs === undefined)
+        throw new UsageError(`--timeout takes a duration such as 90s or 15m, got ${JSON.stringify(flags.timeout)}`);
       await withConnection(flags, async ({ client, clock }) => {
         const { result } = unwrap(await waitForTask(client, clock, taskId, { ...byIdSchedule(), timeoutMs }));
-        const files = flags.download && result.state === 'succeeded' ? await downloadTaskFiles(client, result, resolve(flags.download)) : [];
+        const files =
+          flags.download && result.state === 'succeeded'
+            ? await downloadTaskFiles(client, result, resolve(flags.download))
+            : [];
         if (flags.json) printJson({ ...taskJson(result), files });
         else printTask(result, files);
         if (result.state === 'failed') process.exitCode = 1;

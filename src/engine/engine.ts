@@ -35,11 +35,16 @@ export interface RunResult {
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const rows = await Promise.all(ctx.plan.rows.map((_, row) => runRow(ctx, row)));
   const outcomes = rows.flatMap((r) => Object.values(r.steps));
-  const status = ctx.signal.aborted ? 'interrupted' : outcomes.some((o) => o.status === 'failed' || o.status === 'cancelled') ? 'failed' : 'succeeded';
+  const status = ctx.signal.aborted
+    ? 'interrupted'
+    : outcomes.some((o) => o.status === 'failed' || o.status === 'cancelled')
+      ? 'failed'
+      : 'succeeded';
   return { status, rows };
 }
 
-const label = (ctx: EngineContext, row: number, step: PlannedStep) => (ctx.plan.rows.length > 1 ? `row ${row + 1} ${step.id}` : step.id);
+const label = (ctx: EngineContext, row: number, step: PlannedStep) =>
+  ctx.plan.rows.length > 1 ? `row ${row + 1} ${step.id}` : step.id;
 
 const scopeOf = (ctx: EngineContext, row: number, steps: Record<string, unknown>): Scope => ({
   inputs: ctx.plan.rows[row]!,
@@ -64,8 +69,16 @@ async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
 }
 
 /** Waits for the step's dependencies, then runs it, or says why it does not run. */
-async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, outcomes: Map<string, Promise<StepOutcome>>, state: { stopped: boolean }): Promise<StepOutcome> {
-  const deps = await Promise.all(step.dependsOn.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)));
+async function runWhenReady(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  outcomes: Map<string, Promise<StepOutcome>>,
+  state: { stopped: boolean },
+): Promise<StepOutcome> {
+  const deps = await Promise.all(
+    step.dependsOn.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)),
+  );
   const skip = (status: 'skipped' | 'cancelled', reason: string): StepOutcome => {
     if (status === 'skipped') {
       ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
@@ -78,9 +91,17 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
   if (skippedDep) return skip('skipped', `it needs ${skippedDep[0]}, which was skipped`);
   const continues = (dep: string) => ctx.plan.steps.find((s) => s.id === dep)!.continueOnError;
   const blocking = deps.find(([dep, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continues(dep)));
-  if (blocking) return skip('cancelled', `it needs ${blocking[0]}, which ${blocking[1].status === 'failed' ? 'failed' : 'did not run'}`);
+  if (blocking)
+    return skip(
+      'cancelled',
+      `it needs ${blocking[0]}, which ${blocking[1].status === 'failed' ? 'failed' : 'did not run'}`,
+    );
   if (state.stopped) return skip('cancelled', 'an earlier step failed');
-  const scope = scopeOf(ctx, row, Object.fromEntries(deps.map(([dep, o]) => [dep, o.status === 'succeeded' ? o.outputs : null])));
+  const scope = scopeOf(
+    ctx,
+    row,
+    Object.fromEntries(deps.map(([dep, o]) => [dep, o.status === 'succeeded' ? o.outputs : null])),
+  );
   const outcome = await executeStep(ctx, row, step, scope);
   if (outcome.status === 'failed' && !step.continueOnError) state.stopped = true;
   return outcome;
@@ -128,19 +149,25 @@ function stepItems({ step, scope }: StepRun): Result<unknown[] | 'skipped', Step
   if (!step.forEach) return ok([undefined]);
   const items = renderValue(step.forEach, scope, `${step.id}.for_each`);
   if (!items.ok) return items;
-  if (!Array.isArray(items.value)) return failed('expression', `for_each gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
+  if (!Array.isArray(items.value))
+    return failed('expression', `for_each gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
   return ok(items.value);
 }
 
 /** Runs the items, and again after a failure the retry policy allows, up to the recipe's attempts. */
-async function runWithRetries(run: StepRun, items: unknown[], results: Map<number, unknown>): Promise<StepFailure | undefined> {
+async function runWithRetries(
+  run: StepRun,
+  items: unknown[],
+  results: Map<number, unknown>,
+): Promise<StepFailure | undefined> {
   const { ctx, step } = run;
   for (let attempt = 0; ; attempt++) {
     const failure = await runItems(run, items, results);
     if (!failure) return undefined;
     if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return failure;
     const wait = stepRetryDelay(step.retry.backoffMs, attempt);
-    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${attempt + 1} of ${step.retry.attempts})`);
+    const counted = `${attempt + 1} of ${step.retry.attempts}`;
+    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
     try {
       await sleep(ctx.clock, wait, ctx.signal);
     } catch {
@@ -153,7 +180,15 @@ async function runWithRetries(run: StepRun, items: unknown[], results: Map<numbe
 
 function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, started: number): StepOutcome {
   const taskId = failure.taskId ? { task_id: failure.taskId } : {};
-  ctx.journal.append({ type: 'step-failed', row, step: step.id, reason: failure.reason, message: failure.message, outcome_unknown: failure.outcomeUnknown, ...taskId });
+  ctx.journal.append({
+    type: 'step-failed',
+    row,
+    step: step.id,
+    reason: failure.reason,
+    message: failure.message,
+    outcome_unknown: failure.outcomeUnknown,
+    ...taskId,
+  });
   ctx.log.warn({ step: step.id, row, reason: failure.reason, message: failure.message }, 'step failed');
   ctx.report.stepFailed(name, failure.message);
   return { status: 'failed', outputs: null, failure, ms: ctx.clock.now() - started, runs: 0 };

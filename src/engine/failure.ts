@@ -17,7 +17,11 @@ export interface StepFailure {
 }
 
 /** A failure of the engine's own (not the gateway's), whose outcome is known. */
-export const stepFailure = (reason: StepFailureReason, message: string, extra: { taskId?: string } = {}): StepFailure => ({
+export const stepFailure = (
+  reason: StepFailureReason,
+  message: string,
+  extra: { taskId?: string } = {},
+): StepFailure => ({
   reason,
   message,
   outcomeUnknown: false,
@@ -25,14 +29,18 @@ export const stepFailure = (reason: StepFailureReason, message: string, extra: {
 });
 
 /** The same, as the failed Result a runner returns. */
-export const failed = (reason: StepFailureReason, message: string, extra: { taskId?: string } = {}) => err(stepFailure(reason, message, extra));
+export const failed = (reason: StepFailureReason, message: string, extra: { taskId?: string } = {}) =>
+  err(stepFailure(reason, message, extra));
 
 export const interrupted = (message = 'the run was stopped'): StepFailure => stepFailure('interrupted', message);
 
 export function fromGateway(failure: GatewayFailure, context: string): StepFailure {
+  const advice =
+    "Check the team's tasks and balance before running it again; " +
+    '`pipeline resume` will not send it again unless asked to with --resubmit-unknown';
   const message =
     failure.reason === 'outcome-unknown'
-      ? `${context}: ${failure.message}. Check the team's tasks and balance before running it again; \`pipeline resume\` will not send it again unless asked to with --resubmit-unknown`
+      ? `${context}: ${failure.message}. ${advice}`
       : `${context}: ${failure.message}`;
   return { reason: failure.reason, message, outcomeUnknown: failure.outcomeUnknown, cause: failure };
 }

@@ -27,7 +27,11 @@ interface ItemFailure {
  * and the task slots pace them), within the step's time limit. Every item runs even after one
  * fails; the step's failure, if any, accounts for all of them.
  */
-export async function runItems(run: StepRun, items: unknown[], results: Map<number, unknown>): Promise<StepFailure | undefined> {
+export async function runItems(
+  run: StepRun,
+  items: unknown[],
+  results: Map<number, unknown>,
+): Promise<StepFailure | undefined> {
   const { ctx, step } = run;
   const timeout = new AbortController();
   const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
@@ -37,7 +41,10 @@ export async function runItems(run: StepRun, items: unknown[], results: Map<numb
     const failures = await runWindow(run, items, results, signal);
     if (failures.length === 0) return undefined;
     if (timeout.signal.aborted && !ctx.signal.aborted) {
-      return stepFailure('step-timeout', `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`);
+      return stepFailure(
+        'step-timeout',
+        `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+      );
     }
     return combineFailures(step, failures);
   } finally {
@@ -45,7 +52,12 @@ export async function runItems(run: StepRun, items: unknown[], results: Map<numb
   }
 }
 
-async function runWindow(run: StepRun, items: unknown[], results: Map<number, unknown>, signal: AbortSignal): Promise<ItemFailure[]> {
+async function runWindow(
+  run: StepRun,
+  items: unknown[],
+  results: Map<number, unknown>,
+  signal: AbortSignal,
+): Promise<ItemFailure[]> {
   const { ctx, row, step } = run;
   // Items start through a window a few times the task slots wide: a 10,000-item fan-out keeps
   // a few hundred coroutines alive, not 10,000, and the slots never run dry.
@@ -83,14 +95,28 @@ export function combineFailures(step: PlannedStep, failures: ItemFailure[]): Ste
   const others = failures.filter((f) => !f.failure.outcomeUnknown);
   const first = unknown[0] ?? failures[0];
   if (!first) throw new Error('Internal error: a step failure without a failed item');
-  const otherNote = unknown.length > 0 && others.length > 0 ? ` ${others.length} other ${others.length === 1 ? 'item' : 'items'} failed too, the first with: ${others[0]!.failure.message}` : '';
-  if (unknown.length <= 1) return otherNote ? { ...first.failure, message: `${first.failure.message}.${otherNote}` } : first.failure;
+  const otherItems = `${others.length} other ${others.length === 1 ? 'item' : 'items'}`;
+  const otherNote =
+    unknown.length > 0 && others.length > 0
+      ? ` ${otherItems} failed too, the first with: ${others[0]!.failure.message}`
+      : '';
+  if (unknown.length <= 1) {
+    return otherNote ? { ...first.failure, message: `${first.failure.message}.${otherNote}` } : first.failure;
+  }
   const names = unknown.map((f) => `${step.id}[${f.index}]`).join(', ');
-  const message = `${unknown.length} submissions have unknown outcomes: ${names}. The first: ${first.failure.message}.${otherNote}`;
+  const count = `${unknown.length} submissions have unknown outcomes`;
+  const message = `${count}: ${names}. The first: ${first.failure.message}.${otherNote}`;
   return { ...first.failure, reason: 'outcome-unknown', message, outcomeUnknown: true };
 }
 
-async function runOne(ctx: EngineContext, row: number, step: PlannedStep, index: number, scope: Scope, signal: AbortSignal): Promise<Result<unknown, StepFailure>> {
+async function runOne(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  index: number,
+  scope: Scope,
+  signal: AbortSignal,
+): Promise<Result<unknown, StepFailure>> {
   const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   if (step.action === 'run') {
     const command = renderValue(step.run!, scope, `${where}.run`);

@@ -45,4 +45,5 @@ export async function prepareMediaInputs(
   return ok(prepared);
 }
 
-const urlOf = (uploaded: Result<{ url: string }, StepFailure>): Prepared => (uploaded.ok ? ok(uploaded.value.url) : uploaded);
+const urlOf = (uploaded: Result<{ url: string }, StepFailure>): Prepared =>
+  uploaded.ok ? ok(uploaded.value.url) : uploaded;

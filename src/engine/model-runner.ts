@@ -42,19 +42,40 @@ interface ModelItem {
  * submission journaled durably before it is sent, the task polled within its concurrency slot,
  * and every resource downloaded as soon as the task ends.
  */
-export async function runModel(ctx: EngineContext, row: number, step: PlannedStep, index: number, rawInput: Input, signal: AbortSignal): Promise<Result<ModelOutputs, StepFailure>> {
-  const item: ModelItem = { row, step, index, slug: step.model!.slug, type: step.model!.type, label: `${step.id}${step.forEach ? `[${index}]` : ''}` };
+export async function runModel(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  index: number,
+  rawInput: Input,
+  signal: AbortSignal,
+): Promise<Result<ModelOutputs, StepFailure>> {
+  const item: ModelItem = {
+    row,
+    step,
+    index,
+    slug: step.model!.slug,
+    type: step.model!.type,
+    label: `${step.id}${step.forEach ? `[${index}]` : ''}`,
+  };
   const prepared = await prepareMediaInputs(ctx, step, rawInput, signal);
   if (!prepared.ok) return prepared;
   const input = prepared.value;
   const schema = ctx.modelSchema(item.slug);
   const problems = schema ? validateModelInput(schema, input) : [];
-  if (problems.length > 0) return failed('invalid-input', `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
+  if (problems.length > 0)
+    return failed(
+      'invalid-input',
+      `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+    );
   const resumed = resumedTask(ctx, item);
   if (!resumed.ok) return resumed;
   let ended: Result<TaskResult, StepFailure>;
   try {
-    ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), { signal, priority: taskPriority(ctx.plan, step.id) });
+    ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), {
+      signal,
+      priority: taskPriority(ctx.plan, step.id),
+    });
   } catch (error) {
     // The queue gives up a waiting item by throwing when the signal stops.
     if (signal.aborted) return err(interrupted());
@@ -63,7 +84,11 @@ export async function runModel(ctx: EngineContext, row: number, step: PlannedSte
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {
-    return failed('task-failed', `task ${result.taskId} of ${item.label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`, { taskId: result.taskId });
+    return failed(
+      'task-failed',
+      `task ${result.taskId} of ${item.label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`,
+      { taskId: result.taskId },
+    );
   }
   return downloadOutputs(ctx, item, result, signal);
 }
@@ -86,18 +111,27 @@ function resumedTask(ctx: EngineContext, item: ModelItem): Result<string | undef
   const advice = "Check the team's tasks, then resume with --resubmit-unknown to send it again";
   const lost = ctx.resume?.unknownSubmissions.get(key);
   if (lost) {
-    const message = `the submission of ${item.label} to ${item.slug} got no certain answer in the earlier run (${lost.message}); it may have created a task. ${advice}`;
+    const what = `the submission of ${item.label} to ${item.slug}`;
+    const lostAnswer = `got no certain answer in the earlier run (${lost.message})`;
+    const message = `${what} ${lostAnswer}; it may have created a task. ${advice}`;
     return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
   }
   if (ctx.resume?.unansweredSubmissions.has(key)) {
-    const message = `the submission of ${item.label} to ${item.slug} was in flight when the run stopped; it may have created a task. ${advice}`;
+    const what = `the submission of ${item.label} to ${item.slug}`;
+    const message = `${what} was in flight when the run stopped; it may have created a task. ${advice}`;
     return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
   }
   return ok(undefined);
 }
 
 /** Within a task slot: submits (unless resuming a task), then waits for the task to end. */
-async function submitAndWait(ctx: EngineContext, item: ModelItem, input: Input, resumedTaskId: string | undefined, signal: AbortSignal): Promise<Result<TaskResult, StepFailure>> {
+async function submitAndWait(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  resumedTaskId: string | undefined,
+  signal: AbortSignal,
+): Promise<Result<TaskResult, StepFailure>> {
   if (resumedTaskId) {
     // A task from before a resume is read at once: it may have ended long ago.
     return awaitTask(ctx, item, input, resumedTaskId, 0, signal);
@@ -108,7 +142,12 @@ async function submitAndWait(ctx: EngineContext, item: ModelItem, input: Input, 
 }
 
 /** Sends the paid submission, journaled durably first; the task's id. */
-async function submit(ctx: EngineContext, item: ModelItem, input: Input, signal: AbortSignal): Promise<Result<string, StepFailure>> {
+async function submit(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  signal: AbortSignal,
+): Promise<Result<string, StepFailure>> {
   if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
   const { row, index, slug } = item;
   const step = item.step.id;
@@ -120,7 +159,15 @@ async function submit(ctx: EngineContext, item: ModelItem, input: Input, signal:
   const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
   if (!submitted.ok) {
     const failure = submitted.error;
-    if (failure.outcomeUnknown) ctx.journal.append({ type: 'submission-unknown', row, step, index, request, message: underlyingMessage(failure) });
+    if (failure.outcomeUnknown)
+      ctx.journal.append({
+        type: 'submission-unknown',
+        row,
+        step,
+        index,
+        request,
+        message: underlyingMessage(failure),
+      });
     else ctx.journal.append({ type: 'submission-refused', row, step, index, reason: failure.reason });
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
@@ -131,10 +178,18 @@ async function submit(ctx: EngineContext, item: ModelItem, input: Input, signal:
 }
 
 /** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
-const underlyingMessage = (failure: GatewayFailure): string => (failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message);
+const underlyingMessage = (failure: GatewayFailure): string =>
+  failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;
 
 /** Polls (or takes the webhook's delivery) until the task ends, and learns how long it took. */
-async function awaitTask(ctx: EngineContext, item: ModelItem, input: Input, taskId: string, submittedAt: number, signal: AbortSignal): Promise<Result<TaskResult, StepFailure>> {
+async function awaitTask(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  taskId: string,
+  submittedAt: number,
+  signal: AbortSignal,
+): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
   try {
@@ -145,15 +200,31 @@ async function awaitTask(ctx: EngineContext, item: ModelItem, input: Input, task
       maxIntervalMs: ctx.plan.settings.pollMs,
       webhook: delivered !== undefined,
     });
-    const waited = await waitForTask(ctx.client, ctx.clock, taskId, { ...schedule, signal, ...(delivered ? { delivered } : {}) });
+    const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
+      ...schedule,
+      signal,
+      ...(delivered ? { delivered } : {}),
+    });
     if (!waited.ok) {
       if (signal.aborted) return err(interrupted());
       return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
     }
     const { result, polls } = waited.value;
     ctx.log.info({ task: taskId, step: item.label, status: result.status, polls }, 'task ended');
-    ctx.journal.append({ type: 'task-finished', row: item.row, step: item.step.id, index: item.index, task_id: taskId, status: result.status, duration_ms: result.durationMs ?? null, result_expires_at: result.resultExpiresAt ?? null });
-    const elapsed = result.submitTime !== undefined && result.endTime !== undefined ? result.endTime - result.submitTime : ctx.clock.now() - submittedAt;
+    ctx.journal.append({
+      type: 'task-finished',
+      row: item.row,
+      step: item.step.id,
+      index: item.index,
+      task_id: taskId,
+      status: result.status,
+      duration_ms: result.durationMs ?? null,
+      result_expires_at: result.resultExpiresAt ?? null,
+    });
+    const elapsed =
+      result.submitTime !== undefined && result.endTime !== undefined
+        ? result.endTime - result.submitTime
+        : ctx.clock.now() - submittedAt;
     if (result.state === 'succeeded') ctx.durations.observe(slug, type, input, elapsed);
     return ok(result);
   } finally {
@@ -162,7 +233,12 @@ async function awaitTask(ctx: EngineContext, item: ModelItem, input: Input, task
 }
 
 /** Downloads every resource into the run's outputs (results expire), and shapes the step's outputs. */
-async function downloadOutputs(ctx: EngineContext, item: ModelItem, result: TaskResult, signal: AbortSignal): Promise<Result<ModelOutputs, StepFailure>> {
+async function downloadOutputs(
+  ctx: EngineContext,
+  item: ModelItem,
+  result: TaskResult,
+  signal: AbortSignal,
+): Promise<Result<ModelOutputs, StepFailure>> {
   const { row, step, index } = item;
   const prefix = `${ctx.plan.rows.length > 1 ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
   const saved = await downloadResources(ctx.client, result, {
@@ -170,11 +246,21 @@ async function downloadOutputs(ctx: EngineContext, item: ModelItem, result: Task
     name: (n, count, extension) => `${prefix}${count > 1 ? `-${n + 1}` : ''}.${extension}`,
     onSaved: (file: SavedResource) => {
       ctx.downloads.set(file.url, { path: file.path, expiresAt: result.resultExpiresAt ?? null });
-      ctx.journal.append({ type: 'output-written', row, step: step.id, index, task_id: result.taskId, url: file.url, path: file.path, bytes: file.bytes });
+      ctx.journal.append({
+        type: 'output-written',
+        row,
+        step: step.id,
+        index,
+        task_id: result.taskId,
+        url: file.url,
+        path: file.path,
+        bytes: file.bytes,
+      });
     },
     signal,
   });
-  if (!saved.ok) return err({ ...fromGateway(saved.error.failure, `download of ${saved.error.url}`), taskId: result.taskId });
+  if (!saved.ok)
+    return err({ ...fromGateway(saved.error.failure, `download of ${saved.error.url}`), taskId: result.taskId });
   const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
   const primary = resources.find((r) => r.role === 'primary' || r.role === undefined) ?? resources[0];
   return ok({

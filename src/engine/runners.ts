@@ -22,7 +22,9 @@ export async function runWebSearch(ctx: EngineContext, input: Json, signal: Abor
 }
 
 export async function runWebFetch(ctx: EngineContext, input: Json, signal: AbortSignal): RunnerResult {
-  const urls = (Array.isArray(input.urls) ? input.urls : [input.urls]).filter((u): u is string => typeof u === 'string' && u.length > 0);
+  const urls = (Array.isArray(input.urls) ? input.urls : [input.urls]).filter(
+    (u): u is string => typeof u === 'string' && u.length > 0,
+  );
   if (urls.length === 0) return ok({ pages: [], failed: [] });
   const answer = await ctx.client.webFetch(urls, signal);
   if (!answer.ok) return err(fromGateway(answer.error, 'web fetch'));
@@ -43,7 +45,11 @@ export async function runLlm(ctx: EngineContext, input: Json, signal: AbortSigna
     return failed('invalid-output', `the answer of ${String(input.model)} is not JSON: ${text.slice(0, 200)}`);
   }
   const validate = ajv.compile(input.schema as object);
-  if (!validate(json)) return failed('invalid-output', `the answer of ${String(input.model)} does not match the step's schema: ${ajv.errorsText(validate.errors)}`);
+  if (!validate(json))
+    return failed(
+      'invalid-output',
+      `the answer of ${String(input.model)} does not match the step's schema: ${ajv.errorsText(validate.errors)}`,
+    );
   return ok({ text, json, usage });
 }
 
@@ -59,7 +65,15 @@ const tail = (text: string) => text.split('\n').slice(-15).join('\n').slice(-200
 
 /** A local command in the run's folder: a string through the shell, or an argv list as is. */
 export async function runCommand(ctx: EngineContext, command: unknown, signal: AbortSignal): RunnerResult {
-  const options = { cwd: ctx.runDir, reject: false, cancelSignal: signal, env: ctx.env, extendEnv: false, stripFinalNewline: true, maxBuffer: 64 * 1024 * 1024 } as const;
+  const options = {
+    cwd: ctx.runDir,
+    reject: false,
+    cancelSignal: signal,
+    env: ctx.env,
+    extendEnv: false,
+    stripFinalNewline: true,
+    maxBuffer: 64 * 1024 * 1024,
+  } as const;
   const result = Array.isArray(command)
     ? await execa(String(command[0]), command.slice(1).map(String), options)
     : await execa(String(command), { ...options, shell: true });
@@ -67,7 +81,10 @@ export async function runCommand(ctx: EngineContext, command: unknown, signal: A
   const exitCode = result.exitCode ?? -1;
   if (exitCode !== 0) {
     const stderr = result.stderr ? `:\n${tail(String(result.stderr))}` : '';
-    return failed('command-failed', `the command exited with ${result.exitCode ?? result.signal ?? 'an error'}${stderr}`);
+    return failed(
+      'command-failed',
+      `the command exited with ${result.exitCode ?? result.signal ?? 'an error'}${stderr}`,
+    );
   }
   let json: unknown = null;
   try {

@@ -88,8 +88,21 @@ export class Uploads {
       return { ok: false, error: fromGateway(uploaded.error, `upload of ${path}`) };
     }
     const file = uploaded.value;
-    const entry: UploadEntry = { fileId: file.fileId, url: file.url, type: file.type, expiresAt: file.expiresAt ?? null, path };
-    this.journal.append({ type: 'upload-done', hash, path, file_id: entry.fileId, url: entry.url, expires_at: entry.expiresAt });
+    const entry: UploadEntry = {
+      fileId: file.fileId,
+      url: file.url,
+      type: file.type,
+      expiresAt: file.expiresAt ?? null,
+      path,
+    };
+    this.journal.append({
+      type: 'upload-done',
+      hash,
+      path,
+      file_id: entry.fileId,
+      url: entry.url,
+      expires_at: entry.expiresAt,
+    });
     return ok(entry);
   }
 }

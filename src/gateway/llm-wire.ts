@@ -27,7 +27,8 @@ export interface LlmUsage {
 const JSON_INSTRUCTION = 'Answer with JSON only, matching this JSON Schema:';
 
 /** The protocol named by a step, `chat` when it names none it knows. */
-export const llmProtocol = (value: unknown): LlmProtocol => (value === 'responses' || value === 'messages' ? value : 'chat');
+export const llmProtocol = (value: unknown): LlmProtocol =>
+  value === 'responses' || value === 'messages' ? value : 'chat';
 
 /** The request body of each protocol, asking for JSON that fits `schema` when there is one. */
 export function llmRequest(protocol: string, input: Json): Json {
@@ -47,21 +48,31 @@ export function llmRequest(protocol: string, input: Json): Json {
       // The messages protocol has no structured-output option: the schema goes into the system text.
       const schemaText = schema ? `${JSON_INSTRUCTION}\n\`\`\`json\n${JSON.stringify(schema)}\n\`\`\`` : '';
       const fullSystem = [system, schemaText].filter(Boolean).join('\n\n');
-      return { model, max_tokens: maxTokens ?? 4096, messages: [{ role: 'user', content: prompt }], ...(fullSystem ? { system: fullSystem } : {}), ...extras };
+      return {
+        model,
+        max_tokens: maxTokens ?? 4096,
+        messages: [{ role: 'user', content: prompt }],
+        ...(fullSystem ? { system: fullSystem } : {}),
+        ...extras,
+      };
     }
     default:
       return {
         model,
         messages: [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content: prompt }],
         ...(maxTokens ? { max_tokens: maxTokens } : {}),
-        ...(schema ? { response_format: { type: 'json_schema', json_schema: { name: 'output', schema, strict: false } } } : {}),
+        ...(schema
+          ? { response_format: { type: 'json_schema', json_schema: { name: 'output', schema, strict: false } } }
+          : {}),
         ...extras,
       };
   }
 }
 
 const textOf = (parts: unknown): string =>
-  Array.isArray(parts) ? parts.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
+  Array.isArray(parts)
+    ? parts.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).join('')
+    : '';
 
 function answerText(protocol: string, body: Json): string {
   if (protocol === 'chat') {
@@ -87,5 +98,8 @@ export function llmAnswer(protocol: string, body: Json): { text: string; usage: 
   };
   const input = count('input_tokens', 'prompt_tokens') ?? 0;
   const output = count('output_tokens', 'completion_tokens') ?? 0;
-  return { text: answerText(protocol, body), usage: { input_tokens: input, output_tokens: output, total_tokens: count('total_tokens') ?? input + output } };
+  return {
+    text: answerText(protocol, body),
+    usage: { input_tokens: input, output_tokens: output, total_tokens: count('total_tokens') ?? input + output },
+  };
 }

@@ -44,7 +44,11 @@ export interface ResourceDownloadOptions {
  * Downloads every resource of a finished task into `dir` at once (results expire, so nothing
  * waits), each checked to be the media type the gateway declared. The first failure, if any.
  */
-export async function downloadResources(client: GatewayClient, task: TaskResult, options: ResourceDownloadOptions): Promise<Result<SavedResource[], ResourceDownloadFailure>> {
+export async function downloadResources(
+  client: GatewayClient,
+  task: TaskResult,
+  options: ResourceDownloadOptions,
+): Promise<Result<SavedResource[], ResourceDownloadFailure>> {
   await mkdir(options.dir, { recursive: true });
   const count = task.resources.length;
   const outcomes = await Promise.all(

@@ -27,7 +27,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 30_000 };
 
-const neverOpened = (failure: GatewayFailure) => failure.reason === 'connection-failed' || (failure.reason === 'timeout' && failure.phase === 'connect');
+const neverOpened = (failure: GatewayFailure) =>
+  failure.reason === 'connection-failed' || (failure.reason === 'timeout' && failure.phase === 'connect');
 
 export function mayRetry(kind: RequestClass, failure: GatewayFailure): boolean {
   if (failure.reason === 'rate-limited' || neverOpened(failure)) return true;
@@ -45,8 +46,14 @@ export function mayRetry(kind: RequestClass, failure: GatewayFailure): boolean {
  * How long to wait before attempt `attempt + 1`: until the reset a 429 named (plus up to 10 %
  * jitter, at most a second), else exponential backoff with full jitter, capped.
  */
-export function retryDelay(failure: GatewayFailure, attempt: number, policy: RetryPolicy, random: () => number): number {
-  if (failure.reason === 'rate-limited') return failure.retryAfterMs + random() * Math.min(1000, failure.retryAfterMs * 0.1);
+export function retryDelay(
+  failure: GatewayFailure,
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
+  if (failure.reason === 'rate-limited')
+    return failure.retryAfterMs + random() * Math.min(1000, failure.retryAfterMs * 0.1);
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return Math.max(failure.retryAfterMs ?? 0, ceiling / 2 + (random() * ceiling) / 2);
 }
@@ -57,7 +64,14 @@ export function retryDelay(failure: GatewayFailure, attempt: number, policy: Ret
  * could not be evaluated, a command's exit code, the step's time limit, and a stop asked for by
  * the user.
  */
-export type StepOwnReason = 'task-failed' | 'invalid-input' | 'invalid-output' | 'expression' | 'command-failed' | 'step-timeout' | 'interrupted';
+export type StepOwnReason =
+  | 'task-failed'
+  | 'invalid-input'
+  | 'invalid-output'
+  | 'expression'
+  | 'command-failed'
+  | 'step-timeout'
+  | 'interrupted';
 
 export type StepFailureReason = FailureReason | StepOwnReason;
 

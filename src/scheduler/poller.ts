@@ -39,7 +39,13 @@ export interface Waited {
  */
 export function modelTaskSchedule(
   now: number,
-  task: { expectedMs: number; firstPollMs: number | undefined; submittedAt: number; maxIntervalMs: number; webhook: boolean },
+  task: {
+    expectedMs: number;
+    firstPollMs: number | undefined;
+    submittedAt: number;
+    maxIntervalMs: number;
+    webhook: boolean;
+  },
 ): Omit<PollSchedule, 'delivered' | 'signal'> {
   const { expectedMs, firstPollMs, submittedAt, maxIntervalMs } = task;
   const learned = firstPollMs !== undefined;
@@ -65,7 +71,12 @@ export const byIdSchedule = (): Omit<PollSchedule, 'timeoutMs' | 'signal'> => ({
  * goes through the client's gate, so it keeps within the rate limit. A failed read, a stop of the
  * signal (`aborted`) and a passed deadline (`timeout`) come back as failures.
  */
-export async function waitForTask(client: GatewayClient, clock: Clock, taskId: string, schedule: PollSchedule): Promise<Result<Waited, GatewayFailure>> {
+export async function waitForTask(
+  client: GatewayClient,
+  clock: Clock,
+  taskId: string,
+  schedule: PollSchedule,
+): Promise<Result<Waited, GatewayFailure>> {
   const { signal, delivered, timeoutMs } = schedule;
   const deadline = timeoutMs === undefined ? undefined : clock.now() + timeoutMs;
   let polls = 0;
@@ -89,7 +100,12 @@ export async function waitForTask(client: GatewayClient, clock: Clock, taskId: s
 }
 
 /** Sleeps `ms`, or less if the delivery comes first (then answers it); a stop is an `aborted` failure. */
-async function pause(clock: Clock, ms: number, signal: AbortSignal | undefined, delivered: Promise<TaskResult> | undefined): Promise<Result<TaskResult | undefined, GatewayFailure>> {
+async function pause(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal | undefined,
+  delivered: Promise<TaskResult> | undefined,
+): Promise<Result<TaskResult | undefined, GatewayFailure>> {
   if (signal?.aborted) return err(abortedFailure(false));
   // The sleep is cancelled when the delivery wins, so that no timer is left on the clock.
   const cancel = new AbortController();

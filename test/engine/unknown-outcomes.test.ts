@@ -28,12 +28,21 @@ afterEach(async () => {
 
 const consoleReport = () => {
   const out = { text: '' };
-  return { out, report: new ConsoleReporter((text) => (out.text += text), false, () => Date.now()) };
+  return {
+    out,
+    report: new ConsoleReporter(
+      (text) => (out.text += text),
+      false,
+      () => Date.now(),
+    ),
+  };
 };
 
 /** `image[3]` for each item whose request left but never got a task id. */
 function unknownItems(events: JournalEvent[]): string[] {
-  const answered = new Set(events.flatMap((e) => (e.type === 'task-submitted' || e.type === 'submission-refused' ? [e.index] : [])));
+  const answered = new Set(
+    events.flatMap((e) => (e.type === 'task-submitted' || e.type === 'submission-refused' ? [e.index] : [])),
+  );
   return events.flatMap((e) => (e.type === 'request-sent' && !answered.has(e.index) ? [`image[${e.index}]`] : []));
 }
 
@@ -47,7 +56,10 @@ describe('several submissions with unknown outcomes', () => {
     const result = await runPlan(engine.ctx);
     const step = result.rows[0]!.steps.image!;
     // The engine's own events, behind the run-started record the command line writes.
-    const events: JournalEvent[] = [{ type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null }, ...engine.events()];
+    const events: JournalEvent[] = [
+      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
+      ...engine.events(),
+    ];
     const unknown = unknownItems(events);
     expect(unknown).toHaveLength(3);
     expect(step.status).toBe('failed');
@@ -57,8 +69,13 @@ describe('several submissions with unknown outcomes', () => {
     expect(step.failure!.message).toContain('--resubmit-unknown');
     expect(first.out.text).toContain(`✗ image failed: ${step.failure!.message}`);
     const failedEvents = events.filter((e) => e.type === 'step-failed');
-    expect(failedEvents).toEqual([expect.objectContaining({ reason: 'outcome-unknown', message: step.failure!.message, outcome_unknown: true })]);
-    expect(summarise(events).steps[0]).toMatchObject({ status: 'failed', error: { message: step.failure!.message, outcome_unknown: true } });
+    expect(failedEvents).toEqual([
+      expect.objectContaining({ reason: 'outcome-unknown', message: step.failure!.message, outcome_unknown: true }),
+    ]);
+    expect(summarise(events).steps[0]).toMatchObject({
+      status: 'failed',
+      error: { message: step.failure!.message, outcome_unknown: true },
+    });
     // No retry of the step: the unknown items were not sent again (10 submissions, 3 of them lost).
     expect(gateway.stats().requests.by_route[SUBMIT]).toBe(10);
     expect(events.filter((e) => e.type === 'submission-unknown')).toHaveLength(3);
@@ -71,7 +88,9 @@ describe('several submissions with unknown outcomes', () => {
     const message = again.rows[0]!.steps.image!.failure!.message;
     expect(message).toMatch(/^3 submissions have unknown outcomes: /);
     for (const item of unknown) expect(message).toContain(item);
-    expect(message).toContain('got no certain answer in the earlier run (the connection closed before the answer was complete');
+    expect(message).toContain(
+      'got no certain answer in the earlier run (the connection closed before the answer was complete',
+    );
     expect(message).not.toContain('was in flight when the run stopped');
     expect(second.out.text).toContain(message);
     // Nothing was sent again: the seven done items are kept, the three unknown ones wait for the user.

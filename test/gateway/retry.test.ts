@@ -1,6 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { abortedFailure, downloadFailure, forSubmission, httpFailure, localFileFailure, malformedResponse, networkFailure, timeoutFailure, type GatewayFailure } from '../../src/gateway/failures.js';
-import { DEFAULT_RETRY, mayRetry, mayRetryStep, retryDelay, stepRetryDelay, type RequestClass, type StepOwnReason } from '../../src/gateway/retry.js';
+import {
+  abortedFailure,
+  downloadFailure,
+  forSubmission,
+  httpFailure,
+  localFileFailure,
+  malformedResponse,
+  networkFailure,
+  timeoutFailure,
+  type GatewayFailure,
+} from '../../src/gateway/failures.js';
+import {
+  DEFAULT_RETRY,
+  mayRetry,
+  mayRetryStep,
+  retryDelay,
+  stepRetryDelay,
+  type RequestClass,
+  type StepOwnReason,
+} from '../../src/gateway/retry.js';
 
 /** One failure of every gateway reason, and whether each request class may send it again. */
 const REQUEST_CASES: Array<[string, GatewayFailure, Record<RequestClass, boolean>]> = [
@@ -14,8 +32,16 @@ const REQUEST_CASES: Array<[string, GatewayFailure, Record<RequestClass, boolean
   ['503', httpFailure(503, 'Service unavailable', undefined), { read: true, submit: false, call: true }],
   ['408 (http-error)', httpFailure(408, 'Request timeout', undefined), { read: true, submit: false, call: false }],
   ['501 (http-error)', httpFailure(501, 'Not implemented', undefined), { read: false, submit: false, call: false }],
-  ['connection never opened', networkFailure('connection-failed', 'ECONNREFUSED'), { read: true, submit: true, call: true }],
-  ['connection dropped', networkFailure('connection-dropped', 'socket closed'), { read: true, submit: false, call: false }],
+  [
+    'connection never opened',
+    networkFailure('connection-failed', 'ECONNREFUSED'),
+    { read: true, submit: true, call: true },
+  ],
+  [
+    'connection dropped',
+    networkFailure('connection-dropped', 'socket closed'),
+    { read: true, submit: false, call: false },
+  ],
   ['connect timeout', timeoutFailure('connect', 100), { read: true, submit: true, call: true }],
   ['headers timeout', timeoutFailure('headers', 100), { read: true, submit: false, call: false }],
   ['body timeout', timeoutFailure('body', 100), { read: true, submit: false, call: false }],
@@ -28,7 +54,11 @@ const REQUEST_CASES: Array<[string, GatewayFailure, Record<RequestClass, boolean
 
 describe('mayRetry: which requests are sent again', () => {
   it.each(REQUEST_CASES)('%s', (_name, failure, expected) => {
-    expect({ read: mayRetry('read', failure), submit: mayRetry('submit', failure), call: mayRetry('call', failure) }).toEqual(expected);
+    expect({
+      read: mayRetry('read', failure),
+      submit: mayRetry('submit', failure),
+      call: mayRetry('call', failure),
+    }).toEqual(expected);
   });
 });
 
@@ -78,8 +108,12 @@ describe('retryDelay', () => {
   it('otherwise backs off exponentially with full jitter in the upper half, capped', () => {
     const failure = httpFailure(503, 'Service unavailable', undefined);
     const policy = { maxAttempts: 6, baseDelayMs: 500, maxDelayMs: 3000 };
-    expect([1, 2, 3, 4, 5].map((attempt) => retryDelay(failure, attempt, policy, () => 0))).toEqual([250, 500, 1000, 1500, 1500]);
-    expect([1, 2, 3, 4, 5].map((attempt) => retryDelay(failure, attempt, policy, () => 0.999999))).toEqual([500, 1000, 2000, 3000, 3000].map((v) => expect.closeTo(v, 0)));
+    expect([1, 2, 3, 4, 5].map((attempt) => retryDelay(failure, attempt, policy, () => 0))).toEqual([
+      250, 500, 1000, 1500, 1500,
+    ]);
+    expect([1, 2, 3, 4, 5].map((attempt) => retryDelay(failure, attempt, policy, () => 0.999999))).toEqual(
+      [500, 1000, 2000, 3000, 3000].map((v) => expect.closeTo(v, 0)),
+    );
   });
 
   it('never waits less than a Retry-After the gateway sent with a 503', () => {

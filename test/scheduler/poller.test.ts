@@ -33,7 +33,13 @@ describe('waitForTask on the model schedule', () => {
   it('before anything is learned: reads every quarter of the guess until it has passed, then backs off by half, capped', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 80_000);
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 40_000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 20_000, webhook: false });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 20_000,
+      webhook: false,
+    });
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(200_000);
     const waited = await waiting;
@@ -44,7 +50,13 @@ describe('waitForTask on the model schedule', () => {
   it('once learned: the first read when a typical task is done, then back-off from a fifth of the expected time', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 45_000);
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 40_000, firstPollMs: 30_000, submittedAt: clock.now(), maxIntervalMs: 60_000, webhook: false });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: 30_000,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(200_000);
     const waited = await waiting;
@@ -55,7 +67,13 @@ describe('waitForTask on the model schedule', () => {
   it('a task from before a resume (submitted long ago) is read almost at once', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 0);
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 40_000, firstPollMs: 30_000, submittedAt: 0, maxIntervalMs: 60_000, webhook: false });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: 30_000,
+      submittedAt: 0,
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(1000);
     expect((await waiting).ok).toBe(true);
@@ -67,7 +85,13 @@ describe('waitForTask on the model schedule', () => {
     const { client, reads } = fakeClient(clock, 5000);
     let deliver!: (result: TaskResult) => void;
     const delivered = new Promise<TaskResult>((resolve) => (deliver = resolve));
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 10_000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 5000, webhook: true });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 10_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
     const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
     await clock.advance(5000);
     deliver(task('succeeded'));
@@ -81,7 +105,13 @@ describe('waitForTask on the model schedule', () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 45_000);
     const delivered = new Promise<TaskResult>(() => {});
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 10_000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 5000, webhook: true });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 10_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
     const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
     await clock.advance(100_000);
     expect((await waiting).ok).toBe(true);
@@ -93,7 +123,13 @@ describe('waitForTask on the model schedule', () => {
     const { client, reads } = fakeClient(clock, 0);
     let deliver!: (result: TaskResult) => void;
     const delivered = new Promise<TaskResult>((resolve) => (deliver = resolve));
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 1000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 5000, webhook: true });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 1000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
     const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
     await clock.advance(3000);
     deliver(task('succeeded'));
@@ -107,7 +143,13 @@ describe('waitForTask on the model schedule', () => {
     const clock = new ManualClock();
     const failure = httpFailure(404, 'Not found: task task_1 does not exist', undefined);
     const { client, reads } = fakeClient(clock, 60_000, { read: 2, failure });
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 8000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 60_000, webhook: false });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 8000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(100_000);
     expect(await waiting).toEqual({ ok: false, error: failure });
@@ -118,7 +160,13 @@ describe('waitForTask on the model schedule', () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 60_000);
     const controller = new AbortController();
-    const schedule = modelTaskSchedule(clock.now(), { expectedMs: 8000, firstPollMs: undefined, submittedAt: clock.now(), maxIntervalMs: 60_000, webhook: false });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 8000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
     const waiting = waitForTask(client, clock, 'task_1', { ...schedule, signal: controller.signal });
     await clock.advance(1000);
     controller.abort();
@@ -142,7 +190,16 @@ describe('waitForTask on the task-by-id schedule (pipeline task wait)', () => {
     const { client, reads } = fakeClient(clock, 60_000);
     const waiting = waitForTask(client, clock, 'task_1', { ...byIdSchedule(), timeoutMs: 10_000 });
     await clock.advance(100_000);
-    expect(await waiting).toEqual({ ok: false, error: { reason: 'timeout', phase: 'body', message: 'task task_1 is still processing after 10.0s', retryable: false, outcomeUnknown: false } });
+    expect(await waiting).toEqual({
+      ok: false,
+      error: {
+        reason: 'timeout',
+        phase: 'body',
+        message: 'task task_1 is still processing after 10.0s',
+        retryable: false,
+        outcomeUnknown: false,
+      },
+    });
     // The last wait is cut short to end at the timeout.
     expect(reads).toEqual([0, 2000, 5000, 9500, 10_000]);
   });
