@@ -1,34 +1,46 @@
 import type { GatewayFailure } from '../gateway/failures.js';
+import type { StepFailureReason } from '../gateway/retry.js';
+import { err } from '../result.js';
 
 /**
- * Why a step failed. Gateway failures keep their own reason; the engine adds its own: a task that
- * ended failed, an input the model's schema refused at run time, an answer that broke the step's
- * schema, a command's exit code, the step's time limit, and a stop asked for by the user.
+ * Why a step failed, as a value. Gateway failures keep their own reason and stay attached as
+ * `cause` (with their status and any retry-after); the engine adds its own reasons. Whether the
+ * step runs again is not stored here: the retry policy (`mayRetryStep`) derives it from the reason.
  */
 export interface StepFailure {
-  reason: GatewayFailure['reason'] | 'task-failed' | 'invalid-input' | 'invalid-output' | 'expression' | 'command-failed' | 'step-timeout' | 'interrupted';
+  reason: StepFailureReason;
   message: string;
-  /** A retry of the step is safe: nothing paid is in doubt. */
-  retryable: boolean;
   /** A paid submission may or may not have been accepted: never sent again automatically. */
   outcomeUnknown: boolean;
   taskId?: string;
+  cause?: GatewayFailure;
 }
 
-export class StepError extends Error {
-  constructor(readonly failure: StepFailure) {
-    super(failure.message);
-  }
-}
+/** A failure of the engine's own (not the gateway's), whose outcome is known. */
+export const stepFailure = (
+  reason: StepFailureReason,
+  message: string,
+  extra: { taskId?: string } = {},
+): StepFailure => ({
+  reason,
+  message,
+  outcomeUnknown: false,
+  ...extra,
+});
+
+/** The same, as the failed Result a runner returns. */
+export const failed = (reason: StepFailureReason, message: string, extra: { taskId?: string } = {}) =>
+  err(stepFailure(reason, message, extra));
+
+export const interrupted = (message = 'the run was stopped'): StepFailure => stepFailure('interrupted', message);
 
 export function fromGateway(failure: GatewayFailure, context: string): StepFailure {
+  const advice =
+    "Check the team's tasks and balance before running it again; " +
+    '`pipeline resume` will not send it again unless asked to with --resubmit-unknown';
   const message =
     failure.reason === 'outcome-unknown'
-      ? `${context}: ${failure.message}. Check the team's tasks and balance before running it again; \`pipeline resume\` will not send it again unless asked to with --resubmit-unknown`
+      ? `${context}: ${failure.message}. ${advice}`
       : `${context}: ${failure.message}`;
-  return { reason: failure.reason, message, retryable: failure.retryable && !failure.outcomeUnknown, outcomeUnknown: failure.outcomeUnknown };
+  return { reason: failure.reason, message, outcomeUnknown: failure.outcomeUnknown, cause: failure };
 }
-
-export const failWith = (failure: StepFailure): never => {
-  throw new StepError(failure);
-};

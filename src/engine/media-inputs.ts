@@ -1,35 +1,49 @@
 import { isAbsolute, resolve } from 'node:path';
 import { isLocalPath } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
+import { ok, type Result } from '../result.js';
 import type { EngineContext } from './context.js';
+import type { StepFailure } from './failure.js';
+import { URL_EXPIRY_MARGIN_MS } from './uploads.js';
 
-/** A result URL expiring within this much is replaced by a fresh upload of the local copy. */
-const EXPIRY_MARGIN_MS = 5 * 60_000;
+type Prepared = Result<unknown, StepFailure>;
 
 /**
  * URL-typed inputs made ready to send: a local path is uploaded and replaced by its URL; a URL of
  * an earlier step's output that has expired (or is about to) is replaced by an upload of the
- * local copy the run downloaded.
+ * local copy the run downloaded. The first upload that fails fails the input.
  */
-export async function prepareMediaInputs(ctx: EngineContext, step: PlannedStep, input: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
+export async function prepareMediaInputs(
+  ctx: EngineContext,
+  step: PlannedStep,
+  input: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Result<Record<string, unknown>, StepFailure>> {
   const prepared = { ...input };
-  const resolveOne = async (value: unknown): Promise<unknown> => {
-    if (typeof value !== 'string') return value;
+  const resolveOne = async (value: unknown): Promise<Prepared> => {
+    if (typeof value !== 'string') return ok(value);
     if (isLocalPath(value)) {
       const path = isAbsolute(value) ? value : resolve(ctx.plan.recipeDir, value);
-      return (await ctx.uploads.upload(path, signal)).url;
+      return urlOf(await ctx.uploads.upload(path, signal));
     }
     const local = ctx.downloads.get(value);
-    if (local && local.expiresAt !== null && local.expiresAt < ctx.clock.now() + EXPIRY_MARGIN_MS) {
+    if (local && local.expiresAt !== null && local.expiresAt < ctx.clock.now() + URL_EXPIRY_MARGIN_MS) {
       ctx.log.info({ url: value, path: local.path }, 'result URL expired: uploading the local copy');
-      return (await ctx.uploads.upload(local.path, signal)).url;
+      return urlOf(await ctx.uploads.upload(local.path, signal));
     }
-    return value;
+    return ok(value);
   };
   for (const media of step.mediaFields) {
     const value = prepared[media.field];
     if (value === undefined) continue;
-    prepared[media.field] = Array.isArray(value) ? await Promise.all(value.map(resolveOne)) : await resolveOne(value);
+    const outcomes = await Promise.all((Array.isArray(value) ? value : [value]).map(resolveOne));
+    const failure = outcomes.find((outcome) => !outcome.ok);
+    if (failure) return failure as { ok: false; error: StepFailure };
+    const values = outcomes.map((outcome) => (outcome as { ok: true; value: unknown }).value);
+    prepared[media.field] = Array.isArray(value) ? values : values[0];
   }
-  return prepared;
+  return ok(prepared);
 }
+
+const urlOf = (uploaded: Result<{ url: string }, StepFailure>): Prepared =>
+  uploaded.ok ? ok(uploaded.value.url) : uploaded;

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { extname, join } from 'node:path';
+import type { GatewayFailure } from '../gateway/failures.js';
+import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
+import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
-import type { Resource, TaskResult } from '../gateway/types.js';
+import { err, ok, type Result } from '../result.js';
+import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
-import { fromGateway, failWith } from './failure.js';
-import { waitForTask } from './poller.js';
+import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { taskPriority } from './priorities.js';
 
-/** What a media model's step gives to later steps (recipe-language.md, Outputs of each action). */
+/** What a media model's step gives to later steps: the task, its files (downloaded), its metadata. */
 export interface ModelOutputs {
   task_id: string;
   resources: Array<Resource & { path: string }>;
@@ -22,98 +24,246 @@ export interface ModelOutputs {
   metadata: Record<string, unknown>;
 }
 
-const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', 'image/jpeg': 'jpg', 'image/png': 'png', 'video/mp4': 'mp4' };
+type Input = Record<string, unknown>;
+
+/** One item of a model step, as the functions below name and journal it. */
+interface ModelItem {
+  row: number;
+  step: PlannedStep;
+  index: number;
+  slug: string;
+  type: string;
+  /** `image` or `image[3]`. */
+  label: string;
+}
 
 /**
  * One run of a model step: the input checked against the live schema, local files uploaded, the
  * submission journaled durably before it is sent, the task polled within its concurrency slot,
  * and every resource downloaded as soon as the task ends.
  */
-export async function runModel(ctx: EngineContext, row: number, step: PlannedStep, index: number, rawInput: Record<string, unknown>, signal: AbortSignal): Promise<ModelOutputs> {
-  const slug = step.model!.slug;
-  const type = step.model!.type;
-  const input = await prepareMediaInputs(ctx, step, rawInput, signal);
-  const schema = ctx.modelSchema(slug);
+export async function runModel(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  index: number,
+  rawInput: Input,
+  signal: AbortSignal,
+): Promise<Result<ModelOutputs, StepFailure>> {
+  const item: ModelItem = {
+    row,
+    step,
+    index,
+    slug: step.model!.slug,
+    type: step.model!.type,
+    label: `${step.id}${step.forEach ? `[${index}]` : ''}`,
+  };
+  const prepared = await prepareMediaInputs(ctx, step, rawInput, signal);
+  if (!prepared.ok) return prepared;
+  const input = prepared.value;
+  const schema = ctx.modelSchema(item.slug);
   const problems = schema ? validateModelInput(schema, input) : [];
-  if (problems.length > 0) {
-    failWith({ reason: 'invalid-input', message: `the input to ${slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, retryable: false, outcomeUnknown: false });
+  if (problems.length > 0)
+    return failed(
+      'invalid-input',
+      `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+    );
+  const resumed = resumedTask(ctx, item);
+  if (!resumed.ok) return resumed;
+  let ended: Result<TaskResult, StepFailure>;
+  try {
+    ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), {
+      signal,
+      priority: taskPriority(ctx.plan, step.id),
+    });
+  } catch (error) {
+    // The queue gives up a waiting item by throwing when the signal stops.
+    if (signal.aborted) return err(interrupted());
+    throw error;
   }
-  const key = itemKey(row, step.id, index);
-  const label = `${step.id}${step.forEach ? `[${index}]` : ''}`;
-  const resumed = ctx.resume?.submittedTasks.get(key);
-  // Used once: if that task failed and the step retries, the retry submits afresh.
-  if (resumed) ctx.resume!.submittedTasks.delete(key);
-  let taskId = resumed?.taskId;
-  if (!taskId && ctx.resume?.unansweredSubmissions.has(key) && !ctx.resubmitUnknown) {
-    failWith({ reason: 'outcome-unknown', message: `the submission of ${label} to ${slug} was in flight when the run stopped; it may have created a task. Check the team's tasks, then resume with --resubmit-unknown to send it again`, retryable: false, outcomeUnknown: true });
-  }
-  const result = await ctx.tasks.add(
-    async (): Promise<TaskResult> => {
-      // A task from before a resume is read at once: it may have ended long ago.
-      let submittedAt = resumed ? 0 : ctx.clock.now();
-      if (!taskId) {
-        if (signal.aborted) failWith({ reason: 'interrupted', message: 'the run was stopped before this task was submitted', retryable: false, outcomeUnknown: false });
-        const request = randomUUID();
-        // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
-        await ctx.journal.appendDurable({ type: 'request-sent', row, step: step.id, index, slug, request });
-        // No signal: a submission that has left is seen through to its answer, so that a stop
-        // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
-        const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
-        if (!submitted.ok) {
-          if (!submitted.error.outcomeUnknown) ctx.journal.append({ type: 'submission-refused', row, step: step.id, index, reason: submitted.error.reason });
-          return failWith(fromGateway(submitted.error, `submission of ${label} to ${slug}`));
-        }
-        taskId = submitted.value.taskId;
-        submittedAt = ctx.clock.now();
-        ctx.journal.append({ type: 'task-submitted', row, step: step.id, index, slug, request, task_id: taskId });
-        ctx.report.taskSubmitted(label, taskId);
-      }
-      const id = taskId;
-      const delivered = ctx.webhook?.expect(id);
-      try {
-        const { result, polls } = await waitForTask(ctx.client, ctx.clock, id, {
-          expectedMs: ctx.durations.expected(slug, type, input),
-          firstPollMs: ctx.durations.firstPoll(slug, type, input),
-          submittedAt,
-          maxIntervalMs: ctx.plan.settings.pollMs,
-          signal,
-          ...(delivered ? { delivered } : {}),
-        });
-        ctx.log.info({ task: id, step: label, status: result.status, polls }, 'task ended');
-        ctx.journal.append({ type: 'task-finished', row, step: step.id, index, task_id: id, status: result.status, duration_ms: result.durationMs ?? null, result_expires_at: result.resultExpiresAt ?? null });
-        const elapsed = result.submitTime !== undefined && result.endTime !== undefined ? result.endTime - result.submitTime : ctx.clock.now() - submittedAt;
-        if (result.state === 'succeeded') ctx.durations.observe(slug, type, input, elapsed);
-        return result;
-      } finally {
-        ctx.webhook?.forget(id);
-      }
-    },
-    { signal, priority: taskPriority(ctx.plan, step.id) },
-  );
+  if (!ended.ok) return ended;
+  const result = ended.value;
   if (result.state === 'failed') {
-    failWith({ reason: 'task-failed', message: `task ${result.taskId} of ${label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`, retryable: true, outcomeUnknown: false, taskId: result.taskId });
+    return failed(
+      'task-failed',
+      `task ${result.taskId} of ${item.label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`,
+      { taskId: result.taskId },
+    );
   }
-  return downloadOutputs(ctx, row, step, index, result, signal);
+  return downloadOutputs(ctx, item, result, signal);
+}
+
+/**
+ * The task an earlier run submitted for this item, to be read rather than submitted again; or
+ * nothing. A submission of the earlier run whose outcome is unknown is not sent again unless the
+ * user asked for it, and the message says which of the two it was: in flight at a kill, or an
+ * answer lost while the run went on.
+ */
+function resumedTask(ctx: EngineContext, item: ModelItem): Result<string | undefined, StepFailure> {
+  const key = itemKey(item.row, item.step.id, item.index);
+  const submitted = ctx.resume?.submittedTasks.get(key);
+  // Used once: if that task failed and the step retries, the retry submits afresh.
+  if (submitted) {
+    ctx.resume!.submittedTasks.delete(key);
+    return ok(submitted.taskId);
+  }
+  if (ctx.resubmitUnknown) return ok(undefined);
+  const advice = "Check the team's tasks, then resume with --resubmit-unknown to send it again";
+  const lost = ctx.resume?.unknownSubmissions.get(key);
+  if (lost) {
+    const what = `the submission of ${item.label} to ${item.slug}`;
+    const lostAnswer = `got no certain answer in the earlier run (${lost.message})`;
+    const message = `${what} ${lostAnswer}; it may have created a task. ${advice}`;
+    return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
+  }
+  if (ctx.resume?.unansweredSubmissions.has(key)) {
+    const what = `the submission of ${item.label} to ${item.slug}`;
+    const message = `${what} was in flight when the run stopped; it may have created a task. ${advice}`;
+    return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
+  }
+  return ok(undefined);
+}
+
+/** Within a task slot: submits (unless resuming a task), then waits for the task to end. */
+async function submitAndWait(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  resumedTaskId: string | undefined,
+  signal: AbortSignal,
+): Promise<Result<TaskResult, StepFailure>> {
+  if (resumedTaskId) {
+    // A task from before a resume is read at once: it may have ended long ago.
+    return awaitTask(ctx, item, input, resumedTaskId, 0, signal);
+  }
+  const submitted = await submit(ctx, item, input, signal);
+  if (!submitted.ok) return submitted;
+  return awaitTask(ctx, item, input, submitted.value, ctx.clock.now(), signal);
+}
+
+/** Sends the paid submission, journaled durably first; the task's id. */
+async function submit(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  signal: AbortSignal,
+): Promise<Result<string, StepFailure>> {
+  if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
+  const { row, index, slug } = item;
+  const step = item.step.id;
+  const request = randomUUID();
+  // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
+  await ctx.journal.appendDurable({ type: 'request-sent', row, step, index, slug, request });
+  // No signal: a submission that has left is seen through to its answer, so that a stop
+  // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
+  const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
+  if (!submitted.ok) {
+    const failure = submitted.error;
+    if (failure.outcomeUnknown)
+      ctx.journal.append({
+        type: 'submission-unknown',
+        row,
+        step,
+        index,
+        request,
+        message: underlyingMessage(failure),
+      });
+    else ctx.journal.append({ type: 'submission-refused', row, step, index, reason: failure.reason });
+    return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
+  }
+  const taskId = submitted.value.taskId;
+  ctx.journal.append({ type: 'task-submitted', row, step, index, slug, request, task_id: taskId });
+  ctx.report.taskSubmitted(item.label, taskId);
+  return ok(taskId);
+}
+
+/** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
+const underlyingMessage = (failure: GatewayFailure): string =>
+  failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;
+
+/** Polls (or takes the webhook's delivery) until the task ends, and learns how long it took. */
+async function awaitTask(
+  ctx: EngineContext,
+  item: ModelItem,
+  input: Input,
+  taskId: string,
+  submittedAt: number,
+  signal: AbortSignal,
+): Promise<Result<TaskResult, StepFailure>> {
+  const { slug, type } = item;
+  const delivered = ctx.webhook?.expect(taskId);
+  try {
+    const schedule = modelTaskSchedule(ctx.clock.now(), {
+      expectedMs: ctx.durations.expected(slug, type, input),
+      firstPollMs: ctx.durations.firstPoll(slug, type, input),
+      submittedAt,
+      maxIntervalMs: ctx.plan.settings.pollMs,
+      webhook: delivered !== undefined,
+    });
+    const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
+      ...schedule,
+      signal,
+      ...(delivered ? { delivered } : {}),
+    });
+    if (!waited.ok) {
+      if (signal.aborted) return err(interrupted());
+      return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
+    }
+    const { result, polls } = waited.value;
+    ctx.log.info({ task: taskId, step: item.label, status: result.status, polls }, 'task ended');
+    ctx.journal.append({
+      type: 'task-finished',
+      row: item.row,
+      step: item.step.id,
+      index: item.index,
+      task_id: taskId,
+      status: result.status,
+      duration_ms: result.durationMs ?? null,
+      result_expires_at: result.resultExpiresAt ?? null,
+    });
+    const elapsed =
+      result.submitTime !== undefined && result.endTime !== undefined
+        ? result.endTime - result.submitTime
+        : ctx.clock.now() - submittedAt;
+    if (result.state === 'succeeded') ctx.durations.observe(slug, type, input, elapsed);
+    return ok(result);
+  } finally {
+    ctx.webhook?.forget(taskId);
+  }
 }
 
 /** Downloads every resource into the run's outputs (results expire), and shapes the step's outputs. */
-async function downloadOutputs(ctx: EngineContext, row: number, step: PlannedStep, index: number, result: TaskResult, signal: AbortSignal): Promise<ModelOutputs> {
+async function downloadOutputs(
+  ctx: EngineContext,
+  item: ModelItem,
+  result: TaskResult,
+  signal: AbortSignal,
+): Promise<Result<ModelOutputs, StepFailure>> {
+  const { row, step, index } = item;
   const prefix = `${ctx.plan.rows.length > 1 ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
-  const resources = await Promise.all(
-    result.resources.map(async (resource, n) => {
-      const guessed = resource.format ?? extname(new URL(resource.url).pathname).slice(1);
-      const extension = (EXTENSIONS[guessed] ?? guessed.replace(/[^a-z0-9]/gi, '').slice(0, 5)) || 'bin';
-      const path = join(ctx.outputsDir, `${prefix}${result.resources.length > 1 ? `-${n + 1}` : ''}.${extension}`);
-      const expect = ['image', 'video', 'audio'].includes(resource.type) ? resource.type : undefined;
-      const saved = await ctx.client.download(resource.url, path, expect ? { expect } : {}, signal);
-      if (!saved.ok) return failWith({ ...fromGateway(saved.error, `download of ${resource.url}`), taskId: result.taskId });
-      ctx.downloads.set(resource.url, { path, expiresAt: result.resultExpiresAt ?? null });
-      ctx.journal.append({ type: 'output-written', row, step: step.id, index, task_id: result.taskId, url: resource.url, path, bytes: saved.value.bytes });
-      return { ...resource, path };
-    }),
-  );
+  const saved = await downloadResources(ctx.client, result, {
+    dir: ctx.outputsDir,
+    name: (n, count, extension) => `${prefix}${count > 1 ? `-${n + 1}` : ''}.${extension}`,
+    onSaved: (file: SavedResource) => {
+      ctx.downloads.set(file.url, { path: file.path, expiresAt: result.resultExpiresAt ?? null });
+      ctx.journal.append({
+        type: 'output-written',
+        row,
+        step: step.id,
+        index,
+        task_id: result.taskId,
+        url: file.url,
+        path: file.path,
+        bytes: file.bytes,
+      });
+    },
+    signal,
+  });
+  if (!saved.ok)
+    return err({ ...fromGateway(saved.error.failure, `download of ${saved.error.url}`), taskId: result.taskId });
+  const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
   const primary = resources.find((r) => r.role === 'primary' || r.role === undefined) ?? resources[0];
-  return {
+  return ok({
     task_id: result.taskId,
     resources,
     images: resources.filter((r) => r.type === 'image'),
@@ -122,5 +272,5 @@ async function downloadOutputs(ctx: EngineContext, row: number, step: PlannedSte
     url: primary?.url ?? null,
     path: primary?.path ?? null,
     metadata: result.metadata,
-  };
+  });
 }

@@ -1,12 +1,18 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import type { GatewayClient } from '../gateway/client.js';
 import type { Clock } from '../clock.js';
+import type { GatewayClient } from '../gateway/client.js';
+import { ok, type Result } from '../result.js';
 import type { Journal } from '../store/journal.js';
-import { fromGateway, failWith } from './failure.js';
+import { failed, fromGateway, type StepFailure } from './failure.js';
 
-/** A URL that expires within this much is not handed to a new task. */
-const EXPIRY_MARGIN_MS = 10 * 60_000;
+/**
+ * A gateway URL that expires within this much is not handed to a new task: it is replaced by a
+ * fresh upload. A task may wait for a slot and in the gateway's queue before the model fetches its
+ * inputs, so the URL must outlive that wait; ten minutes covers a long queue at a small cost (an
+ * extra upload of a file whose URL had under ten minutes left).
+ */
+export const URL_EXPIRY_MARGIN_MS = 10 * 60_000;
 
 export interface UploadEntry {
   fileId: string;
@@ -15,6 +21,8 @@ export interface UploadEntry {
   expiresAt: number | null;
   path: string;
 }
+
+type UploadOutcome = Result<UploadEntry, StepFailure>;
 
 async function sha256(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -25,10 +33,13 @@ async function sha256(path: string): Promise<string> {
 /**
  * Local files become gateway URLs here, once per content hash and run: the same bytes under two
  * names, or asked for by ten tasks at once, are uploaded once, and again only when the URL is
- * about to expire.
+ * about to expire. Everyone asking for one hash shares one attempt and its outcome: a failed
+ * upload fails all of them, and is tried again only when a step starts a new attempt
+ * (`forgetFailures`), not once by each item that was waiting for it.
  */
 export class Uploads {
-  private readonly byHash = new Map<string, Promise<UploadEntry>>();
+  private readonly byHash = new Map<string, Promise<UploadOutcome>>();
+  private readonly failedHashes = new Set<string>();
 
   constructor(
     private readonly client: GatewayClient,
@@ -36,25 +47,62 @@ export class Uploads {
     private readonly clock: Clock,
     known: Iterable<[string, { fileId: string; url: string; expiresAt: number | null; path: string }]> = [],
   ) {
-    for (const [hash, entry] of known) this.byHash.set(hash, Promise.resolve({ ...entry, type: 'unknown' }));
+    for (const [hash, entry] of known) this.byHash.set(hash, Promise.resolve(ok({ ...entry, type: 'unknown' })));
   }
 
-  async upload(path: string, signal: AbortSignal): Promise<UploadEntry> {
-    const hash = await sha256(path).catch(() => failWith({ reason: 'local-file', message: `cannot read ${path}`, retryable: false, outcomeUnknown: false }));
-    const existing = this.byHash.get(hash);
-    if (existing) {
-      const entry = await existing.catch(() => undefined);
-      if (entry && (entry.expiresAt === null || entry.expiresAt > this.clock.now() + EXPIRY_MARGIN_MS)) return entry;
+  async upload(path: string, signal: AbortSignal): Promise<UploadOutcome> {
+    let hash: string;
+    try {
+      hash = await sha256(path);
+    } catch {
+      return failed('local-file', `cannot read ${path}`);
     }
-    const fresh = (async () => {
-      const uploaded = await this.client.upload(path, signal);
-      if (!uploaded.ok) return failWith(fromGateway(uploaded.error, `upload of ${path}`));
-      const file = uploaded.value;
-      const entry: UploadEntry = { fileId: file.fileId, url: file.url, type: file.type, expiresAt: file.expiresAt ?? null, path };
-      this.journal.append({ type: 'upload-done', hash, path, file_id: entry.fileId, url: entry.url, expires_at: entry.expiresAt });
-      return entry;
-    })();
+    for (;;) {
+      const existing = this.byHash.get(hash);
+      if (!existing) break;
+      const outcome = await existing;
+      // Someone replaced an expiring entry while this caller waited: share theirs.
+      if (this.byHash.get(hash) !== existing) continue;
+      if (!outcome.ok || this.usable(outcome.value)) return outcome;
+      break;
+    }
+    const fresh = this.send(hash, path, signal);
     this.byHash.set(hash, fresh);
     return fresh;
+  }
+
+  /** Lets the uploads that failed be tried again: for a new attempt of a step. */
+  forgetFailures(): void {
+    for (const hash of this.failedHashes) this.byHash.delete(hash);
+    this.failedHashes.clear();
+  }
+
+  private usable(entry: UploadEntry): boolean {
+    return entry.expiresAt === null || entry.expiresAt > this.clock.now() + URL_EXPIRY_MARGIN_MS;
+  }
+
+  private async send(hash: string, path: string, signal: AbortSignal): Promise<UploadOutcome> {
+    const uploaded = await this.client.upload(path, signal);
+    if (!uploaded.ok) {
+      this.failedHashes.add(hash);
+      return { ok: false, error: fromGateway(uploaded.error, `upload of ${path}`) };
+    }
+    const file = uploaded.value;
+    const entry: UploadEntry = {
+      fileId: file.fileId,
+      url: file.url,
+      type: file.type,
+      expiresAt: file.expiresAt ?? null,
+      path,
+    };
+    this.journal.append({
+      type: 'upload-done',
+      hash,
+      path,
+      file_id: entry.fileId,
+      url: entry.url,
+      expires_at: entry.expiresAt,
+    });
+    return ok(entry);
   }
 }

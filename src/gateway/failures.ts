@@ -1,7 +1,9 @@
 /**
- * Every way a gateway call can fail, as one tagged union. Whether to retry is data, decided here
- * once: `retryable` says the same request may be sent again, `outcomeUnknown` says a paid
- * submission may or may not have been accepted (architecture.md, "Paid requests").
+ * Every way a gateway call can fail, as one tagged union. The facts about a failure are data:
+ * `retryable` says the failure is transient (the same request could succeed if sent again),
+ * `outcomeUnknown` says a paid submission may or may not have been accepted. Whether a request or
+ * a step is actually sent again is decided from these facts in one place, the retry policy in
+ * retry.ts: a paid submission whose outcome is unknown is never sent again automatically.
  */
 export type GatewayFailure =
   | HttpFailure<'invalid-parameters', 400>

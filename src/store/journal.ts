@@ -8,6 +8,7 @@ export type JournalEvent =
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
   | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
+  | { type: 'submission-unknown'; t: number; row: number; step: string; index: number; request: string; message: string }
   | { type: 'task-submitted'; t: number; row: number; step: string; index: number; slug: string; request: string; task_id: string }
   | { type: 'task-finished'; t: number; row: number; step: string; index: number; task_id: string; status: string; duration_ms: number | null; result_expires_at: number | null }
   | { type: 'output-written'; t: number; row: number; step: string; index: number; task_id: string; url: string; path: string; bytes: number }

@@ -17,6 +17,8 @@ export interface ReplayedState {
   submittedTasks: Map<string, { taskId: string; slug: string; submittedAt: number }>;
   /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
   unansweredSubmissions: Map<string, { slug: string; request: string }>;
+  /** `row/step/index` → a request whose answer was lost while the run went on (not a kill): its outcome is unknown. */
+  unknownSubmissions: Map<string, { request: string; message: string }>;
   /** Uploads by content hash. */
   uploads: Map<string, { fileId: string; url: string; expiresAt: number | null; path: string }>;
   /** Downloaded resources: gateway URL → local copy. */
@@ -39,6 +41,7 @@ export function replay(events: JournalEvent[]): ReplayedState {
     finishedItems: new Map(),
     submittedTasks: new Map(),
     unansweredSubmissions: new Map(),
+    unknownSubmissions: new Map(),
     uploads: new Map(),
     downloads: new Map(),
     status: 'running',
@@ -47,7 +50,12 @@ export function replay(events: JournalEvent[]): ReplayedState {
   for (const event of events) {
     switch (event.type) {
       case 'request-sent':
+        state.unknownSubmissions.delete(itemKey(event.row, event.step, event.index));
         state.unansweredSubmissions.set(itemKey(event.row, event.step, event.index), { slug: event.slug, request: event.request });
+        break;
+      case 'submission-unknown':
+        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
+        state.unknownSubmissions.set(itemKey(event.row, event.step, event.index), { request: event.request, message: event.message });
         break;
       case 'submission-refused':
         state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));

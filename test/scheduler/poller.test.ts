@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../src/gateway/client.js';
+import { httpFailure, type GatewayFailure } from '../../src/gateway/failures.js';
+import type { TaskResult } from '../../src/gateway/types.js';
+import { err, ok, type Result } from '../../src/result.js';
+import { byIdSchedule, modelTaskSchedule, waitForTask } from '../../src/scheduler/poller.js';
+import { ManualClock } from '../support/manual-clock.js';
+
+const task = (state: 'running' | 'succeeded', taskId = 'task_1'): TaskResult => ({
+  taskId,
+  modelId: 'vendor-a/vendor-a-v3-t2i',
+  status: state === 'running' ? 'processing' : 'success',
+  state,
+  resources: [],
+  metadata: {},
+});
+
+/** A client whose only task ends at `endsAt` ms after the test starts; it records when it was read. */
+function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number; failure: GatewayFailure }) {
+  const start = clock.now();
+  const reads: number[] = [];
+  const client = {
+    async task(taskId: string): Promise<Result<TaskResult, GatewayFailure>> {
+      reads.push(clock.now() - start);
+      if (failAt && reads.length === failAt.read) return err(failAt.failure);
+      return ok(task(clock.now() - start >= endsAt ? 'succeeded' : 'running', taskId));
+    },
+  } as unknown as GatewayClient;
+  return { client, reads };
+}
+
+describe('waitForTask on the model schedule', () => {
+  it('before anything is learned: reads every quarter of the guess until it has passed, then backs off by half, capped', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 80_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 20_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', schedule);
+    await clock.advance(200_000);
+    const waited = await waiting;
+    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 7 });
+    expect(reads).toEqual([10_000, 20_000, 30_000, 40_000, 50_000, 65_000, 85_000]);
+  });
+
+  it('once learned: the first read when a typical task is done, then back-off from a fifth of the expected time', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 45_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: 30_000,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', schedule);
+    await clock.advance(200_000);
+    const waited = await waiting;
+    expect(waited.ok && waited.value.polls).toBe(3);
+    expect(reads).toEqual([30_000, 38_000, 50_000]);
+  });
+
+  it('a task from before a resume (submitted long ago) is read almost at once', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 0);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: 30_000,
+      submittedAt: 0,
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', schedule);
+    await clock.advance(1000);
+    expect((await waiting).ok).toBe(true);
+    expect(reads).toEqual([200]);
+  });
+
+  it('a webhook delivery that comes before the first read ends the wait with no read and no timer left', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 5000);
+    let deliver!: (result: TaskResult) => void;
+    const delivered = new Promise<TaskResult>((resolve) => (deliver = resolve));
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 10_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
+    await clock.advance(5000);
+    deliver(task('succeeded'));
+    const waited = await waiting;
+    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 0 });
+    expect(reads).toEqual([]);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('with a webhook whose delivery is lost, reads at three times the expected time, then every poll interval', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 45_000);
+    const delivered = new Promise<TaskResult>(() => {});
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 10_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
+    await clock.advance(100_000);
+    expect((await waiting).ok).toBe(true);
+    expect(reads).toEqual([30_000, 35_000, 40_000, 45_000]);
+  });
+
+  it('a delivery racing a read: whichever comes first ends the wait, and the other does no harm', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 0);
+    let deliver!: (result: TaskResult) => void;
+    const delivered = new Promise<TaskResult>((resolve) => (deliver = resolve));
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 1000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 5000,
+      webhook: true,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, delivered });
+    await clock.advance(3000);
+    deliver(task('succeeded'));
+    const waited = await waiting;
+    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 1 });
+    expect(reads).toEqual([3000]);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('a failing read ends the wait with that failure as a value', async () => {
+    const clock = new ManualClock();
+    const failure = httpFailure(404, 'Not found: task task_1 does not exist', undefined);
+    const { client, reads } = fakeClient(clock, 60_000, { read: 2, failure });
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 8000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', schedule);
+    await clock.advance(100_000);
+    expect(await waiting).toEqual({ ok: false, error: failure });
+    expect(reads).toHaveLength(2);
+  });
+
+  it('a stop while waiting is an aborted failure, not a throw', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 60_000);
+    const controller = new AbortController();
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 8000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, signal: controller.signal });
+    await clock.advance(1000);
+    controller.abort();
+    expect(await waiting).toMatchObject({ ok: false, error: { reason: 'aborted' } });
+    expect(reads).toEqual([]);
+  });
+});
+
+describe('waitForTask on the task-by-id schedule (pipeline task wait)', () => {
+  it('reads at once, then after 2 s growing by half up to 15 s', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 40_000);
+    const waiting = waitForTask(client, clock, 'task_1', byIdSchedule());
+    await clock.advance(100_000);
+    expect((await waiting).ok).toBe(true);
+    expect(reads).toEqual([0, 2000, 5000, 9500, 16_250, 26_375, 41_375]);
+  });
+
+  it('gives up after its timeout with a timeout failure that says how the task stands', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 60_000);
+    const waiting = waitForTask(client, clock, 'task_1', { ...byIdSchedule(), timeoutMs: 10_000 });
+    await clock.advance(100_000);
+    expect(await waiting).toEqual({
+      ok: false,
+      error: {
+        reason: 'timeout',
+        phase: 'body',
+        message: 'task task_1 is still processing after 10.0s',
+        retryable: false,
+        outcomeUnknown: false,
+      },
+    });
+    // The last wait is cut short to end at the timeout.
+    expect(reads).toEqual([0, 2000, 5000, 9500, 10_000]);
+  });
+});
