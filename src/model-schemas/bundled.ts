@@ -15,6 +15,15 @@ export function readBundledSchema(slug: string): JsonSchema | undefined {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as JsonSchema) : undefined;
 }
 
+/** `schemas/recipe.schema.json`: the recipe language's structure, which editors read too. */
+export function readRecipeSchema(): JsonSchema {
+  return readSchemaFile(join(packageRoot(), 'schemas', 'recipe.schema.json'));
+}
+
+function readSchemaFile(path: string): JsonSchema {
+  return JSON.parse(readFileSync(path, 'utf8')) as JsonSchema;
+}
+
 /** Slugs of every bundled model. */
 export function bundledSlugs(): string[] {
   return readdirSync(join(packageRoot(), 'schemas', 'models'))

@@ -28,6 +28,8 @@ export interface AnalyzerInput {
 export interface AnalyzerDeps {
   /** A model's request schema, or undefined for an unknown model. */
   modelSchema: (slug: string) => JsonSchema | undefined;
+  /** The recipe language's JSON Schema (schemas/recipe.schema.json as the package ships it). */
+  recipeSchema: JsonSchema;
   probe: FileProbe;
 }
 
@@ -80,7 +82,7 @@ interface StepDraft {
 export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, Diagnostic[]> {
   const { source: file, value, problems } = parseRecipeYaml(input.path, input.text);
   if (problems.length > 0) return err(problems.map((p) => error(file, p.range, p.message)));
-  const structural = checkStructure(value, file);
+  const structural = checkStructure(value, file, deps.recipeSchema);
   if (structural.length > 0) return err(sortDiagnostics(structural));
   const recipe = value as RawRecipe;
   const diagnostics: Diagnostic[] = [];
