@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probeFile } from '../files/probe.js';
-import { readBundledSchema, readRecipeSchema, type JsonSchema } from '../model-schemas/bundled.js';
+import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
@@ -45,5 +45,5 @@ function readText(path: string, what: string): string {
 export function loadRecipe(path: string, options: { set?: string[]; batch?: string }, schemas = offlineSchemas()): Result<Plan, Diagnostic[]> {
   const text = readText(path, 'recipe');
   const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
-  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, recipeSchema: readRecipeSchema(), probe: probeFile });
+  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe: probeFile });
 }

@@ -1,11 +1,11 @@
 import { dirname, resolve } from 'node:path';
 import { Ajv } from 'ajv';
-import type { JsonSchema } from '../model-schemas/bundled.js';
+import { MODEL_SLUG, type JsonSchema, type RecipeLanguageSchemas } from '../model-schemas/bundled.js';
 import { isLocalPath, mediaFields as mediaFieldsOf, validateModelInput } from '../model-schemas/validate.js';
 import { parseDuration } from '../duration.js';
 import type { MediaField, Plan, PlannedStep, PlanSettings, StepId, ValueTemplate } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
-import { ACTION_INPUTS, actionOutputs, BUILTIN_ACTIONS, MODEL_OUTPUTS, MODEL_SLUG, RUN_OUTPUTS, type BuiltinAction } from './actions.js';
+import { actionInputs, actionOutputs, BUILTIN_ACTIONS, MODEL_OUTPUTS, RUN_OUTPUTS, type BuiltinAction } from './actions.js';
 import { error, sortDiagnostics, type Diagnostic } from './diagnostics.js';
 import { checkFile, checkValue, coerce, readBatch, setsSource, type FileProbe, type InputDefinition } from './inputs.js';
 import { ExpressionError, isUnknownAt, knownValue, UNKNOWN } from './known-values.js';
@@ -28,8 +28,8 @@ export interface AnalyzerInput {
 export interface AnalyzerDeps {
   /** A model's request schema, or undefined for an unknown model. */
   modelSchema: (slug: string) => JsonSchema | undefined;
-  /** The recipe language's JSON Schema (schemas/recipe.schema.json as the package ships it). */
-  recipeSchema: JsonSchema;
+  /** The recipe's own JSON Schema and the tools' request schemas, as the package ships them. */
+  schemas: RecipeLanguageSchemas;
   probe: FileProbe;
 }
 
@@ -82,7 +82,7 @@ interface StepDraft {
 export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, Diagnostic[]> {
   const { source: file, value, problems } = parseRecipeYaml(input.path, input.text);
   if (problems.length > 0) return err(problems.map((p) => error(file, p.range, p.message)));
-  const structural = checkStructure(value, file, deps.recipeSchema);
+  const structural = checkStructure(value, file, deps.schemas.recipe);
   if (structural.length > 0) return err(sortDiagnostics(structural));
   const recipe = value as RawRecipe;
   const diagnostics: Diagnostic[] = [];
@@ -210,7 +210,7 @@ function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinit
   if (input.sets?.length) {
     const { file: cli, entries } = setsSource(input.sets);
     for (const entry of entries) {
-      const definition = definitions[entry.name];
+      const definition = definitionOf(definitions, entry.name);
       if (!definition) {
         diagnostics.push(error(cli, entry.nameRange, `unknown input '${entry.name}'${Object.keys(definitions).length ? `; the inputs are ${Object.keys(definitions).join(', ')}` : '; the recipe has no inputs'}`));
         continue;
@@ -233,7 +233,7 @@ function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinit
     for (const row of batch.rows) {
       const values: Record<string, unknown> = { ...defaults };
       for (const [name, raw] of Object.entries(row.values)) {
-        const definition = definitions[name];
+        const definition = definitionOf(definitions, name);
         if (!definition) {
           diagnostics.push(error(batch.file, row.range, `unknown input '${name}' in the batch file`));
           continue;
@@ -256,6 +256,11 @@ function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinit
   return rows;
 }
 
+/** A name's own input definition: `__proto__` or `toString` given on the command line is no input. */
+function definitionOf(definitions: Record<string, InputDefinition>, name: string): InputDefinition | undefined {
+  return Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+}
+
 function draftStep(id: string, raw: RawStep, file: SourceFile, deps: AnalyzerDeps, diagnostics: Diagnostic[]): StepDraft {
   const path: PathPart[] = ['steps', id];
   const references: Reference[] = [];
@@ -268,7 +273,7 @@ function draftStep(id: string, raw: RawStep, file: SourceFile, deps: AnalyzerDep
   if (raw.uses !== undefined) {
     if ((BUILTIN_ACTIONS as readonly string[]).includes(raw.uses)) {
       action = raw.uses as BuiltinAction;
-      inputSchema = ACTION_INPUTS[raw.uses as BuiltinAction];
+      inputSchema = actionInputs(deps.schemas.tools)[raw.uses as BuiltinAction];
       const schemaValue = raw.with?.schema;
       outputs = actionOutputs(raw.uses as BuiltinAction, raw.uses === 'llm' ? schemaValue : undefined);
       if (raw.uses === 'llm' && schemaValue !== undefined) {

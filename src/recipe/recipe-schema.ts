@@ -46,6 +46,8 @@ function value(data: unknown, path: readonly PathPart[]): unknown {
   return current;
 }
 
+const isMapping = (data: unknown): data is Record<string, unknown> => typeof data === 'object' && data !== null && !Array.isArray(data);
+
 function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
   const path = pathOf(e.instancePath);
   const where = label(path);
@@ -54,7 +56,9 @@ function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: '
   switch (e.keyword) {
     case 'oneOf': {
       if (isStep) {
-        const step = value(data, path) as Record<string, unknown>;
+        const step = value(data, path);
+        // A step that is not a mapping at all is reported by its type error, which says so.
+        if (!isMapping(step)) return undefined;
         return 'uses' in step && 'run' in step
           ? { path: [...path, 'run'], at: 'key', message: `step '${String(path[1])}' has both uses and run; a step has exactly one of them` }
           : { path, at: 'key', message: `step '${String(path[1])}' needs uses (an action) or run (a command)` };
