@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { probeFile } from '../files/probe.js';
 import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
+import { schemaCacheFile } from '../model-schemas/cache-file.js';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
@@ -20,7 +21,7 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
     return schema;
   };
   function read(slug: string): JsonSchema | undefined {
-    const cached = join(home, 'cache', 'schemas', `${slug.replace(/[^A-Za-z0-9._-]/g, '--')}.json`);
+    const cached = schemaCacheFile(join(home, 'cache', 'schemas'), slug);
     if (existsSync(cached)) {
       try {
         const entry = JSON.parse(readFileSync(cached, 'utf8')) as { schema?: JsonSchema };
