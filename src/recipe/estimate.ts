@@ -1,7 +1,7 @@
 import type { Plan, PlannedStep } from '../plan.js';
 import { isLocalPath } from '../model-schemas/validate.js';
 import { expectedMs, kindOf } from '../expected-durations.js';
-import { knownValue, UNKNOWN } from './known-values.js';
+import { knownValue } from './known-values.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
 export interface PlanEstimate {
@@ -18,7 +18,7 @@ export interface PlanEstimate {
   };
 }
 
-const isLocalFile = (value: unknown): value is string => typeof value === 'string' && value !== UNKNOWN && isLocalPath(value);
+const isLocalFile = (value: unknown): value is string => typeof value === 'string' && isLocalPath(value);
 
 
 /**

@@ -70,7 +70,7 @@ function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: Sourc
     const fieldValue = input[media.field];
     const entries = media.list && Array.isArray(fieldValue) ? fieldValue.map((v, i) => [v, [media.field, i]] as const) : [[fieldValue, [media.field]] as const];
     for (const [entry, at] of entries) {
-      if (typeof entry !== 'string' || entry === UNKNOWN || !isLocalPath(entry)) continue;
+      if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
       const checked = checkFile(entry, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate([...withPath, ...at]), checked.problem));
       // A local file becomes a URL once uploaded; the schema sees a stand-in.
