@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
+import { probeFile } from '../files/probe.js';
+import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
+import { schemaCacheFile } from '../model-schemas/cache-file.js';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
@@ -19,7 +21,7 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
     return schema;
   };
   function read(slug: string): JsonSchema | undefined {
-    const cached = join(home, 'cache', 'schemas', `${slug.replace(/[^A-Za-z0-9._-]/g, '--')}.json`);
+    const cached = schemaCacheFile(join(home, 'cache', 'schemas'), slug);
     if (existsSync(cached)) {
       try {
         const entry = JSON.parse(readFileSync(cached, 'utf8')) as { schema?: JsonSchema };
@@ -29,15 +31,6 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
       }
     }
     return readBundledSchema(slug);
-  }
-}
-
-export function probeFile(path: string): { size: number } | undefined {
-  try {
-    const info = statSync(path);
-    return info.isFile() ? { size: info.size } : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -53,5 +46,5 @@ function readText(path: string, what: string): string {
 export function loadRecipe(path: string, options: { set?: string[]; batch?: string }, schemas = offlineSchemas()): Result<Plan, Diagnostic[]> {
   const text = readText(path, 'recipe');
   const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
-  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, probe: probeFile });
+  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe: probeFile });
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { MODEL_SLUG } from '../model-schemas/bundled.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { printError, printJson, printTable } from './output.js';
@@ -39,7 +40,7 @@ export function registerModelsCommand(program: Command): void {
   addConnectionOptions(models.command('schema').description('Show the input fields of a model: live from the gateway, else cached, else bundled.').argument('<slug>', 'provider/model_id'))
     .option('--json', 'print the JSON Schema')
     .action(async (slug: string, flags: ConnectionFlags & { json?: boolean }) => {
-      if (!/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(slug)) throw new UsageError(`a model slug has the form provider/model_id, got ${JSON.stringify(slug)}`);
+      if (!MODEL_SLUG.test(slug)) throw new UsageError(`a model slug has the form provider/model_id, got ${JSON.stringify(slug)}`);
       await withConnection(flags, async ({ client, clock }) => {
         const { CachedSchemaSource } = await import('../gateway/schema-source.js');
         const source = new CachedSchemaSource(client, join(pipelineHome(), 'cache', 'schemas'), clock);

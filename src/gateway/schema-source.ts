@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
+import { schemaCacheFile } from '../model-schemas/cache-file.js';
 import type { Clock } from '../clock.js';
 import type { GatewayClient } from './client.js';
 
@@ -38,7 +39,7 @@ export class CachedSchemaSource implements ModelSchemaSource {
   async get(slug: string, signal?: AbortSignal) {
     const known = this.memory.get(slug);
     if (known) return known;
-    const file = join(this.cacheDir, `${slug.replace(/[^A-Za-z0-9._-]/g, '--')}.json`);
+    const file = schemaCacheFile(this.cacheDir, slug);
     const cached = await readCache(file);
     let found: { schema: JsonSchema; origin: SchemaOrigin } | undefined;
     if (cached && this.clock.now() - cached.fetchedAt < this.ttlMs) found = { schema: cached.schema, origin: 'cache' };

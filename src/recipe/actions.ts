@@ -1,34 +1,36 @@
-import type { JsonSchema } from '../model-schemas/bundled.js';
+import type { JsonSchema, ToolName } from '../model-schemas/bundled.js';
 import { ANY, INTEGER, list, NUMBER, object, shapeFromSchema, STRING, type Shape } from './shapes.js';
 
 export const BUILTIN_ACTIONS = ['web-search', 'web-fetch', 'llm', 'upload'] as const;
 export type BuiltinAction = (typeof BUILTIN_ACTIONS)[number];
-export const MODEL_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-/** The `with` of each built-in action, checked like a model's input. */
-export const ACTION_INPUTS: Record<BuiltinAction, JsonSchema> = {
-  'web-search': {
-    type: 'object',
-    additionalProperties: false,
-    required: ['query'],
-    properties: {
-      query: { type: 'string', minLength: 1, maxLength: 400 },
-      depth: { type: 'string', enum: ['lite', 'standard', 'rich'] },
-      max_results: { type: 'integer', minimum: 1, maximum: 20 },
-      include_domains: { type: 'array', items: { type: 'string' } },
-      exclude_domains: { type: 'array', items: { type: 'string' } },
-      time_range: { type: 'string', enum: ['day', 'week', 'month', 'year'] },
-      topic: { type: 'string', enum: ['general', 'news', 'finance'] },
-      country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'a two-letter country code' },
-      include_answer: { type: 'boolean' },
-    },
-  },
-  'web-fetch': {
-    type: 'object',
-    additionalProperties: false,
-    required: ['urls'],
-    properties: { urls: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
-  },
+/**
+ * A web-fetch step may name any number of URLs: the client sends them 20 a request, in order. So the
+ * step's `with:` is the tool's request schema without the per-request cap on `urls`.
+ */
+function webFetchStepSchema(request: JsonSchema): JsonSchema {
+  const properties = request.properties as Record<string, JsonSchema>;
+  const { maxItems: _perRequest, ...urls } = properties.urls ?? {};
+  return { ...request, properties: { ...properties, urls } };
+}
+
+const stepSchemas = new WeakMap<Record<ToolName, JsonSchema>, Record<BuiltinAction, JsonSchema>>();
+
+/**
+ * The `with` of each built-in action, checked like a model's input: the tools' bundled request
+ * schemas (the same files the gateway validates with), and the client-side actions' own.
+ */
+export function actionInputs(tools: Record<ToolName, JsonSchema>): Record<BuiltinAction, JsonSchema> {
+  let schemas = stepSchemas.get(tools);
+  if (!schemas) {
+    schemas = { 'web-search': tools['web-search'], 'web-fetch': webFetchStepSchema(tools['web-fetch']), ...CLIENT_ACTION_INPUTS };
+    stepSchemas.set(tools, schemas);
+  }
+  return schemas;
+}
+
+/** The actions the client does itself (the LLM call's request it builds; an upload from disk). */
+const CLIENT_ACTION_INPUTS: Record<'llm' | 'upload', JsonSchema> = {
   llm: {
     type: 'object',
     additionalProperties: false,

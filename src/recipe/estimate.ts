@@ -1,7 +1,7 @@
 import type { Plan, PlannedStep } from '../plan.js';
 import { isLocalPath } from '../model-schemas/validate.js';
 import { expectedMs, kindOf } from '../expected-durations.js';
-import { knownValue, UNKNOWN } from './known-values.js';
+import { knownValue } from './known-values.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
 export interface PlanEstimate {
@@ -18,8 +18,20 @@ export interface PlanEstimate {
   };
 }
 
-const isLocalFile = (value: unknown): value is string => typeof value === 'string' && value !== UNKNOWN && isLocalPath(value);
+const isLocalFile = (value: unknown): value is string => typeof value === 'string' && isLocalPath(value);
 
+type Requests = PlanEstimate['totals']['requests'];
+type Tasks = PlanEstimate['totals']['tasks'];
+
+/** Totals gathered step by step. */
+interface Tally {
+  tasks: Tasks;
+  requests: Requests;
+  localFiles: Set<string>;
+  /** When each step's last run ends at the earliest, from the start. */
+  finish: Map<string, number>;
+  taskTimeMs: number;
+}
 
 /**
  * The fewest requests: a submission and one poll per task, one request per tool or text call
@@ -31,62 +43,14 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
   const rpm = options.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : 100);
   const rpmSource = options.rpm !== undefined ? 'flag' : typeof plan.settings.rpm === 'number' ? 'recipe' : 'default';
   const concurrency = options.concurrency ?? plan.settings.concurrency;
-  const tasks: Record<string, number | 'dynamic'> = {};
-  const requests = { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] as string[] };
-  const localFiles = new Set<string>();
-  const finish = new Map<string, number>();
-  let taskTimeMs = 0;
-  const steps = plan.steps.map((step) => {
-    const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
-    const dynamic = step.runs.includes('dynamic');
-    if (dynamic) requests.dynamic_steps.push(step.id);
-    const each = expectedMs(kindOf(step));
-    switch (step.action) {
-      case 'model': {
-        const slug = step.model?.slug ?? 'unknown';
-        tasks[slug] = dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
-        requests.submissions += known;
-        requests.polls += known;
-        taskTimeMs += known * each;
-        break;
-      }
-      case 'web-search':
-      case 'web-fetch':
-        for (const [i, row] of plan.rows.entries()) {
-          const runs = step.runs[i];
-          if (runs === 'dynamic' || runs === undefined) continue;
-          const urls = step.action === 'web-fetch' ? safeKnown(step, row)?.urls : undefined;
-          requests.tool_calls += runs * (Array.isArray(urls) ? Math.max(1, Math.ceil(urls.length / 20)) : 1);
-        }
-        break;
-      case 'llm':
-        requests.text_calls += known;
-        break;
-      case 'upload':
-        for (const row of plan.rows) {
-          const path = safeKnown(step, row)?.path;
-          if (isLocalFile(path)) localFiles.add(path);
-        }
-        break;
-      case 'run':
-        break;
-    }
-    for (const media of step.mediaFields) {
-      for (const row of plan.rows) {
-        const value = safeKnown(step, row)?.[media.field];
-        for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) localFiles.add(entry);
-      }
-    }
-    const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
-    const start = Math.max(0, ...step.dependsOn.map((dep) => finish.get(dep) ?? 0));
-    finish.set(step.id, start + Math.ceil(perRow / concurrency) * each);
-    return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs };
-  });
-  requests.uploads = localFiles.size;
+  const tally: Tally = { tasks: {}, requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] }, localFiles: new Set(), finish: new Map(), taskTimeMs: 0 };
+  const steps = plan.steps.map((step) => estimateStep(plan, step, concurrency, tally));
+  const { requests } = tally;
+  requests.uploads = tally.localFiles.size;
   requests.total = requests.submissions + requests.polls + requests.uploads + requests.tool_calls + requests.text_calls;
-  const criticalPath = Math.max(0, ...finish.values()) * Math.ceil(plan.rows.length / Math.max(1, concurrency));
+  const criticalPath = Math.max(0, ...tally.finish.values()) * Math.ceil(plan.rows.length / Math.max(1, concurrency));
   const rateBound = (requests.total / rpm) * 60_000;
-  const concurrencyBound = taskTimeMs / concurrency;
+  const concurrencyBound = tally.taskTimeMs / concurrency;
   const expected: Record<string, number> = {};
   for (const step of plan.steps) expected[kindOf(step)] = expectedMs(kindOf(step));
   return {
@@ -94,8 +58,62 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
     rows: plan.rows.length,
     layers: plan.layers.map((layer) => [...layer]),
     steps,
-    totals: { tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
+    totals: { tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
   };
+}
+
+/** One step's line of the estimate; its requests, local files and finishing time go into the tally. */
+function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally): PlanEstimate['steps'][number] {
+  const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
+  const dynamic = step.runs.includes('dynamic');
+  if (dynamic) tally.requests.dynamic_steps.push(step.id);
+  const each = expectedMs(kindOf(step));
+  countRequests(plan, step, known, dynamic, each, tally);
+  for (const media of step.mediaFields) {
+    for (const row of plan.rows) {
+      const value = safeKnown(step, row)?.[media.field];
+      for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
+    }
+  }
+  const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
+  const start = Math.max(0, ...step.dependsOn.map((dep) => tally.finish.get(dep) ?? 0));
+  tally.finish.set(step.id, start + Math.ceil(perRow / concurrency) * each);
+  return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs };
+}
+
+/** The requests a step's known runs make at the least, by its action. */
+function countRequests(plan: Plan, step: PlannedStep, known: number, dynamic: boolean, each: number, tally: Tally): void {
+  const { requests, tasks } = tally;
+  switch (step.action) {
+    case 'model': {
+      const slug = step.model?.slug ?? 'unknown';
+      tasks[slug] = dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
+      requests.submissions += known;
+      requests.polls += known;
+      tally.taskTimeMs += known * each;
+      return;
+    }
+    case 'web-search':
+    case 'web-fetch':
+      for (const [i, row] of plan.rows.entries()) {
+        const runs = step.runs[i];
+        if (runs === 'dynamic' || runs === undefined) continue;
+        const urls = step.action === 'web-fetch' ? safeKnown(step, row)?.urls : undefined;
+        requests.tool_calls += runs * (Array.isArray(urls) ? Math.max(1, Math.ceil(urls.length / 20)) : 1);
+      }
+      return;
+    case 'llm':
+      requests.text_calls += known;
+      return;
+    case 'upload':
+      for (const row of plan.rows) {
+        const path = safeKnown(step, row)?.path;
+        if (isLocalFile(path)) tally.localFiles.add(path);
+      }
+      return;
+    case 'run':
+      return;
+  }
 }
 
 function safeKnown(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> | undefined {

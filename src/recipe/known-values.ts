@@ -1,8 +1,12 @@
 import type { ValueTemplate } from '../plan.js';
 import { ExpressionError, render, type Expr, type Template } from '../expressions/expressions.js';
 
-/** Stands for a value known only at run time (a step's output, `item`, the run's folder). */
-export const UNKNOWN = '\u0000(known at run time)';
+/**
+ * Stands for a value known only at run time (a step's output, `item`, the run's folder). A symbol,
+ * so that no value a recipe can write is ever taken for it.
+ */
+export const UNKNOWN: unique symbol = Symbol('known at run time');
+export type RunTimeValue = typeof UNKNOWN;
 
 function onlyInputs(expr: Expr): boolean {
   if (expr.kind === 'literal') return true;

@@ -1,19 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { packageRoot } from '../package-root.js';
+import type { JsonSchema } from '../model-schemas/bundled.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { PathPart, SourceFile } from './source.js';
 
-let validator: ValidateFunction | undefined;
+/** Each recipe schema compiled once, however many recipes it checks. */
+const validators = new WeakMap<JsonSchema, ValidateFunction>();
 
-/** The recipe schema, compiled once; editors read the same file through the `$schema` line. */
-export function recipeSchema(): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'recipe.schema.json'), 'utf8')) as Record<string, unknown>;
-}
-
-function compiled(): ValidateFunction {
-  validator ??= new Ajv({ allErrors: true, strict: false }).compile(recipeSchema());
+function compiled(schema: JsonSchema): ValidateFunction {
+  let validator = validators.get(schema);
+  if (!validator) {
+    validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    validators.set(schema, validator);
+  }
   return validator;
 }
 
@@ -48,6 +46,8 @@ function value(data: unknown, path: readonly PathPart[]): unknown {
   return current;
 }
 
+const isMapping = (data: unknown): data is Record<string, unknown> => typeof data === 'object' && data !== null && !Array.isArray(data);
+
 function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
   const path = pathOf(e.instancePath);
   const where = label(path);
@@ -56,7 +56,9 @@ function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: '
   switch (e.keyword) {
     case 'oneOf': {
       if (isStep) {
-        const step = value(data, path) as Record<string, unknown>;
+        const step = value(data, path);
+        // A step that is not a mapping at all is reported by its type error, which says so.
+        if (!isMapping(step)) return undefined;
         return 'uses' in step && 'run' in step
           ? { path: [...path, 'run'], at: 'key', message: `step '${String(path[1])}' has both uses and run; a step has exactly one of them` }
           : { path, at: 'key', message: `step '${String(path[1])}' needs uses (an action) or run (a command)` };
@@ -109,8 +111,8 @@ function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: '
 }
 
 /** Structural problems of a parsed recipe, all at once; errors inside a failed `oneOf` branch are folded into one. */
-export function checkStructure(data: unknown, file: SourceFile): Diagnostic[] {
-  const validate = compiled();
+export function checkStructure(data: unknown, file: SourceFile, schema: JsonSchema): Diagnostic[] {
+  const validate = compiled(schema);
   if (validate(data)) return [];
   const errors = (validate.errors ?? []).filter((e) => !/\/oneOf\/\d+\//.test(e.schemaPath));
   const seen = new Set<string>();

@@ -1,6 +1,6 @@
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Template } from '../expressions/expressions.js';
+import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Segment, type Template } from '../expressions/expressions.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, describeShape, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -116,18 +116,12 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
 
 function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, report: (message: string) => void): Shape {
   const [first, ...rest] = expr.segments;
-  const follow = (shape: Shape, segments: typeof rest, root: string) => {
-    const checked = followPath(shape, segments, root);
-    if (!checked.ok) {
-      report(checked.message);
-      return ANY;
-    }
-    return checked.shape;
-  };
+  const follow = (shape: Shape, segments: Segment[], root: string) => followOrReport(shape, segments, root, report);
   switch (expr.root) {
     case 'inputs': {
       if (first?.kind !== 'field') return follow(object(scope.inputs), expr.segments, 'inputs');
-      const input = scope.inputs[first.name];
+      // Own entries only: `inputs.toString` is no input.
+      const input = Object.hasOwn(scope.inputs, first.name) ? scope.inputs[first.name] : undefined;
       if (!input) {
         const known = Object.keys(scope.inputs);
         report(`unknown input '${first.name}'${known.length ? `; the inputs are ${known.join(', ')}` : '; the recipe has no inputs'}`);
@@ -135,28 +129,8 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
       }
       return follow(input, rest, `inputs.${first.name}`);
     }
-    case 'steps': {
-      if (first?.kind !== 'field') {
-        report('a step reference names the step: steps.ID.outputs');
-        return ANY;
-      }
-      if (first.name === scope.self) {
-        report(`step '${first.name}' cannot refer to its own outputs`);
-        return ANY;
-      }
-      const outputs = scope.steps.get(first.name);
-      if (!outputs) {
-        report(`unknown step '${first.name}'`);
-        return ANY;
-      }
-      const [second, ...after] = rest;
-      if (second === undefined) return object({ outputs });
-      if (second.kind !== 'field' || second.name !== 'outputs') {
-        report(`steps.${first.name} has only outputs: write steps.${first.name}.outputs…`);
-        return ANY;
-      }
-      return follow(outputs, after, `steps.${first.name}.outputs`);
-    }
+    case 'steps':
+      return stepPathShape(expr.segments, scope, report);
     case 'item':
       if (!scope.item) {
         report('item is defined only in a step with for_each');
@@ -178,4 +152,38 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
     default:
       return ANY;
   }
+}
+
+/** `steps.ID.outputs…`: the step must exist, be another step, and be read through its outputs. */
+function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: string) => void): Shape {
+  const [first, second, ...after] = segments;
+  if (first?.kind !== 'field') {
+    report('a step reference names the step: steps.ID.outputs');
+    return ANY;
+  }
+  if (first.name === scope.self) {
+    report(`step '${first.name}' cannot refer to its own outputs`);
+    return ANY;
+  }
+  const outputs = scope.steps.get(first.name);
+  if (!outputs) {
+    report(`unknown step '${first.name}'`);
+    return ANY;
+  }
+  if (second === undefined) return object({ outputs });
+  if (second.kind !== 'field' || second.name !== 'outputs') {
+    report(`steps.${first.name} has only outputs: write steps.${first.name}.outputs…`);
+    return ANY;
+  }
+  return followOrReport(outputs, after, `steps.${first.name}.outputs`, report);
+}
+
+/** The shape at the end of a path, or ANY once the problem on the way is reported. */
+function followOrReport(shape: Shape, segments: Segment[], root: string, report: (message: string) => void): Shape {
+  const checked = followPath(shape, segments, root);
+  if (!checked.ok) {
+    report(checked.message);
+    return ANY;
+  }
+  return checked.shape;
 }

@@ -3,15 +3,13 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { probeFile } from '../../src/cli/load-recipe.js';
-import { readBundledSchema } from '../../src/model-schemas/bundled.js';
+import { readRecipeSchema } from '../../src/model-schemas/bundled.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
 import { estimatePlan } from '../../src/recipe/estimate.js';
-import { recipeSchema } from '../../src/recipe/recipe-schema.js';
+import { bundledDeps as deps } from './bundled-deps.js';
 
 const recipes = readdirSync('recipes').filter((name) => name.endsWith('.yaml'));
-const deps = { modelSchema: readBundledSchema, probe: probeFile };
 const load = (name: string, extra: { batch?: { path: string; text: string }; sets?: string[] } = {}) =>
   analyze({ path: join('recipes', name), text: readFileSync(join('recipes', name), 'utf8'), cwd: process.cwd(), ...extra }, deps);
 
@@ -22,7 +20,7 @@ describe('the example recipes', () => {
 
   it.each(recipes)('%s validates against schemas/recipe.schema.json with ajv, and points editors at it', (name) => {
     const text = readFileSync(join('recipes', name), 'utf8');
-    const validate = new Ajv({ strict: false }).compile(recipeSchema());
+    const validate = new Ajv({ strict: false }).compile(readRecipeSchema());
     expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
     expect(text.split('\n').find((line) => line.startsWith('# yaml-language-server:'))).toBe('# yaml-language-server: $schema=../schemas/recipe.schema.json');
   });
@@ -79,7 +77,7 @@ describe('recipe.schema.json', () => {
         visit(schema.additionalProperties, `${path}.*`);
       }
     };
-    visit(recipeSchema(), '');
+    visit(readRecipeSchema(), '');
     expect(missing).toEqual([]);
   });
 });

@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import pino from 'pino';
-import { probeFile } from '../../src/cli/load-recipe.js';
+import { probeFile } from '../../src/files/probe.js';
 import type { EngineContext } from '../../src/engine/context.js';
 import { DurationModel } from '../../src/engine/durations.js';
 import { silentReporter, type Reporter } from '../../src/engine/reporter.js';
 import { Uploads } from '../../src/engine/uploads.js';
 import { HttpGatewayClient, type GatewayClientOptions } from '../../src/gateway/client.js';
 import type { LocalGateway } from '../../src/local-gateway/index.js';
-import { readBundledSchema } from '../../src/model-schemas/bundled.js';
+import { readBundledSchema, readRecipeLanguageSchemas } from '../../src/model-schemas/bundled.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
@@ -19,7 +19,7 @@ import { FileJournal, readJournal } from '../../src/store/journal.js';
 
 /** An engine context wired to a real gateway, in this process, on the given clock. */
 export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter; client?: Partial<GatewayClientOptions> } = {}) {
-  const analyzed = analyze({ path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) }, { modelSchema: readBundledSchema, probe: probeFile });
+  const analyzed = analyze({ path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) }, { modelSchema: readBundledSchema, schemas: readRecipeLanguageSchemas(), probe: probeFile });
   if (!analyzed.ok) throw new Error(formatDiagnostics(analyzed.error));
   const plan = analyzed.value;
   const budget = new RateBudget({ clock, random: () => 0.5 });

@@ -1,34 +1,13 @@
 import type MiniSearch from 'minisearch';
+import { readToolSchema } from '../../model-schemas/bundled.js';
 import type { GatewayClock } from '../clock.js';
 import type { GatewayRandom } from '../random.js';
 import { buildIndex, loadCorpus, type CorpusPage } from './corpus.js';
 import { extractReadable } from './readable.js';
 
-export const WEB_SEARCH_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['query'],
-  properties: {
-    query: { type: 'string', minLength: 1, maxLength: 400 },
-    depth: { type: 'string', enum: ['lite', 'standard', 'rich'] },
-    max_results: { type: 'integer', minimum: 1, maximum: 20 },
-    include_domains: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 253 } },
-    exclude_domains: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 253 } },
-    time_range: { type: 'string', enum: ['day', 'week', 'month', 'year'] },
-    topic: { type: 'string', enum: ['general', 'news', 'finance'] },
-    country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'a two-letter country code' },
-    include_answer: { type: 'boolean' },
-  },
-} as const;
-
-export const WEB_FETCH_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['urls'],
-  properties: {
-    urls: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 4096 } },
-  },
-} as const;
+/** The tools' request schemas ship under schemas/tools/; the recipe analyzer checks steps with the same files. */
+export const WEB_SEARCH_SCHEMA = readToolSchema('web-search');
+export const WEB_FETCH_SCHEMA = readToolSchema('web-fetch');
 
 export interface WebSearchRequest {
   query: string;

@@ -1,0 +1,68 @@
+import type { JsonSchema, RecipeLanguageSchemas } from '../model-schemas/bundled.js';
+import type { MediaField, PlannedStep, ValueTemplate } from '../plan.js';
+import type { FileProbe, InputDefinition } from './inputs.js';
+import type { Shape } from './shapes.js';
+import type { PathPart } from './source.js';
+import type { Reference } from './templates.js';
+
+export interface AnalyzerInput {
+  path: string;
+  text: string;
+  /** `name=value` pairs from `--set`. */
+  sets?: string[];
+  batch?: { path: string; text: string };
+  /** Where `--set` file paths are relative to. */
+  cwd: string;
+}
+
+/** The analyzer's window on the world: it does no I/O of its own. */
+export interface AnalyzerDeps {
+  /** A model's request schema, or undefined for an unknown model. */
+  modelSchema: (slug: string) => JsonSchema | undefined;
+  /** The recipe's own JSON Schema and the tools' request schemas, as the package ships them. */
+  schemas: RecipeLanguageSchemas;
+  probe: FileProbe;
+}
+
+/** A step as the recipe schema lets it through: its structure is checked, its meaning not yet. */
+export interface RawStep {
+  uses?: string;
+  with?: Record<string, unknown>;
+  run?: string | string[];
+  needs?: string | string[];
+  for_each?: string | unknown[];
+  if?: string | boolean;
+  retry?: { attempts?: number; backoff?: string | number };
+  timeout?: string | number;
+  continue_on_error?: boolean;
+}
+
+/** A recipe that passed the recipe schema. */
+export interface RawRecipe {
+  version: 1;
+  name: string;
+  description?: string;
+  inputs?: Record<string, InputDefinition>;
+  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number };
+  steps: Record<string, RawStep>;
+  outputs?: Record<string, string>;
+}
+
+/** Everything about one step that the later passes need. */
+export interface StepDraft {
+  id: string;
+  raw: RawStep;
+  action: PlannedStep['action'];
+  model?: { slug: string; type: string };
+  inputSchema?: JsonSchema;
+  with: ValueTemplate;
+  run?: ValueTemplate;
+  forEach?: ValueTemplate;
+  if?: ValueTemplate;
+  references: Reference[];
+  needs: Array<{ step: string; path: PathPart[] }>;
+  mediaFields: MediaField[];
+  outputs: Shape;
+  /** Its for_each was already reported as not a list. */
+  forEachReported?: boolean;
+}

@@ -1,0 +1,70 @@
+import type { StepDraft } from './analyzer-types.js';
+import { error, type Diagnostic } from './diagnostics.js';
+import { MinHeap } from './min-heap.js';
+import { label } from './recipe-schema.js';
+import type { PathPart, SourceFile } from './source.js';
+
+interface Edge {
+  to: string;
+  kind: 'refers' | 'needs';
+  path: PathPart[];
+}
+
+const describeEdge = (edge: Edge) => (edge.kind === 'refers' ? `${label(edge.path)} refers to steps.${edge.to}` : `${label(edge.path)} names ${edge.to}`);
+
+/**
+ * Kahn's algorithm, taking ready steps in file order (a heap of file positions keeps it
+ * O(E + V log V)); a cycle is reported with each of its edges and where it is written.
+ */
+export function topologicalOrder(drafts: StepDraft[], byId: Map<string, StepDraft>, file: SourceFile, diagnostics: Diagnostic[]): StepDraft[] | undefined {
+  const edges = new Map<string, Edge[]>();
+  for (const draft of drafts) {
+    const out: Edge[] = [];
+    for (const ref of draft.references) if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
+    for (const need of draft.needs) if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
+    edges.set(draft.id, out);
+  }
+  const position = new Map(drafts.map((d, i) => [d.id, i]));
+  const remaining = new Map(drafts.map((d) => [d.id, new Set((edges.get(d.id) ?? []).map((e) => e.to)).size]));
+  const dependants = new Map<string, string[]>();
+  for (const [from, out] of edges) {
+    for (const to of new Set(out.map((e) => e.to))) {
+      const list = dependants.get(to);
+      if (list) list.push(from);
+      else dependants.set(to, [from]);
+    }
+  }
+  const ready = new MinHeap();
+  for (const draft of drafts) if (remaining.get(draft.id) === 0) ready.push(position.get(draft.id)!);
+  const order: StepDraft[] = [];
+  while (ready.size > 0) {
+    const draft = drafts[ready.pop()]!;
+    order.push(draft);
+    for (const next of dependants.get(draft.id) ?? []) {
+      const left = remaining.get(next)! - 1;
+      remaining.set(next, left);
+      if (left === 0) ready.push(position.get(next)!);
+    }
+  }
+  if (order.length === drafts.length) return order;
+  // Every step left waits on a cycle or on a step in one; walk from each to find its cycle.
+  const done = new Set(order.map((d) => d.id));
+  const stuck = new Set(drafts.filter((d) => !done.has(d.id)).map((d) => d.id));
+  const reported = new Set<string>();
+  for (const start of stuck) {
+    const trail: string[] = [];
+    let current = start;
+    while (!trail.includes(current)) {
+      trail.push(current);
+      current = (edges.get(current) ?? []).find((e) => stuck.has(e.to))!.to;
+    }
+    const cycle = trail.slice(trail.indexOf(current));
+    const key = [...cycle].sort().join(',');
+    if (reported.has(key)) continue;
+    reported.add(key);
+    const links = cycle.map((from, i) => (edges.get(from) ?? []).find((e) => e.to === cycle[(i + 1) % cycle.length])!);
+    const described = links.map((link, i) => `${cycle[i]} → ${link.to} (${describeEdge(link)})`).join(', ');
+    diagnostics.push(error(file, file.locateWithin(links[0]!.path, `steps.${links[0]!.to}`), `the steps form a cycle: ${described}`));
+  }
+  return undefined;
+}
