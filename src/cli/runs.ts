@@ -53,7 +53,10 @@ export function registerRunsCommand(program: Command): void {
       if (flags.json) return printJson(listJson(runs));
       if (runs.length === 0) return printLine(`no runs in ${shown(home)}/runs`);
       printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'FILES'], runs.map(listRow));
-      for (const run of runs) if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
+      for (const run of runs) {
+        if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
+        else if (run.value.damaged_lines.length > 0) process.stderr.write(`run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`);
+      }
     });
 
   runs

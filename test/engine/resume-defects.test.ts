@@ -99,6 +99,8 @@ describe('resume over a damaged journal', () => {
     expect(read.events.find((e) => e.type === 'run-resumed')).toMatchObject({ accepted_damage: [4] });
     const shown = await pipeline(['runs', 'show', runId]);
     expect(shown.stdout).toMatch(/^journal\s+1 line \(4\) could not be read$/m);
+    const listed = await pipeline(['runs', 'list']);
+    expect(listed.stderr).toContain(`run ${runId}: 1 line (4) of its journal could not be read`);
   });
 
   it('a cut last line: new records start on a line of their own, and a second resume needs no --force', async () => {
