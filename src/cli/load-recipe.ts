@@ -4,7 +4,7 @@ import { probeFile } from '../files/probe.js';
 import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
 import { schemaCacheFile } from '../model-schemas/cache-file.js';
 import type { Plan } from '../plan.js';
-import { analyze } from '../recipe/analyzer.js';
+import { analyze, type AnalyzerDeps } from '../recipe/analyzer.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import type { Result } from '../result.js';
 import { UsageError } from './errors.js';
@@ -42,9 +42,14 @@ function readText(path: string, what: string): string {
   }
 }
 
+/** What the analyzer reads through: schemas as offline analysis sees them, and the file system's probe. */
+export function analyzerDeps(schemas = offlineSchemas()): AnalyzerDeps {
+  return { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe: probeFile };
+}
+
 /** Reads and analyzes a recipe as the command line gives it. */
 export function loadRecipe(path: string, options: { set?: string[]; batch?: string }, schemas = offlineSchemas()): Result<Plan, Diagnostic[]> {
   const text = readText(path, 'recipe');
   const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
-  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe: probeFile });
+  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}) }, analyzerDeps(schemas));
 }

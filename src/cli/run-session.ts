@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
@@ -10,14 +11,16 @@ import { ConsoleReporter } from '../engine/reporter.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import type { Plan } from '../plan.js';
+import { analyze } from '../recipe/analyzer.js';
 import { formatDiagnostics } from '../recipe/diagnostics.js';
-import { FileJournal, readJournal, type Journal } from '../store/journal.js';
-import { replay, type ReplayedState } from '../store/replay.js';
+import { describeLines, FileJournal, readJournalFile, type Journal } from '../store/journal.js';
+import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
-import { summarise } from '../store/summary.js';
+import { summariseJournal } from '../store/summary.js';
 import { connect, type Connection } from './connection.js';
 import { UsageError } from './errors.js';
-import { loadRecipe, offlineSchemas } from './load-recipe.js';
+import { analyzerDeps, offlineSchemas } from './load-recipe.js';
+import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
 import { printJson, printLine, redact } from './output.js';
 import { keepRecipe, shown, type RunFlags } from './run.js';
 
@@ -37,7 +40,18 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
-  await journal.appendDurable({ type: 'run-started', run_id: runId, recipe: plan.recipePath, name: plan.name, rows: plan.rows, sets: flags.set, batch });
+  await journal.appendDurable({
+    type: 'run-started',
+    run_id: runId,
+    recipe: plan.recipePath,
+    name: plan.name,
+    rows: plan.rows,
+    sets: flags.set,
+    batch,
+    cwd: process.cwd(),
+    batch_source: source.batchPath ? resolve(source.batchPath) : null,
+    local_files: hashFiles(localFilesOf(plan)),
+  });
   return execute(plan, flags, connection, paths, journal, undefined);
 }
 
@@ -45,21 +59,64 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
   if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
   const paths = runPaths(home, runId);
-  const state = replay(readJournal(paths.journal));
+  const replayed = replayJournal(readJournalFile(paths.journal));
+  if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
+  const state = replayed.value;
   if (state.status === 'succeeded') {
     printLine(`run ${runId} already succeeded; nothing to resume`);
     return 0;
   }
-  const loaded = loadRecipe(paths.recipe, { set: state.sets, ...(state.batch ? { batch: state.batch } : {}) });
+  checkJournalDamage(runId, state, flags);
+  const plan = { ...analyzeKeptRecipe(paths, state), rows: state.rows };
+  checkLocalFiles(state, flags);
+  const connection = await connect(withRecipeRpm(plan, flags));
+  const journal = new FileJournal(paths.journal, () => connection.clock.now());
+  const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
+  await journal.appendDurable({ type: 'run-resumed', ...accepted });
+  return execute(plan, flags, connection, paths, journal, state);
+}
+
+/**
+ * An unreadable journal line may have recorded a submission: without it, the item looks never
+ * sent and a resume would pay for it again. So a resume goes on over damage only when told to.
+ */
+function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags): void {
+  if (state.unacceptedDamage.length === 0) return;
+  const lines = describeLines(state.unacceptedDamage);
+  if (!flags.force) {
+    throw new UsageError(
+      `the journal of run ${runId} has ${lines} that could not be read; they may have recorded submitted (paid) tasks, ` +
+        'which a resume would submit again. Check the team\'s tasks, then resume with --force to go on from what could be read',
+    );
+  }
+  process.stderr.write(`warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`);
+}
+
+/**
+ * The recipe copy kept in the run folder, analyzed as if it stood at the original recipe's path
+ * and the run were started from the same folder: its relative paths still find the user's files.
+ */
+function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState): Plan {
+  const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
+  const batch = state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
+  const loaded = analyze(
+    { path: state.recipePath, text: readFileSync(paths.recipe, 'utf8'), cwd: state.cwd ?? process.cwd(), ...(state.sets.length ? { sets: state.sets } : {}), ...(batch ? { batch } : {}) },
+    analyzerDeps(),
+  );
   if (!loaded.ok) {
     process.stderr.write(`${formatDiagnostics(loaded.error)}\n`);
     throw new UsageError(`the recipe kept in ${shown(paths.recipe)} no longer analyzes; the run cannot be resumed`);
   }
-  const plan = { ...loaded.value, rows: state.rows };
-  const connection = await connect(withRecipeRpm(plan, flags));
-  const journal = new FileJournal(paths.journal, () => connection.clock.now());
-  await journal.appendDurable({ type: 'run-resumed' });
-  return execute(plan, flags, connection, paths, journal, state);
+  return loaded.value;
+}
+
+/** Items made from a file's old bytes and items made from its new bytes would not belong together. */
+function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
+  const changed = changedFiles(state.localFiles);
+  if (changed.length === 0) return;
+  const list = changed.map(shown).join(', ');
+  if (!flags.force) throw new UsageError(`local files changed since the run started: ${list}. Resume with --force to use them as they are now`);
+  process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
 async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
@@ -123,7 +180,9 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
   else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
   journal.close();
-  const summary = summarise(readJournal(paths.journal));
+  const summarised = summariseJournal(readJournalFile(paths.journal));
+  if (!summarised.ok) throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
+  const summary = summarised.value;
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];

@@ -17,6 +17,8 @@ export interface RunFlags extends ConnectionFlags {
   webhookListen?: string;
   json?: boolean;
   resubmitUnknown?: boolean;
+  /** `resume` only: go on despite unreadable journal lines or changed local files. */
+  force?: boolean;
 }
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
@@ -57,6 +59,7 @@ export function registerRunCommands(program: Command): void {
 
   addExecutionOptions(program.command('resume').description('Resume a run from its journal: finished steps are kept, submitted tasks are polled, not sent again.').argument('<run_id>'))
     .option('--resubmit-unknown', 'send again the submissions that were in flight when the run stopped (they may already exist)')
+    .option('--force', 'resume even though journal lines are unreadable or local files changed (may pay for work again)')
     .action(async (runId: string, raw: RunFlags & { rpm?: string }) => {
       const flags = checkExecution({ ...raw, set: [] });
       const { resumeRun } = await import('./run-session.js');

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { formatDuration } from '../duration.js';
-import { readJournal } from '../store/journal.js';
+import { describeLines, readJournalFile } from '../store/journal.js';
+import type { UnreadableJournal } from '../store/fold.js';
+import type { Result } from '../result.js';
 import { listRunIds, runExists, runPaths } from '../store/run-store.js';
-import { summarise, type RunSummary } from '../store/summary.js';
+import { summariseJournal, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
@@ -10,8 +12,32 @@ import { shown } from './run.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
-function load(home: string, id: string): RunSummary {
-  return summarise(readJournal(runPaths(home, id).journal));
+function load(home: string, id: string): Result<RunSummary, UnreadableJournal> {
+  return summariseJournal(readJournalFile(runPaths(home, id).journal));
+}
+
+/** A run whose journal cannot be read still has a line in the list, so that the others stay visible. */
+type Listed = { ok: true; value: RunSummary } | { ok: false; id: string; problem: string };
+
+function listed(home: string, id: string): Listed {
+  const loaded = load(home, id);
+  return loaded.ok ? loaded : { ok: false, id, problem: loaded.error.message };
+}
+
+function listJson(runs: Listed[]): unknown[] {
+  return runs.map((run) => {
+    if (!run.ok) return { run_id: run.id, status: 'unreadable', problem: run.problem };
+    const { steps: _steps, outputs: _outputs, files, ...rest } = run.value;
+    return { ...rest, files: files.length };
+  });
+}
+
+function listRow(run: Listed): Array<string | number> {
+  if (!run.ok) return [run.id, 'unreadable', '', '', '', ''];
+  const s = run.value;
+  const took = s.duration_ms === null ? '' : formatDuration(s.duration_ms);
+  const steps = `${s.steps.filter((x) => x.status === 'succeeded').length}/${s.steps.length}`;
+  return [s.run_id, s.status, when(s.started_at), took, steps, s.files.length];
 }
 
 export function registerRunsCommand(program: Command): void {
@@ -23,13 +49,14 @@ export function registerRunsCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action((flags: { json?: boolean }) => {
       const home = pipelineHome();
-      const summaries = listRunIds(home).map((id) => load(home, id));
-      if (flags.json) return printJson(summaries.map(({ steps: _steps, outputs: _outputs, files, ...rest }) => ({ ...rest, files: files.length })));
-      if (summaries.length === 0) return printLine(`no runs in ${shown(home)}/runs`);
-      printTable(
-        ['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'FILES'],
-        summaries.map((s) => [s.run_id, s.status, when(s.started_at), s.duration_ms === null ? '' : formatDuration(s.duration_ms), `${s.steps.filter((x) => x.status === 'succeeded').length}/${s.steps.length}`, s.files.length]),
-      );
+      const runs = listRunIds(home).map((id) => listed(home, id));
+      if (flags.json) return printJson(listJson(runs));
+      if (runs.length === 0) return printLine(`no runs in ${shown(home)}/runs`);
+      printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'FILES'], runs.map(listRow));
+      for (const run of runs) {
+        if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
+        else if (run.value.damaged_lines.length > 0) process.stderr.write(`run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`);
+      }
     });
 
   runs
@@ -40,7 +67,9 @@ export function registerRunsCommand(program: Command): void {
     .action((id: string, flags: { json?: boolean }) => {
       const home = pipelineHome();
       if (!runExists(home, id)) throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
-      const summary = load(home, id);
+      const loaded = load(home, id);
+      if (!loaded.ok) throw new UsageError(`run ${id} cannot be shown: ${loaded.error.message}`);
+      const summary = loaded.value;
       if (flags.json) return printJson(summary);
       const paths = runPaths(home, id);
       printLine(`run      ${summary.run_id}`);
@@ -48,6 +77,7 @@ export function registerRunsCommand(program: Command): void {
       printLine(`status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`);
       printLine(`started  ${when(summary.started_at)}`);
       printLine(`folder   ${shown(paths.dir)}`);
+      if (summary.damaged_lines.length > 0) printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],

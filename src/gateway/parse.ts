@@ -55,7 +55,7 @@ export function parseTaskResult(body: unknown, taskId: string): TaskResult | und
   return parsed;
 }
 
-/** `{"models":[…]}`, or the array under `data` (decisions.md). */
+/** `{"models":[…]}`, the array under `data`, or `data.models`: gateways answer the list in each of these shapes. */
 export function parseModels(body: unknown): ModelEntry[] | undefined {
   const list = isObject(body) && Array.isArray(body.models) ? body.models : Array.isArray(envelopeData(body)) ? (envelopeData(body) as unknown[]) : isObject(envelopeData(body)) && Array.isArray((envelopeData(body) as Json).models) ? ((envelopeData(body) as Json).models as unknown[]) : undefined;
   if (!list) return undefined;

@@ -28,7 +28,7 @@ function integer(text: string | undefined): number | undefined {
 }
 
 /**
- * Reads the rate-limit headers. `X-RateLimit-Reset` is Unix seconds (decisions.md); a value below
+ * Reads the rate-limit headers. `X-RateLimit-Reset` is meant as Unix seconds; a value below
  * 10^11 is read as seconds, a larger one as milliseconds, and a small one (under a day) as seconds
  * from now, which some gateways send.
  */

@@ -70,7 +70,7 @@ export interface Account {
   balanceUsd: number;
 }
 
-/** Decisions.md: timestamps are Unix milliseconds, but a value below 10^11 is seconds. */
+/** Timestamps are Unix milliseconds, but a value below 10^11 (a date before 1973 in ms) can only be seconds. */
 export function toMillis(value: unknown): number | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
   return value < 1e11 ? value * 1000 : value;

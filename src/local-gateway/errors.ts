@@ -1,6 +1,6 @@
 /**
  * Every error the gateway answers has the body `{"code":<status>,"message":"Category: detail"}`
- * (gateway-interface.md, Errors). Handlers throw a GatewayError; the server's error handler
+ * as the hosted gateway does. Handlers throw a GatewayError; the server's error handler
  * turns it, and anything else, into that body.
  */
 export const ERROR_CATEGORIES = {

@@ -10,6 +10,10 @@ import { invalid } from './errors.js';
  *   connection instead of answering: the client cannot know the outcome.
  * - `delay`: holds the answer for `delay_ms` of real time, for client timeout tests.
  * - `malformed-json`: runs the handler, then answers 200 with a cut-off JSON body.
+ *
+ * File links (`GET /files/{token}/{name}`, `GET /results/{token}/{name}`) take the same faults.
+ * There `drop-after` sends the headers and half of the bytes before closing the connection, and
+ * `malformed-json` sends a page of HTML under the media type the file claims.
  */
 export interface Fault {
   kind: 'status' | 'drop-before' | 'drop-after' | 'delay' | 'malformed-json';

@@ -5,7 +5,7 @@ import type { GatewayRandom } from './random.js';
 
 export type MediaType = 'image' | 'video' | 'audio';
 
-/** An uploaded file as the file endpoints answer it (decisions.md). */
+/** An uploaded file as the file endpoints answer it. */
 export interface MediaFile {
   file_id: string;
   type: MediaType;

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Accounts } from './accounts.js';
 import { BlobStore } from './blob-store.js';
-import { systemClock } from './clock.js';
+import type { FastifyInstance } from 'fastify';
+import { systemClock, type GatewayClock } from './clock.js';
 import type { GatewayContext } from './context.js';
 import { FaultPlan, parseFault, type Fault } from './faults.js';
 import { FileRegistry } from './files.js';
 import { BodyValidator } from './input-validation.js';
 import { loadServedModels } from './model-catalog.js';
-import { resolveGatewayOptions, type LocalGatewayOptions } from './options.js';
+import { resolveGatewayOptions, type LocalGatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { GatewayRandom } from './random.js';
 import { RateLimiter } from './rate-limit.js';
 import { buildServer } from './server.js';
@@ -51,13 +52,8 @@ export class PortInUseError extends Error {
   }
 }
 
-/** Starts the built-in gateway on loopback (or `options.host`) and resolves once it listens. */
-export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
-  const resolved = resolveGatewayOptions(options);
-  const clock = options.clock ?? systemClock;
-  const ownsDataDir = resolved.dataDir === undefined;
-  const dataDir = resolved.dataDir ?? (await mkdtemp(join(tmpdir(), 'pipeline-gateway-')));
-  await mkdir(dataDir, { recursive: true });
+/** Every part of a gateway, wired once; `origin` is filled in once the server listens. */
+function buildContext(resolved: ResolvedGatewayOptions, clock: GatewayClock, dataDir: string, originOf: () => string) {
   const random = new GatewayRandom(resolved.seed);
   const stats = new GatewayStats();
   const blobs = new BlobStore(dataDir, clock, random);
@@ -65,8 +61,6 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const models = loadServedModels();
   const validator = new BodyValidator();
   for (const model of models.values()) validator.add(model.slug, model.schema);
-  let origin = '';
-  const originOf = () => origin;
   const webhooks = new WebhookSender(clock, stats);
   const ctx: GatewayContext = {
     options: resolved,
@@ -85,6 +79,26 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     toolLog: new ToolLog(clock, random),
     origin: originOf,
   };
+  return { ctx, webhooks };
+}
+
+/** `http://host:port` of a listening server, with a wildcard address made one a client can reach. */
+function originOfServer(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('Internal error: the gateway is not listening on a TCP port');
+  const wildcardV6 = address.address === '::' ? '::1' : address.address;
+  const host = address.family === 'IPv6' ? `[${wildcardV6}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+/** Starts the built-in gateway on loopback (or `options.host`) and resolves once it listens. */
+export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  const resolved = resolveGatewayOptions(options);
+  const ownsDataDir = resolved.dataDir === undefined;
+  const dataDir = resolved.dataDir ?? (await mkdtemp(join(tmpdir(), 'pipeline-gateway-')));
+  await mkdir(dataDir, { recursive: true });
+  let origin = '';
+  const { ctx, webhooks } = buildContext(resolved, options.clock ?? systemClock, dataDir, () => origin);
   const app = await buildServer(ctx);
   try {
     await app.listen({ host: resolved.host, port: resolved.port });
@@ -94,10 +108,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     if ((error as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(resolved.host, resolved.port);
     throw error;
   }
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('Internal error: the gateway is not listening on a TCP port');
-  const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
-  origin = `http://${host}:${address.port}`;
+  origin = originOfServer(app);
   const [apiKey] = resolved.keys.keys();
   return {
     baseUrl: `${origin}/api/v1`,
@@ -106,7 +117,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     schemaUrl: origin,
     apiKey: apiKey!,
     dataDir,
-    stats: () => stats.snapshot(accounts.allBalancesUsd()),
+    stats: () => ctx.stats.snapshot(ctx.accounts.allBalancesUsd()),
     injectFault: (fault) => ctx.faults.add(parseFault(fault)),
     settle: () => ctx.tasks.settle(),
     async close() {

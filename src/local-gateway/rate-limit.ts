@@ -43,7 +43,7 @@ export class RateLimiter {
     };
   }
 
-  /** The 429 message of decisions.md: `Rate limit exceeded: 100 requests per minute, retry after 60 seconds`. */
+  /** The 429 message the hosted gateway sends: `Rate limit exceeded: 100 requests per minute, retry after 60 seconds`. */
   refusalDetail(retryAfterSeconds: number): string {
     const per = this.windowSeconds === 60 ? 'minute' : `${this.windowSeconds} seconds`;
     return `${this.limit} requests per ${per}, retry after ${retryAfterSeconds} seconds`;

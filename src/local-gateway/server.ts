@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { GatewayContext } from './context.js';
 import { ERROR_CATEGORIES, GatewayError, type ErrorStatus } from './errors.js';
+import { injectFaultBefore, injectRandomError, installAfterHandlerFaults, isBlobLink } from './fault-hooks.js';
 import { fileRoutes } from './routes/files.js';
 import { llmRoutes } from './routes/llm.js';
 import { mediaRoutes } from './routes/media.js';
@@ -14,15 +15,6 @@ const isPublic = (url: string) => PUBLIC_PREFIXES.some((prefix) => url.startsWit
 
 /** JSON bodies up to this size; larger ones are answered 413. Uploads have their own limit. */
 const JSON_BODY_LIMIT = 32 * 1024 * 1024;
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** An injected 500 to send after the handler has run, so that its effect (a task) stands. */
-    failAfterHandler?: boolean;
-    /** The connection was closed on purpose; the request is already counted. */
-    dropped?: boolean;
-  }
-}
 
 function routeKeyOf(request: FastifyRequest): string {
   const pattern = request.routeOptions.url;
@@ -49,10 +41,36 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
   app.decorateRequest('routeKey', '');
   app.decorateRequest('failAfterHandler', false);
   app.decorateRequest('dropped', false);
+  installRequestChecks(app, ctx);
+  installAfterHandlerFaults(app, ctx, isPublic);
+  app.addHook('onResponse', async (request, reply) => {
+    if (!request.dropped) ctx.stats.recordRequest(request.routeKey, reply.statusCode, request.team);
+  });
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    const gatewayError = toGatewayError(error, request);
+    for (const [name, value] of Object.entries(gatewayError.headers)) reply.header(name, value);
+    return reply.code(gatewayError.status).type('application/json').send(gatewayError.body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new GatewayError(404, `no endpoint ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
+    return reply.code(404).type('application/json').send(error.body());
+  });
+  publicRoutes(app, ctx);
+  mediaRoutes(app, ctx);
+  fileRoutes(app, ctx);
+  toolRoutes(app, ctx);
+  llmRoutes(app, ctx);
+  return app;
+}
 
+/** Before any handler: the key, the rate limit, and the faults that strike before the work is done. */
+function installRequestChecks(app: FastifyInstance, ctx: GatewayContext): void {
   app.addHook('onRequest', async (request, reply) => {
     request.routeKey = routeKeyOf(request);
-    if (isPublic(request.url)) return;
+    if (isPublic(request.url)) {
+      if (isBlobLink(request.url) && injectFaultBefore(ctx, request, reply)) return reply;
+      return;
+    }
     const key = apiKeyOf(request);
     if (!key) throw new GatewayError(401, 'send the header "Authorization: Bearer <API key>"');
     const team = ctx.accounts.teamOf(key);
@@ -63,74 +81,9 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
     if (!verdict.allowed) {
       throw new GatewayError(429, ctx.rateLimiter.refusalDetail(verdict.retryAfterSeconds), { 'Retry-After': String(verdict.retryAfterSeconds) });
     }
-    const fault = ctx.faults.take(request.routeKey, ['status', 'drop-before']);
-    if (fault) {
-      ctx.stats.faultInjected(fault.kind);
-      if (fault.kind === 'drop-before') {
-        dropConnection(request);
-        return reply.hijack();
-      }
-      throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`);
-    }
-    if (ctx.random.chance(ctx.options.errorRate)) {
-      ctx.stats.faultInjected('error-rate');
-      // An overloaded gateway refuses before doing anything (503); an internal error may strike
-      // before or after the work is done, and then the client cannot tell which (500).
-      if (ctx.random.chance(0.5)) throw new GatewayError(503, 'the gateway is overloaded, try again shortly');
-      if (ctx.random.chance(0.5)) throw new GatewayError(500, 'an unexpected error occurred');
-      request.failAfterHandler = true;
-    }
+    if (injectFaultBefore(ctx, request, reply)) return reply;
+    injectRandomError(ctx, request);
   });
-
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (isPublic(request.url) || reply.statusCode >= 400) return payload;
-    if (request.failAfterHandler) {
-      reply.code(500).type('application/json');
-      return JSON.stringify(new GatewayError(500, 'an unexpected error occurred').body());
-    }
-    const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
-    if (!fault) return payload;
-    ctx.stats.faultInjected(fault.kind);
-    if (fault.kind === 'drop-after') {
-      dropConnection(request);
-      return payload;
-    }
-    if (fault.kind === 'malformed-json') {
-      reply.type('application/json');
-      return '{"code":0,"message":"success","data":{"status":"pend';
-    }
-    await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
-    return payload;
-  });
-
-  /** Closes the connection without an answer; the stats count the request under status 0. */
-  function dropConnection(request: FastifyRequest): void {
-    request.dropped = true;
-    ctx.stats.recordRequest(request.routeKey, 0, request.team);
-    request.raw.socket.destroy();
-  }
-
-  app.addHook('onResponse', async (request, reply) => {
-    if (!request.dropped) ctx.stats.recordRequest(request.routeKey, reply.statusCode, request.team);
-  });
-
-  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
-    const gatewayError = toGatewayError(error, request);
-    for (const [name, value] of Object.entries(gatewayError.headers)) reply.header(name, value);
-    return reply.code(gatewayError.status).type('application/json').send(gatewayError.body());
-  });
-
-  app.setNotFoundHandler((request, reply) => {
-    const error = new GatewayError(404, `no endpoint ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
-    return reply.code(404).type('application/json').send(error.body());
-  });
-
-  publicRoutes(app, ctx);
-  mediaRoutes(app, ctx);
-  fileRoutes(app, ctx);
-  toolRoutes(app, ctx);
-  llmRoutes(app, ctx);
-  return app;
 }
 
 /** Fastify's own errors, in the gateway's words; anything unexpected is a 500 that reveals nothing. */

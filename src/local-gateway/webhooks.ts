@@ -1,7 +1,7 @@
 import type { GatewayClock } from './clock.js';
 import type { GatewayStats } from './stats.js';
 
-/** Delays before the 3 retries of a webhook that was not answered 2xx (decisions.md). */
+/** Delays before the 3 retries of a webhook that was not answered 2xx, as the hosted gateway spaces them. */
 const RETRY_DELAYS_MS = [1000, 4000, 16000];
 const ATTEMPT_TIMEOUT_MS = 10_000;
 

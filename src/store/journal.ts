@@ -1,9 +1,10 @@
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 
 /** One state change of a run. Every event has its time and kind; the rest depends on the kind. */
 export type JournalEvent =
-  | { type: 'run-started'; t: number; run_id: string; recipe: string; name: string; rows: Array<Record<string, unknown>>; sets: string[]; batch: string | null }
-  | { type: 'run-resumed'; t: number }
+  | RunStartedEvent
+  /** `accepted_damage`: the unreadable lines a `resume --force` went on despite. */
+  | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
   | { type: 'step-started'; t: number; row: number; step: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
   | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string }
@@ -18,6 +19,27 @@ export type JournalEvent =
   | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
   | { type: 'run-interrupted'; t: number };
+
+/**
+ * How a run began. `recipe` is the original recipe's absolute path and `cwd` the folder the run was
+ * started from: a resume analyzes the kept copy of the recipe as if it stood there, so its relative
+ * paths still point at the user's files. `local_files` maps each local file the run reads to the
+ * SHA-256 of its bytes then, so that a resume notices a file that changed. Journals written before
+ * these fields existed lack them.
+ */
+export interface RunStartedEvent {
+  type: 'run-started';
+  t: number;
+  run_id: string;
+  recipe: string;
+  name: string;
+  rows: Array<Record<string, unknown>>;
+  sets: string[];
+  batch: string | null;
+  cwd?: string;
+  batch_source?: string | null;
+  local_files?: Record<string, string>;
+}
 
 type EventBody<E> = E extends unknown ? Omit<E, 't'> : never;
 export type NewEvent = EventBody<JournalEvent>;
@@ -50,7 +72,10 @@ export class FileJournal implements Journal {
     readonly path: string,
     private readonly now: () => number,
   ) {
-    this.fd = openSync(path, 'a');
+    this.fd = openSync(path, 'a+');
+    // A run killed mid-write, or a damaged file, may end without a newline: new records start on a
+    // line of their own, so that the cut line stays one bad line and takes nothing with it.
+    if (!endsWithNewline(this.fd)) writeSync(this.fd, '\n');
   }
 
   append(event: NewEvent): void {
@@ -93,16 +118,51 @@ export class FileJournal implements Journal {
   }
 }
 
-/** Every event of a journal; a last line cut short by a crash is ignored. */
-export function readJournal(path: string): JournalEvent[] {
-  const events: JournalEvent[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+function endsWithNewline(fd: number): boolean {
+  const { size } = fstatSync(fd);
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+/** A journal as read from disk: the events that could be read, and the lines (1-based) that could not. */
+export interface JournalRead {
+  events: JournalEvent[];
+  damagedLines: number[];
+}
+
+const isEvent = (value: unknown): value is JournalEvent =>
+  typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' && typeof (value as { t?: unknown }).t === 'number';
+
+/**
+ * Every readable event of a journal. A line that is not a whole event (cut short by a crash, or
+ * damaged) is skipped and its number kept: the lines after it still count, and the reader decides
+ * what the gap means.
+ */
+export function readJournalFile(path: string): JournalRead {
+  const read: JournalRead = { events: [], damagedLines: [] };
+  for (const [index, line] of readFileSync(path, 'utf8').split('\n').entries()) {
     if (!line.trim()) continue;
+    let value: unknown;
     try {
-      events.push(JSON.parse(line) as JournalEvent);
+      value = JSON.parse(line);
     } catch {
-      break;
+      value = undefined;
     }
+    if (isEvent(value)) read.events.push(value);
+    else read.damagedLines.push(index + 1);
   }
-  return events;
+  return read;
+}
+
+/** The readable events of a journal; damaged lines are skipped (see readJournalFile). */
+export function readJournal(path: string): JournalEvent[] {
+  return readJournalFile(path).events;
+}
+
+/** `3 lines (4, 9, 12)`: for messages about damaged lines. */
+export function describeLines(lines: number[]): string {
+  const shown = lines.length > 10 ? `${lines.slice(0, 10).join(', ')}, …` : lines.join(', ');
+  return `${lines.length} line${lines.length === 1 ? '' : 's'} (${shown})`;
 }

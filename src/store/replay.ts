@@ -1,6 +1,10 @@
-import type { JournalEvent } from './journal.js';
+import { err, ok, type Result } from '../result.js';
+import { foldJournal, type RunState, type UnreadableJournal } from './fold.js';
+import type { JournalEvent, JournalRead } from './journal.js';
 
-/** What a journal says happened, folded into the state a resumed run starts from. */
+export { itemKey, stepKey } from './fold.js';
+
+/** What a journal says happened, as the state a resumed run starts from. */
 export interface ReplayedState {
   runId: string;
   rows: Array<Record<string, unknown>>;
@@ -24,72 +28,51 @@ export interface ReplayedState {
   /** Downloaded resources: gateway URL → local copy. */
   downloads: Map<string, { path: string; expiresAt: number | null }>;
   status: 'running' | 'succeeded' | 'failed' | 'interrupted';
+  /** The original recipe's absolute path, and the folder the run was started from (absent in old journals). */
+  recipePath: string;
+  cwd?: string;
+  /** The batch file as the user named it, absolute (absent in old journals or without --batch). */
+  batchSource?: string | null;
+  /** Local file → SHA-256 of its bytes when the run started. */
+  localFiles: Record<string, string>;
+  /** Journal lines that could not be read, and those no `resume --force` has accepted yet. */
+  damagedLines: number[];
+  unacceptedDamage: number[];
 }
 
-export const stepKey = (row: number, step: string) => `${row}/${step}`;
-export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
-
-export function replay(events: JournalEvent[]): ReplayedState {
-  const start = events.find((e) => e.type === 'run-started');
-  if (!start || start.type !== 'run-started') throw new Error('Internal error: a journal without run-started');
-  const state: ReplayedState = {
+export function resumeStateOf(run: RunState): ReplayedState {
+  const { start } = run;
+  return {
     runId: start.run_id,
     rows: start.rows,
     sets: start.sets,
     batch: start.batch,
-    finishedSteps: new Map(),
-    finishedItems: new Map(),
-    submittedTasks: new Map(),
-    unansweredSubmissions: new Map(),
-    unknownSubmissions: new Map(),
-    uploads: new Map(),
-    downloads: new Map(),
-    status: 'running',
+    finishedSteps: run.finishedSteps,
+    finishedItems: run.finishedItems,
+    submittedTasks: run.submittedTasks,
+    unansweredSubmissions: run.unansweredSubmissions,
+    unknownSubmissions: run.unknownSubmissions,
+    uploads: run.uploads,
+    downloads: run.downloads,
+    status: run.status,
+    recipePath: start.recipe,
+    ...(start.cwd !== undefined ? { cwd: start.cwd } : {}),
+    ...(start.batch_source !== undefined ? { batchSource: start.batch_source } : {}),
+    localFiles: start.local_files ?? {},
+    damagedLines: run.damagedLines,
+    unacceptedDamage: run.unacceptedDamage,
   };
-  const expiries = new Map<string, number | null>();
-  for (const event of events) {
-    switch (event.type) {
-      case 'request-sent':
-        state.unknownSubmissions.delete(itemKey(event.row, event.step, event.index));
-        state.unansweredSubmissions.set(itemKey(event.row, event.step, event.index), { slug: event.slug, request: event.request });
-        break;
-      case 'submission-unknown':
-        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
-        state.unknownSubmissions.set(itemKey(event.row, event.step, event.index), { request: event.request, message: event.message });
-        break;
-      case 'submission-refused':
-        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
-        break;
-      case 'task-submitted':
-        state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
-        state.submittedTasks.set(itemKey(event.row, event.step, event.index), { taskId: event.task_id, slug: event.slug, submittedAt: event.t });
-        break;
-      case 'task-finished':
-        expiries.set(event.task_id, event.result_expires_at);
-        break;
-      case 'output-written':
-        state.downloads.set(event.url, { path: event.path, expiresAt: expiries.get(event.task_id) ?? null });
-        break;
-      case 'upload-done':
-        state.uploads.set(event.hash, { fileId: event.file_id, url: event.url, expiresAt: event.expires_at, path: event.path });
-        break;
-      case 'item-finished':
-        state.finishedItems.set(itemKey(event.row, event.step, event.index), event.outputs);
-        state.submittedTasks.delete(itemKey(event.row, event.step, event.index));
-        break;
-      case 'step-finished':
-        state.finishedSteps.set(stepKey(event.row, event.step), event.outputs);
-        for (const key of state.submittedTasks.keys()) if (key.startsWith(`${stepKey(event.row, event.step)}/`)) state.submittedTasks.delete(key);
-        break;
-      case 'run-finished':
-        state.status = event.status;
-        break;
-      case 'run-interrupted':
-        state.status = 'interrupted';
-        break;
-      default:
-        break;
-    }
-  }
-  return state;
+}
+
+/** The resume state of a journal as read from disk, or why it describes no run. */
+export function replayJournal(read: JournalRead): Result<ReplayedState, UnreadableJournal> {
+  const folded = foldJournal(read);
+  return folded.ok ? ok(resumeStateOf(folded.value)) : err(folded.error);
+}
+
+/** The resume state of events known to describe a run. */
+export function replay(events: JournalEvent[]): ReplayedState {
+  const replayed = replayJournal({ events, damagedLines: [] });
+  if (!replayed.ok) throw new Error(`Internal error: a journal without run-started (${replayed.error.message})`);
+  return replayed.value;
 }

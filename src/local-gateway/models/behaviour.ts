@@ -1,6 +1,6 @@
 import type { Blob } from '../blob-store.js';
 
-/** A generated output as the task result lists it (gateway-interface.md, Resource object). */
+/** A generated output as the task result lists it (the `resources` of a task's `result`). */
 export interface Resource {
   url: string;
   type: 'image' | 'video' | 'audio' | 'document';

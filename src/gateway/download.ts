@@ -1,0 +1,116 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileTypeFromBuffer } from 'file-type';
+import { err, ok, type Result } from '../result.js';
+import { abortedFailure, downloadFailure, httpFailure, type GatewayFailure } from './failures.js';
+import { mayRetry } from './retry.js';
+import { errorMessageOf, USER_AGENT, type GatewayRequester } from './request-core.js';
+import { discard, type Answer } from './transport.js';
+
+export interface Downloaded {
+  path: string;
+  bytes: number;
+  /** Sniffed from the bytes, when recognisable. */
+  mime?: string;
+}
+
+export interface DownloadOptions {
+  /** Default 2 GiB. */
+  maxBytes?: number;
+  /** `image`, `video` or `audio`: the bytes must be a file of that kind. */
+  expect?: string;
+}
+
+/** Enough of a file's start for file-type to recognise every format it knows. */
+const SNIFF_BYTES = 4100;
+
+/**
+ * Saves a result link's bytes at `destination`, retried as a read. The bytes go to
+ * `destination.part` and are renamed only once whole and checked, so a file under its final name
+ * is always complete, whatever stopped the process.
+ */
+export async function download(core: GatewayRequester, url: string, destination: string, options: DownloadOptions = {}, signal?: AbortSignal): Promise<Result<Downloaded, GatewayFailure>> {
+  const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await downloadOnce(core, url, destination, maxBytes, options.expect, signal);
+    if (outcome.ok || attempt >= core.retry.maxAttempts || !mayRetry('read', outcome.error)) return outcome;
+    const waited = await core.backOff(outcome.error, attempt, signal);
+    if (!waited.ok) return waited;
+  }
+}
+
+async function downloadOnce(core: GatewayRequester, url: string, destination: string, maxBytes: number, expect: string | undefined, signal: AbortSignal | undefined): Promise<Result<Downloaded, GatewayFailure>> {
+  // Result links are public; the API key is never sent to them.
+  const sent = await core.transport.send({ method: 'GET', url, headers: { 'User-Agent': USER_AGENT }, ...(signal ? { signal } : {}) });
+  if (!sent.ok) return sent;
+  const answer = sent.value;
+  if (answer.status !== 200) {
+    const text = await core.transport.readText(answer, 64 * 1024, signal);
+    return err(httpFailure(answer.status, text.ok ? errorMessageOf(safeJson(text.value)) : '', undefined));
+  }
+  const declared = String(answer.headers['content-type'] ?? '');
+  if (expect && declared && !declared.startsWith(`${expect}/`) && !declared.startsWith('application/octet-stream')) {
+    discard(answer);
+    return err(downloadFailure(url, `expected ${expect}, the server sent ${declared}`));
+  }
+  const partial = `${destination}.part`;
+  const written = await writePart(answer, partial, maxBytes, signal);
+  if (!written.ok) {
+    await rm(partial, { force: true });
+    return err(written.error.tooLarge ? downloadFailure(url, `the file is larger than ${maxBytes} bytes`) : written.error.failure);
+  }
+  const { bytes, head } = written.value;
+  const sniffed = await fileTypeFromBuffer(head);
+  const problem = expect ? mismatch(expect, sniffed?.mime, declared) : undefined;
+  if (problem) {
+    await rm(partial, { force: true });
+    return err(downloadFailure(url, problem));
+  }
+  await rename(partial, destination);
+  return ok({ path: destination, bytes, ...(sniffed ? { mime: sniffed.mime } : {}) });
+}
+
+/** Why bytes are not the `expect` kind of media, or nothing when they are. */
+function mismatch(expect: string, sniffed: string | undefined, declared: string): string | undefined {
+  if (!sniffed) return `expected ${expect}, the bytes are not a known ${expect} format${declared ? ` though the server said ${declared}` : ''}`;
+  return sniffed.startsWith(`${expect}/`) ? undefined : `expected ${expect}, the bytes are ${sniffed}`;
+}
+
+type PartFailure = { tooLarge: true } | { tooLarge: false; failure: GatewayFailure };
+
+/** Streams the body to `partial`, at most `maxBytes`, keeping its first bytes to sniff as they pass. */
+async function writePart(answer: Answer, partial: string, maxBytes: number, signal: AbortSignal | undefined): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
+  let bytes = 0;
+  // The file is not read a second time to learn its type.
+  let head = Buffer.alloc(0);
+  const cap = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+      callback(bytes > maxBytes ? new Error(`larger than ${maxBytes} bytes`) : null, chunk);
+    },
+  });
+  try {
+    await pipeline(answer.body, cap, createWriteStream(partial));
+    return ok({ bytes, head });
+  } catch (error) {
+    return err(bytes > maxBytes ? { tooLarge: true } : { tooLarge: false, failure: classifyStreamError(error, signal) });
+  }
+}
+
+function classifyStreamError(error: unknown, signal: AbortSignal | undefined): GatewayFailure {
+  if (signal?.aborted) return abortedFailure(true);
+  const code = (error as { code?: string }).code;
+  if (code === 'UND_ERR_BODY_TIMEOUT') return { reason: 'timeout', phase: 'body', message: 'the download stalled', retryable: true, outcomeUnknown: false };
+  return { reason: 'connection-dropped', message: `the download broke off (${code ?? (error as Error).message})`, retryable: true, outcomeUnknown: false };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,120 @@
+import { Transform, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayContext } from './context.js';
+import { GatewayError, type ErrorStatus } from './errors.js';
+import type { Fault } from './faults.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An injected 500 to send after the handler has run, so that its effect (a task) stands. */
+    failAfterHandler?: boolean;
+    /** The connection was closed on purpose; the request is already counted. */
+    dropped?: boolean;
+  }
+}
+
+/** Public links to stored bytes (uploads and results): no key, but faults reach them like any route. */
+const BLOB_PREFIXES = ['/files/', '/results/'];
+export const isBlobLink = (url: string) => BLOB_PREFIXES.some((prefix) => url.startsWith(prefix));
+
+/** What a download gets for `malformed-json`: a page of HTML under the media type the link claims. */
+const NOT_MEDIA = '<!doctype html><html><head><title>Error</title></head><body>Something went wrong.</body></html>\n';
+
+/** Closes the connection without an answer; the stats count the request under status 0. */
+function dropConnection(ctx: GatewayContext, request: FastifyRequest): void {
+  request.dropped = true;
+  ctx.stats.recordRequest(request.routeKey, 0, request.team);
+  request.raw.socket.destroy();
+}
+
+/** `status` and `drop-before` faults: before the handler runs, so nothing happens upstream. */
+export function injectFaultBefore(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply): boolean {
+  const fault = ctx.faults.take(request.routeKey, ['status', 'drop-before']);
+  if (!fault) return false;
+  ctx.stats.faultInjected(fault.kind);
+  if (fault.kind === 'drop-before') {
+    dropConnection(ctx, request);
+    reply.hijack();
+    return true;
+  }
+  throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`);
+}
+
+/** The random `errorRate` of an overloaded or failing gateway, for authenticated routes. */
+export function injectRandomError(ctx: GatewayContext, request: FastifyRequest): void {
+  if (!ctx.random.chance(ctx.options.errorRate)) return;
+  ctx.stats.faultInjected('error-rate');
+  // An overloaded gateway refuses before doing anything (503); an internal error may strike
+  // before or after the work is done, and then the client cannot tell which (500).
+  if (ctx.random.chance(0.5)) throw new GatewayError(503, 'the gateway is overloaded, try again shortly');
+  if (ctx.random.chance(0.5)) throw new GatewayError(500, 'an unexpected error occurred');
+  request.failAfterHandler = true;
+}
+
+/** `drop-after`, `malformed-json` and `delay` faults, and a random 500 after the handler, applied to an answer. */
+export function installAfterHandlerFaults(app: FastifyInstance, ctx: GatewayContext, isPublic: (url: string) => boolean): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode >= 400) return payload;
+    const blob = isBlobLink(request.url);
+    if (isPublic(request.url) && !blob) return payload;
+    if (request.failAfterHandler) {
+      reply.code(500).type('application/json');
+      return JSON.stringify(new GatewayError(500, 'an unexpected error occurred').body());
+    }
+    const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
+    if (!fault) return payload;
+    ctx.stats.faultInjected(fault.kind);
+    return blob ? blobFault(ctx, fault, request, reply, payload as Readable) : apiFault(ctx, fault, request, reply, payload);
+  });
+}
+
+async function apiFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  switch (fault.kind) {
+    case 'drop-after':
+      dropConnection(ctx, request);
+      return payload;
+    case 'malformed-json':
+      reply.type('application/json');
+      return '{"code":0,"message":"success","data":{"status":"pend';
+    default:
+      await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
+      return payload;
+  }
+}
+
+/**
+ * Faults on a file link. `drop-after` sends the headers and half of the bytes, then closes the
+ * connection, as a link that breaks off mid-download; `malformed-json` sends a page of HTML under
+ * the media type the file claims, as a misconfigured CDN would.
+ */
+async function blobFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest, reply: FastifyReply, payload: Readable): Promise<unknown> {
+  switch (fault.kind) {
+    case 'drop-after':
+      return cutHalfway(ctx, request, payload, Number(reply.getHeader('content-length') ?? 0));
+    case 'malformed-json':
+      payload.destroy();
+      reply.header('Content-Length', String(Buffer.byteLength(NOT_MEDIA)));
+      return NOT_MEDIA;
+    default:
+      await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
+      return payload;
+  }
+}
+
+function cutHalfway(ctx: GatewayContext, request: FastifyRequest, payload: Readable, size: number): Readable {
+  const half = Math.floor(size / 2);
+  let passed = 0;
+  const cut = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      const part = chunk.subarray(0, Math.max(0, half - passed));
+      passed += part.length;
+      callback(null, part);
+      if (passed >= half) {
+        payload.destroy();
+        // After the part already written has left: the client sees a body that stops short.
+        setTimeout(() => dropConnection(ctx, request), 20);
+      }
+    },
+  });
+  return payload.pipe(cut);
+}

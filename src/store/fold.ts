@@ -1,0 +1,211 @@
+import { err, ok, type Result } from '../result.js';
+import type { JournalEvent, JournalRead, RunStartedEvent } from './journal.js';
+
+export const stepKey = (row: number, step: string) => `${row}/${step}`;
+export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
+
+/** One step of one row as the journal tells it. */
+export interface StepRecord {
+  row: number;
+  step: string;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+  started_at: number | null;
+  finished_at: number | null;
+  duration_ms: number | null;
+  tasks: Array<{ task_id: string; index: number; status: string | null }>;
+  error: { reason: string; message: string; outcome_unknown: boolean } | null;
+}
+
+/**
+ * Everything a journal says about a run, folded once: the run summary and the state a resume
+ * starts from are both read off this.
+ */
+export interface RunState {
+  start: RunStartedEvent;
+  status: RunStatus;
+  finishedAt: number | null;
+  outputs: unknown;
+  /** `row/step` → the step's record, in the order the steps first appeared. */
+  steps: Map<string, StepRecord>;
+  files: Array<{ step: string; row: number; path: string; bytes: number }>;
+  /** `row/step` → outputs of steps that finished. */
+  finishedSteps: Map<string, unknown>;
+  /** `row/step/index` → outputs of for_each items that finished. */
+  finishedItems: Map<string, unknown>;
+  /** `row/step/index` → the task submitted for an item that has not finished. */
+  submittedTasks: Map<string, { taskId: string; slug: string; submittedAt: number }>;
+  /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
+  unansweredSubmissions: Map<string, { slug: string; request: string }>;
+  /** `row/step/index` → a request whose answer was lost while the run went on (not a kill). */
+  unknownSubmissions: Map<string, { request: string; message: string }>;
+  uploads: Map<string, { fileId: string; url: string; expiresAt: number | null; path: string }>;
+  downloads: Map<string, { path: string; expiresAt: number | null }>;
+  /** Lines of the journal that could not be read. */
+  damagedLines: number[];
+  /** Of those, the ones no `resume --force` has accepted yet. */
+  unacceptedDamage: number[];
+}
+
+/** A journal that does not describe a run at all: empty, or its first record lost. */
+export interface UnreadableJournal {
+  reason: 'empty' | 'no-start';
+  message: string;
+}
+
+export function foldJournal(read: JournalRead): Result<RunState, UnreadableJournal> {
+  const start = read.events.find((e): e is RunStartedEvent => e.type === 'run-started');
+  if (!start) {
+    if (read.events.length === 0 && read.damagedLines.length === 0) {
+      return err({ reason: 'empty', message: 'its journal is empty: the run was stopped as it began' });
+    }
+    return err({ reason: 'no-start', message: 'its journal has no readable run-started record' });
+  }
+  const state = emptyState(start, read.damagedLines);
+  const accepted = new Set<number>();
+  const expiries = new Map<string, number | null>();
+  for (const event of read.events) {
+    if (event.type === 'run-resumed') for (const line of event.accepted_damage ?? []) accepted.add(line);
+    applyEvent(state, event, expiries);
+  }
+  state.unacceptedDamage = read.damagedLines.filter((line) => !accepted.has(line));
+  return ok(state);
+}
+
+function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
+  return {
+    start,
+    status: 'running',
+    finishedAt: null,
+    outputs: null,
+    steps: new Map(),
+    files: [],
+    finishedSteps: new Map(),
+    finishedItems: new Map(),
+    submittedTasks: new Map(),
+    unansweredSubmissions: new Map(),
+    unknownSubmissions: new Map(),
+    uploads: new Map(),
+    downloads: new Map(),
+    damagedLines,
+    unacceptedDamage: damagedLines,
+  };
+}
+
+function stepOf(state: RunState, row: number, step: string): StepRecord {
+  const key = stepKey(row, step);
+  let entry = state.steps.get(key);
+  if (!entry) {
+    entry = { row, step, status: 'pending', started_at: null, finished_at: null, duration_ms: null, tasks: [], error: null };
+    state.steps.set(key, entry);
+  }
+  return entry;
+}
+
+/** One event's effect on the state; `expiries` carries each task's result expiry to its downloads. */
+function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, number | null>): void {
+  switch (event.type) {
+    case 'run-started':
+    case 'run-resumed':
+      state.status = 'running';
+      state.finishedAt = null;
+      return;
+    case 'step-started': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.status = 'running';
+      entry.started_at ??= event.t;
+      entry.error = null;
+      return;
+    }
+    case 'step-skipped':
+      stepOf(state, event.row, event.step).status = 'skipped';
+      return;
+    case 'request-sent':
+    case 'submission-refused':
+    case 'submission-unknown':
+    case 'task-submitted':
+    case 'task-finished':
+      return applyTaskEvent(state, event, expiries);
+    case 'output-written':
+      state.downloads.set(event.url, { path: event.path, expiresAt: expiries.get(event.task_id) ?? null });
+      state.files.push({ step: event.step, row: event.row, path: event.path, bytes: event.bytes });
+      return;
+    case 'upload-done':
+      state.uploads.set(event.hash, { fileId: event.file_id, url: event.url, expiresAt: event.expires_at, path: event.path });
+      return;
+    case 'item-finished': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.finishedItems.set(key, event.outputs);
+      state.submittedTasks.delete(key);
+      return;
+    }
+    case 'step-finished':
+    case 'step-failed':
+      return applyStepEnd(state, event);
+    case 'run-finished':
+      state.status = event.status;
+      state.finishedAt = event.t;
+      state.outputs = event.outputs;
+      return;
+    case 'run-interrupted':
+      state.status = 'interrupted';
+      state.finishedAt = event.t;
+      return;
+    default:
+      // Kinds this version does not know (a journal written by a newer one) change nothing.
+      return;
+  }
+}
+
+type TaskEvent = Extract<
+  JournalEvent,
+  { type: 'request-sent' | 'submission-refused' | 'submission-unknown' | 'task-submitted' | 'task-finished' }
+>;
+
+function applyTaskEvent(state: RunState, event: TaskEvent, expiries: Map<string, number | null>): void {
+  switch (event.type) {
+    case 'request-sent': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.unknownSubmissions.delete(key);
+      state.unansweredSubmissions.set(key, { slug: event.slug, request: event.request });
+      return;
+    }
+    case 'submission-unknown': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.unansweredSubmissions.delete(key);
+      state.unknownSubmissions.set(key, { request: event.request, message: event.message });
+      return;
+    }
+    case 'submission-refused':
+      state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
+      return;
+    case 'task-submitted': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.unansweredSubmissions.delete(key);
+      state.submittedTasks.set(key, { taskId: event.task_id, slug: event.slug, submittedAt: event.t });
+      stepOf(state, event.row, event.step).tasks.push({ task_id: event.task_id, index: event.index, status: null });
+      return;
+    }
+    case 'task-finished': {
+      expiries.set(event.task_id, event.result_expires_at);
+      const task = stepOf(state, event.row, event.step).tasks.find((t) => t.task_id === event.task_id);
+      if (task) task.status = event.status;
+      return;
+    }
+  }
+}
+
+type StepEnd = Extract<JournalEvent, { type: 'step-finished' | 'step-failed' }>;
+
+function applyStepEnd(state: RunState, event: StepEnd): void {
+  const entry = stepOf(state, event.row, event.step);
+  entry.status = event.type === 'step-finished' ? 'succeeded' : 'failed';
+  entry.finished_at = event.t;
+  entry.duration_ms = entry.started_at !== null ? event.t - entry.started_at : null;
+  entry.error = event.type === 'step-failed' ? { reason: event.reason, message: event.message, outcome_unknown: event.outcome_unknown } : null;
+  if (event.type !== 'step-finished') return;
+  const key = stepKey(event.row, event.step);
+  state.finishedSteps.set(key, event.outputs);
+  for (const item of state.submittedTasks.keys()) if (item.startsWith(`${key}/`)) state.submittedTasks.delete(item);
+}
