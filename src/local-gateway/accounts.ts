@@ -35,6 +35,14 @@ export class Accounts {
     this.balances.set(team, balance - units);
   }
 
+  hasTeam(team: string): boolean {
+    return this.balances.has(team);
+  }
+
+  setBalanceUsd(team: string, usd: number): void {
+    this.balances.set(team, toUnits(usd));
+  }
+
   refund(team: string, units: number): void {
     this.balances.set(team, (this.balances.get(team) ?? 0) + units);
   }

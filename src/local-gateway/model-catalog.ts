@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { schemaPriceRule, type PriceRule } from '../model-schemas/prices.js';
 import { packageRoot } from '../package-root.js';
 
 /** A model the gateway serves, read from its bundled schema file in `schemas/models/`. */
@@ -12,6 +13,8 @@ export interface ServedModel {
   /** The JSON Schema of the request body, exactly as the file holds it. */
   schema: Record<string, unknown>;
   examples: unknown[];
+  /** How the model is charged: the schema's `x-price`, the same rule the client estimates with. */
+  price: PriceRule;
 }
 
 interface SchemaFile {
@@ -28,6 +31,8 @@ export function loadServedModels(): Map<string, ServedModel> {
   for (const name of readdirSync(folder).filter((n) => n.endsWith('.json')).sort()) {
     const schema = JSON.parse(readFileSync(join(folder, name), 'utf8')) as SchemaFile & Record<string, unknown>;
     const meta = schema['x-model'];
+    const price = schemaPriceRule(schema);
+    if (!price) throw new Error(`Internal error: schemas/models/${name} has no x-price`);
     models.set(meta.slug, {
       slug: meta.slug,
       type: meta.type,
@@ -36,6 +41,7 @@ export function loadServedModels(): Map<string, ServedModel> {
       docsUrl: meta.docs_url,
       schema,
       examples: schema.examples ?? [],
+      price,
     });
   }
   return models;

@@ -9,6 +9,8 @@ import { TaskInputError, type ModelBehaviour, type ProduceContext, type Produced
 import type { ResolvedGatewayOptions } from './options.js';
 import type { GatewayRandom } from './random.js';
 import type { GatewayStats } from './stats.js';
+import type { ServedModel } from './model-catalog.js';
+import { unitsOf } from '../model-schemas/prices.js';
 import type { WebhookSender } from './webhooks.js';
 
 type TaskStatus = 'pending' | 'processing' | 'success' | 'failed';
@@ -40,6 +42,7 @@ export interface SubmitRequest {
   slug: string;
   input: Record<string, unknown>;
   behaviour: ModelBehaviour;
+  model: ServedModel;
   webhookUrl?: string;
 }
 
@@ -67,9 +70,9 @@ export class TaskManager {
 
   /** Charges the team and queues the task; throws 402 before anything is queued when the balance is short. */
   submit(request: SubmitRequest): Task {
-    const priceUsd = this.options.prices[request.slug] ?? request.behaviour.unitPriceUsd;
+    const priceUsd = this.options.prices[request.slug] ?? request.model.price.usd;
     const unitPriceUnits = Math.round(priceUsd * 10_000);
-    const chargedUnits = request.behaviour.units(request.input);
+    const chargedUnits = unitsOf(request.model.price, request.input, request.model.schema);
     this.accounts.charge(request.team, Math.round(unitPriceUnits * chargedUnits));
     const jitter = 1 + this.options.latencyJitter * (2 * this.random.next() - 1);
     const task: Task = {

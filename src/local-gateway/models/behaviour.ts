@@ -34,12 +34,8 @@ export interface ProduceContext {
   useFfmpeg: boolean;
 }
 
-/** How the local gateway prices, times and runs one model. */
+/** How the local gateway times and runs one model; its price is the schema's `x-price`. */
 export interface ModelBehaviour {
-  /** Default price of one unit in USD. */
-  unitPriceUsd: number;
-  /** Units charged at submission: images, or seconds of video (480p counts 0.6). */
-  units(input: Record<string, unknown>): number;
   /** Processing time before latency scale and jitter, in milliseconds. */
   baseProcessingMs(input: Record<string, unknown>): number;
   produce(context: ProduceContext): Promise<ProducedOutput>;

@@ -35,9 +35,7 @@ function batchSize(input: Record<string, unknown>, prompt: string): number {
 }
 
 export const imageEdit: ModelBehaviour = {
-  unitPriceUsd: 0.04,
   // The batch maximum is frozen at submission; what the model does not use is refunded.
-  units: (input) => (field(input, 'sequential_image_generation', 'disabled') === 'auto' ? field(input, 'sequential_image_generation_max_images', 15) : 1),
   baseProcessingMs: (input) => 6000 + 1500 * (input.image as unknown[]).length,
   async produce({ input, fetchInput, saveResult }) {
     const prompt = String(input.prompt);

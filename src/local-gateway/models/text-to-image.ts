@@ -34,8 +34,6 @@ function scenePng(variant: number, width: number, height: number): Buffer {
 }
 
 export const textToImage: ModelBehaviour = {
-  unitPriceUsd: 0.03,
-  units: (input) => field(input, 'n', 1) * (field(input, 'resolution', '1k') === '2k' ? 2 : 1),
   baseProcessingMs: (input) => 1000 + field(input, 'n', 1) * (field(input, 'resolution', '1k') === '2k' ? 4500 : 2500),
   async produce({ taskId, input, saveResult }) {
     const prompt = String(input.prompt);

@@ -14,8 +14,6 @@ const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 const MAX_AUDIO_BYTES = 16 * 1024 * 1024;
 
 export const videoToVideo: ModelBehaviour = {
-  unitPriceUsd: 0.06,
-  units: (input) => field(input, 'duration', 5) * (field(input, 'resolution', '720p') === '480p' ? 0.6 : 1),
   baseProcessingMs: (input) => 20_000 + field(input, 'duration', 5) * (field(input, 'resolution', '720p') === '480p' ? 1800 : 3000),
   async produce({ input, fetchInput, saveResult, scratchDir, useFfmpeg }) {
     const videos = input.video_urls as string[];

@@ -24,7 +24,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     if (!model || !behaviour) throw notFound(`model ${slug} is not available; GET /api/v1/models lists the active models`);
     ctx.validator.check(slug, request.body);
     const webhookUrl = webhookHeader(request.headers['x-webhook-url']);
-    const task = ctx.tasks.submit({ team: teamOf(request), slug, input: request.body as Record<string, unknown>, behaviour, ...(webhookUrl ? { webhookUrl } : {}) });
+    const task = ctx.tasks.submit({ team: teamOf(request), slug, input: request.body as Record<string, unknown>, behaviour, model, ...(webhookUrl ? { webhookUrl } : {}) });
     return ctx.tasks.submissionBody(task);
   };
   app.post('/api/v1/:provider/:model_id', submit);

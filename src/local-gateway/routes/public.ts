@@ -41,6 +41,16 @@ export function publicRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     for (const fault of parsed) ctx.faults.add(fault);
     return { faults: ctx.faults.pending() };
   });
+  // Sets a team's balance, as a recharge would: tests raise it mid-run to show a resume after a 402.
+  app.post('/__emulator/balance', async (request) => {
+    const body = request.body as { team?: unknown; balance?: unknown } | undefined;
+    const team = body?.team;
+    const balance = body?.balance;
+    if (typeof team !== 'string' || !ctx.accounts.hasTeam(team)) throw invalid('team must name a team of this gateway');
+    if (typeof balance !== 'number' || !Number.isFinite(balance) || balance < 0) throw invalid('balance must be a number of USD, at least 0');
+    ctx.accounts.setBalanceUsd(team, balance);
+    return { team, balance: ctx.accounts.balanceUsd(team) };
+  });
   app.delete('/__emulator/faults', async (_request, reply) => {
     ctx.faults.clear();
     return reply.code(204).send();

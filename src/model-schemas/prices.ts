@@ -1,0 +1,108 @@
+import { err, ok, type Result } from '../result.js';
+import type { JsonSchema } from './bundled.js';
+
+/**
+ * How a model is charged: `usd` per unit, and the units a request uses. Units start at 1, are
+ * multiplied by the value of each `multiply` field (the schema's default when the request leaves
+ * it out), and by each `factors` entry whose field has that value: a number, or the name of a
+ * numeric field whose value is the multiplier. The bundled schemas carry it as `x-price`; the
+ * local gateway charges with it and the client estimates with it, so the two cannot disagree.
+ *
+ * `{ "usd": 0.03, "unit": "image", "multiply": ["n"], "factors": { "resolution": { "2k": 2 } } }`
+ */
+export interface PriceRule {
+  usd: number;
+  unit: string;
+  multiply?: string[];
+  factors?: Record<string, Record<string, number | string>>;
+}
+
+/** The price rule of each model slug; `undefined` means the price is unknown (never zero). */
+export type PriceBook = (slug: string) => PriceRule | undefined;
+
+type Input = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A price rule from a schema's `x-price` or a price file. A bare number is a price per task (a
+ * unit is one request) for a model without a bundled rule, and replaces `usd` of one that has it.
+ */
+export function parsePriceRule(value: unknown, where: string, base?: PriceRule): Result<PriceRule, string> {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) return err(`${where} must be a price of at least 0 USD, got ${value}`);
+    return ok(base ? { ...base, usd: value } : { usd: value, unit: 'task' });
+  }
+  if (!isObject(value)) return err(`${where} must be a number (USD) or a rule { usd, unit, multiply, factors }`);
+  const unknownKey = Object.keys(value).find((key) => !['usd', 'unit', 'multiply', 'factors'].includes(key));
+  if (unknownKey) return err(`${where} has an unknown key '${unknownKey}'; a rule has usd, unit, multiply, factors`);
+  const { usd, unit, multiply, factors } = value;
+  if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0) return err(`${where}.usd must be a number of at least 0`);
+  if (unit !== undefined && typeof unit !== 'string') return err(`${where}.unit must be a string such as image or second`);
+  if (multiply !== undefined && !(Array.isArray(multiply) && multiply.every((f) => typeof f === 'string'))) {
+    return err(`${where}.multiply must be a list of field names`);
+  }
+  const checkedFactors = parseFactors(factors, `${where}.factors`);
+  if (!checkedFactors.ok) return checkedFactors;
+  return ok({
+    usd,
+    unit: unit ?? 'task',
+    ...(multiply ? { multiply: multiply as string[] } : {}),
+    ...(checkedFactors.value ? { factors: checkedFactors.value } : {}),
+  });
+}
+
+function parseFactors(value: unknown, where: string): Result<PriceRule['factors'], string> {
+  if (value === undefined) return ok(undefined);
+  if (!isObject(value)) return err(`${where} must map a field to { value: multiplier }`);
+  for (const [field, table] of Object.entries(value)) {
+    if (!isObject(table)) return err(`${where}.${field} must map a value to a multiplier`);
+    for (const [choice, factor] of Object.entries(table)) {
+      const good = (typeof factor === 'number' && Number.isFinite(factor) && factor >= 0) || typeof factor === 'string';
+      if (!good) return err(`${where}.${field}.${choice} must be a number of at least 0 or a field name`);
+    }
+  }
+  return ok(value as PriceRule['factors']);
+}
+
+/** The `x-price` rule a bundled schema carries, if any. */
+export function schemaPriceRule(schema: JsonSchema | undefined): PriceRule | undefined {
+  const raw = schema?.['x-price'];
+  if (raw === undefined) return undefined;
+  const rule = parsePriceRule(raw, 'x-price');
+  if (!rule.ok) throw new Error(`Internal error: a bundled schema's ${rule.error}`);
+  return rule.value;
+}
+
+/** A field's value, else the schema's default for it. */
+function fieldValue(input: Input, schema: JsonSchema | undefined, field: string): unknown {
+  if (input[field] !== undefined) return input[field];
+  const properties = schema?.properties;
+  return isObject(properties) && isObject(properties[field]) ? properties[field].default : undefined;
+}
+
+const numeric = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 1);
+
+/** The units a request uses under a rule, with the schema's defaults for the fields it leaves out. */
+export function unitsOf(rule: PriceRule, input: Input, schema: JsonSchema | undefined): number {
+  let units = 1;
+  for (const field of rule.multiply ?? []) units *= numeric(fieldValue(input, schema, field));
+  for (const [field, table] of Object.entries(rule.factors ?? {})) {
+    const factor = table[String(fieldValue(input, schema, field))];
+    if (factor === undefined) continue;
+    units *= typeof factor === 'number' ? factor : numeric(fieldValue(input, schema, factor));
+  }
+  return units;
+}
+
+/** USD to 4 decimals, the gateway's precision, kept as a number. */
+export const roundUsd = (usd: number): number => Math.round(usd * 10_000) / 10_000;
+
+/** What one request costs, in USD to 4 decimals. */
+export function requestCost(rule: PriceRule, input: Input, schema: JsonSchema | undefined): number {
+  return roundUsd(Math.round(rule.usd * 10_000) * unitsOf(rule, input, schema) / 10_000);
+}
+
+/** `$0.0300`. */
+export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`;
