@@ -3,6 +3,7 @@
  * reaches the engine; a plan exists only when the recipe had no errors.
  */
 import type { Template } from './expressions/expressions.js';
+import type { PriceRule } from './model-schemas/prices.js';
 
 export type StepId = string & { readonly __brand: 'StepId' };
 
@@ -50,6 +51,10 @@ export interface PlanSettings {
   retries: number;
   timeoutMs: number;
   pollMs: number;
+  /** `settings.max_cost`: the most the run may commit, in USD. */
+  maxCostUsd?: number;
+  /** `settings.prices`: price rules by model slug, over the bundled ones. */
+  prices?: Record<string, PriceRule>;
 }
 
 export interface Plan {

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../result.js';
-import type { JsonSchema } from './bundled.js';
+import { MODEL_SLUG, type JsonSchema } from './bundled.js';
 
 /**
  * How a model is charged: `usd` per unit, and the units a request uses. Units start at 1, are
@@ -106,3 +106,43 @@ export function requestCost(rule: PriceRule, input: Input, schema: JsonSchema | 
 
 /** `$0.0300`. */
 export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`;
+
+/** Prices as a run sees them: the bundled (or cached live) schema's rule, unless a price file overrides it. */
+export interface Pricing {
+  rule(slug: string): PriceRule | undefined;
+  /** What one request to the model costs, or `undefined` when its price is unknown. */
+  cost(slug: string, input: Input): number | undefined;
+}
+
+export function pricingOf(schemaOf: (slug: string) => JsonSchema | undefined, overrides: Record<string, PriceRule> = {}): Pricing {
+  const rule = (slug: string) => (Object.hasOwn(overrides, slug) ? overrides[slug] : schemaPriceRule(schemaOf(slug)));
+  return {
+    rule,
+    cost(slug, input) {
+      const found = rule(slug);
+      return found ? requestCost(found, input, schemaOf(slug)) : undefined;
+    },
+  };
+}
+
+/**
+ * A price file's map of model slug to rule (`--prices FILE`, `settings.prices`), checked: a bare
+ * number replaces the price per unit of the model's bundled rule, or is a price per task.
+ */
+export function parsePriceTable(
+  value: unknown,
+  where: string,
+  schemaOf: (slug: string) => JsonSchema | undefined,
+): Result<Record<string, PriceRule>, string> {
+  if (!isObject(value)) return err(`${where} must be a map of model slug to price, such as vendor-a/vendor-a-v3-t2i: 0.03`);
+  const table: Record<string, PriceRule> = {};
+  for (const [slug, raw] of Object.entries(value)) {
+    if (!MODEL_SLUG.test(slug)) {
+      return err(`${where}: '${slug}' is not a model slug (provider/model_id)`);
+    }
+    const rule = parsePriceRule(raw, `${where}: ${slug}`, schemaPriceRule(schemaOf(slug)));
+    if (!rule.ok) return rule;
+    table[slug] = rule.value;
+  }
+  return ok(table);
+}

@@ -43,7 +43,7 @@ export interface RawRecipe {
   name: string;
   description?: string;
   inputs?: Record<string, InputDefinition>;
-  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number };
+  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number; max_cost?: number; prices?: Record<string, unknown> };
   steps: Record<string, RawStep>;
   outputs?: Record<string, string>;
 }

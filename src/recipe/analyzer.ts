@@ -48,7 +48,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   for (const draft of drafts) checkStepExpressions(draft, inputShapes, outputShapes, file, diagnostics);
   const outputs = compileOutputs(recipe, { inputs: inputShapes, steps: outputShapes }, file, diagnostics);
 
-  const settings = resolveSettings(recipe, file, diagnostics);
+  const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
   const steps = (order ?? drafts).map((draft) => planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics));
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));

@@ -2,18 +2,21 @@ import type { Plan, PlannedStep } from '../plan.js';
 import { isLocalPath } from '../model-schemas/validate.js';
 import { expectedMs, kindOf } from '../expected-durations.js';
 import { knownValue } from './known-values.js';
+import type { Pricing } from '../model-schemas/prices.js';
+import { priceStep, sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
 export interface PlanEstimate {
   name: string;
   rows: number;
   layers: string[][];
-  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'> }>;
+  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'>; cost: StepCost | null }>;
   totals: {
     /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */
     tasks: Record<string, number | 'dynamic'>;
     requests: { submissions: number; polls: number; uploads: number; tool_calls: number; text_calls: number; total: number; dynamic_steps: string[] };
     least_wall_ms: number;
+    cost: TotalCost;
     assumptions: { rpm: number; rpm_source: 'flag' | 'recipe' | 'default'; concurrency: number; expected_ms: Record<string, number> };
   };
 }
@@ -39,12 +42,21 @@ interface Tally {
  * largest of three bounds: requests ÷ rpm; the critical path through the layers, each step taking
  * its expected time once per `concurrency` runs; and task time ÷ concurrency.
  */
-export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: number } = {}): PlanEstimate {
+export interface EstimateOptions {
+  rpm?: number;
+  concurrency?: number;
+  /** Without it every model's price is unknown. */
+  pricing?: Pricing;
+  /** Runs of a step that a cache will answer (they cost nothing); none when not given. */
+  cachedRuns?: (step: string, row: number) => number;
+}
+
+export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEstimate {
   const rpm = options.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : 100);
   const rpmSource = options.rpm !== undefined ? 'flag' : typeof plan.settings.rpm === 'number' ? 'recipe' : 'default';
   const concurrency = options.concurrency ?? plan.settings.concurrency;
   const tally: Tally = { tasks: {}, requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] }, localFiles: new Set(), finish: new Map(), taskTimeMs: 0 };
-  const steps = plan.steps.map((step) => estimateStep(plan, step, concurrency, tally));
+  const steps = plan.steps.map((step) => ({ ...estimateStep(plan, step, concurrency, tally), cost: priceStep(plan, step, options) }));
   const { requests } = tally;
   requests.uploads = tally.localFiles.size;
   requests.total = requests.submissions + requests.polls + requests.uploads + requests.tool_calls + requests.text_calls;
@@ -58,12 +70,12 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
     rows: plan.rows.length,
     layers: plan.layers.map((layer) => [...layer]),
     steps,
-    totals: { tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
+    totals: { tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), cost: sumCosts(steps), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
   };
 }
 
 /** One step's line of the estimate; its requests, local files and finishing time go into the tally. */
-function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally): PlanEstimate['steps'][number] {
+function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally): Omit<PlanEstimate['steps'][number], 'cost'> {
   const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);

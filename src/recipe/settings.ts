@@ -3,12 +3,14 @@ import type { PlanSettings } from '../plan.js';
 import type { RawRecipe } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { SourceFile } from './source.js';
+import { parsePriceTable } from '../model-schemas/prices.js';
+import type { JsonSchema } from '../model-schemas/bundled.js';
 
 /** What a recipe that says nothing gets. */
 export const DEFAULTS = { concurrency: 4, retries: 2, timeoutMs: 30 * 60_000, pollMs: 15_000, backoffMs: 5_000 };
 
 /** The recipe's settings with defaults filled in; a duration that does not read is a diagnostic. */
-export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics: Diagnostic[]): PlanSettings {
+export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics: Diagnostic[], modelSchema: (slug: string) => JsonSchema | undefined = () => undefined): PlanSettings {
   const settings = recipe.settings ?? {};
   const duration = (key: 'timeout' | 'poll', fallback: number) => {
     const raw = settings[key];
@@ -17,5 +19,12 @@ export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics
     if (ms === undefined) diagnostics.push(error(file, file.locate(['settings', key]), `settings.${key} must be a duration such as 90s or 15m`));
     return ms ?? fallback;
   };
-  return { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
+  const resolved: PlanSettings = { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
+  if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
+  if (settings.prices !== undefined) {
+    const prices = parsePriceTable(settings.prices, 'settings.prices', modelSchema);
+    if (prices.ok) resolved.prices = prices.value;
+    else diagnostics.push(error(file, file.locate(['settings', 'prices']), prices.error));
+  }
+  return resolved;
 }

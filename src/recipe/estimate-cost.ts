@@ -1,0 +1,80 @@
+import { roundUsd, type Pricing } from '../model-schemas/prices.js';
+import type { Plan, PlannedStep } from '../plan.js';
+import { knownValue, UNKNOWN } from './known-values.js';
+
+/**
+ * A model step's estimated cost. `usd` counts the runs known at plan time (less those a cache
+ * answers); `per_run_usd` is one run's price, which is all a dynamic `for_each` can show.
+ * Both are `null` when the model's price is unknown: never taken for zero.
+ */
+export interface StepCost {
+  usd: number | null;
+  per_run_usd: number | null;
+  /** The step's run count is known only at run time: `usd` is a lower bound. */
+  dynamic: boolean;
+  cached_runs: number;
+}
+
+export interface TotalCost {
+  /** The sum of the known costs, in USD to 4 decimals. */
+  usd: number;
+  /** True when a dynamic step or an unknown price means the run may cost more. */
+  lower_bound: boolean;
+  dynamic_steps: string[];
+  /** Models whose price is unknown: give one with --prices or settings.prices. */
+  unpriced_models: string[];
+}
+
+/** A model's input as far as the plan knows it; values known only at run time take the schema's defaults. */
+function knownInput(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = knownValue(step.with, row);
+  } catch {
+    return {};
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== UNKNOWN));
+}
+
+/** The cost line of a step: `null` for steps that run no model (tools and text calls are not charged). */
+export function priceStep(
+  plan: Plan,
+  step: PlannedStep,
+  options: { pricing?: Pricing; cachedRuns?: (step: string, row: number) => number },
+): StepCost | null {
+  if (step.action !== 'model' || !step.model) return null;
+  const dynamic = step.runs.includes('dynamic');
+  let usd = 0;
+  let perRun: number | undefined;
+  let cachedRuns = 0;
+  for (const [row, inputs] of plan.rows.entries()) {
+    const cost = options.pricing?.cost(step.model.slug, knownInput(step, inputs));
+    if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: 0 };
+    perRun ??= cost;
+    const runs = step.runs[row];
+    if (typeof runs !== 'number') continue;
+    const cached = Math.min(runs, options.cachedRuns?.(step.id, row) ?? 0);
+    cachedRuns += cached;
+    usd += (runs - cached) * cost;
+  }
+  return { usd: roundUsd(usd), per_run_usd: perRun ?? null, dynamic, cached_runs: cachedRuns };
+}
+
+export function sumCosts(steps: Array<{ id: string; model: string | null; cost: StepCost | null }>): TotalCost {
+  let usd = 0;
+  const dynamic: string[] = [];
+  const unpriced = new Set<string>();
+  for (const step of steps) {
+    if (!step.cost) continue;
+    if (step.cost.usd === null) unpriced.add(step.model ?? step.id);
+    else usd += step.cost.usd;
+    if (step.cost.dynamic) dynamic.push(step.id);
+  }
+  return {
+    usd: roundUsd(usd),
+    lower_bound: dynamic.length > 0 || unpriced.size > 0,
+    dynamic_steps: dynamic,
+    unpriced_models: [...unpriced].sort(),
+  };
+}
