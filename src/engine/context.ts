@@ -9,6 +9,7 @@ import type { Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';
 import type { Reporter } from './reporter.js';
+import type { SpendMeter } from './spend.js';
 import type { Uploads } from './uploads.js';
 
 /** Results that arrive by webhook, for the tasks of this run only. */
@@ -44,6 +45,8 @@ export interface EngineContext {
   /** On resume, send again the submissions whose outcome is unknown. */
   resubmitUnknown: boolean;
   webhook?: WebhookInbox;
+  /** Counts the run's spend before each paid submission; without it nothing is counted or capped. */
+  spend?: SpendMeter;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

@@ -146,9 +146,13 @@ async function submit(
   if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
   const { row, index, slug } = item;
   const step = item.step.id;
+  // Before anything is journaled or sent: an item over the cap, or after a 402, is never sent.
+  const reserved = ctx.spend ? ctx.spend.reserve(slug, input, item.label) : ok({} as { costUsd?: number });
+  if (!reserved.ok) return reserved;
+  const { costUsd } = reserved.value;
   const request = randomUUID();
   // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
-  await ctx.journal.appendDurable({ type: 'request-sent', row, step, index, slug, request });
+  await ctx.journal.appendDurable({ type: 'request-sent', row, step, index, slug, request, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) });
   // No signal: a submission that has left is seen through to its answer, so that a stop
   // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
   const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
@@ -163,7 +167,11 @@ async function submit(
         request,
         message: underlyingMessage(failure),
       });
-    else ctx.journal.append({ type: 'submission-refused', row, step, index, reason: failure.reason });
+    else {
+      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: failure.reason });
+      ctx.spend?.release(costUsd);
+      if (failure.reason === 'insufficient-balance') ctx.spend?.stopForBalance(failure.message);
+    }
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
   const taskId = submitted.value.taskId;

@@ -62,7 +62,7 @@ export function retryDelay(
  * Why a step can fail besides the gateway's own reasons: a task that ended failed, an input the
  * model's schema refused at run time, an answer that broke the step's schema, an expression that
  * could not be evaluated, a command's exit code, the step's time limit, and a stop asked for by
- * the user.
+ * the user, and a submission held back because it would pass the run's spending cap.
  */
 export type StepOwnReason =
   | 'task-failed'
@@ -71,7 +71,8 @@ export type StepOwnReason =
   | 'expression'
   | 'command-failed'
   | 'step-timeout'
-  | 'interrupted';
+  | 'interrupted'
+  | 'spend-cap';
 
 export type StepFailureReason = FailureReason | StepOwnReason;
 
@@ -120,6 +121,8 @@ export function mayRetryStep(failure: StepRetryFacts): boolean {
     case 'expression':
     case 'step-timeout':
     case 'interrupted':
+    // The cap is the same on another try: only a resume with a higher cap goes on.
+    case 'spend-cap':
       return false;
     default:
       return unreachable(reason);

@@ -1,5 +1,6 @@
 import { err, ok, type Result } from '../result.js';
 import type { JournalEvent, JournalRead, RunStartedEvent } from './journal.js';
+import { emptySpend, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
 export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
@@ -42,6 +43,8 @@ export interface RunState {
   unknownSubmissions: Map<string, { request: string; message: string }>;
   uploads: Map<string, { fileId: string; url: string; expiresAt: number | null; path: string }>;
   downloads: Map<string, { path: string; expiresAt: number | null }>;
+  /** What the run has committed: paid submissions sent, less those the gateway refused. */
+  spend: SpendFold;
   /** Lines of the journal that could not be read. */
   damagedLines: number[];
   /** Of those, the ones no `resume --force` has accepted yet. */
@@ -88,6 +91,7 @@ function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
     unknownSubmissions: new Map(),
     uploads: new Map(),
     downloads: new Map(),
+    spend: emptySpend(),
     damagedLines,
     unacceptedDamage: damagedLines,
   };
@@ -169,6 +173,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, expiries: Map<string,
       const key = itemKey(event.row, event.step, event.index);
       state.unknownSubmissions.delete(key);
       state.unansweredSubmissions.set(key, { slug: event.slug, request: event.request });
+      recordRequest(state.spend, key, event.step, event.cost_usd);
       return;
     }
     case 'submission-unknown': {
@@ -179,6 +184,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, expiries: Map<string,
     }
     case 'submission-refused':
       state.unansweredSubmissions.delete(itemKey(event.row, event.step, event.index));
+      recordRefusal(state.spend, itemKey(event.row, event.step, event.index), event.step);
       return;
     case 'task-submitted': {
       const key = itemKey(event.row, event.step, event.index);

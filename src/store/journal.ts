@@ -7,7 +7,8 @@ export type JournalEvent =
   | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
   | { type: 'step-started'; t: number; row: number; step: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
-  | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string }
+  /** `cost_usd`: what the submission costs when the gateway accepts it; absent when its price is unknown. */
+  | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string; cost_usd?: number }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
   | { type: 'submission-unknown'; t: number; row: number; step: string; index: number; request: string; message: string }
   | { type: 'task-submitted'; t: number; row: number; step: string; index: number; slug: string; request: string; task_id: string }
@@ -39,6 +40,8 @@ export interface RunStartedEvent {
   cwd?: string;
   batch_source?: string | null;
   local_files?: Record<string, string>;
+  /** The estimate the run started with: its known cost in USD, and whether that is a lower bound. */
+  cost?: { estimated_usd: number; lower_bound: boolean };
 }
 
 type EventBody<E> = E extends unknown ? Omit<E, 't'> : never;

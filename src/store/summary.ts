@@ -1,6 +1,7 @@
 import { err, ok, type Result } from '../result.js';
 import { foldJournal, type RunState, type StepRecord, type UnreadableJournal } from './fold.js';
 import type { JournalEvent, JournalRead } from './journal.js';
+import { spendUsd } from './spend-fold.js';
 
 export type StepSummary = StepRecord;
 
@@ -18,6 +19,31 @@ export interface RunSummary {
   files: Array<{ step: string; row: number; path: string; bytes: number }>;
   /** Journal lines that could not be read; empty for a sound journal. */
   damaged_lines: number[];
+  cost: RunCost;
+}
+
+/**
+ * The money side of a run, in USD: the estimate it started with (`null` in journals older than
+ * prices), what it has committed (paid submissions sent and not refused), and that per step.
+ */
+export interface RunCost {
+  estimated_usd: number | null;
+  estimate_lower_bound: boolean;
+  committed_usd: number;
+  /** Submissions to models whose price was unknown: not in `committed_usd`. */
+  unpriced_submissions: number;
+  by_step: Record<string, number>;
+}
+
+function costOf(run: RunState): RunCost {
+  const { spend, start } = run;
+  return {
+    estimated_usd: start.cost?.estimated_usd ?? null,
+    estimate_lower_bound: start.cost?.lower_bound ?? false,
+    committed_usd: spendUsd(spend.committedUnits),
+    unpriced_submissions: spend.unpriced,
+    by_step: Object.fromEntries([...spend.byStepUnits].map(([step, units]) => [step, spendUsd(units)])),
+  };
 }
 
 /** What `runs show` prints and run.json holds, read off the folded journal: it works for a killed run too. */
@@ -38,6 +64,7 @@ export function summaryOf(run: RunState): RunSummary {
     outputs: run.outputs,
     files,
     damaged_lines: run.damagedLines,
+    cost: costOf(run),
   };
 }
 

@@ -1,0 +1,44 @@
+/**
+ * What a run has committed, read off its journal. A paid submission counts from its
+ * `request-sent` line (written before it leaves, with its price), and stops counting when the
+ * gateway certainly refused it; one whose outcome is unknown keeps counting, since it may be paid.
+ * Refunds of failed tasks are the gateway's business and are not subtracted.
+ */
+export interface SpendFold {
+  /** In ten-thousandths of a USD, so that sums never drift. */
+  committedUnits: number;
+  byStepUnits: Map<string, number>;
+  /** Submissions sent without a known price. */
+  unpriced: number;
+  /** `row/step/index` → the units of its last request, until the gateway answers. */
+  pending: Map<string, number>;
+}
+
+export const emptySpend = (): SpendFold => ({ committedUnits: 0, byStepUnits: new Map(), unpriced: 0, pending: new Map() });
+
+const toUnits = (usd: number) => Math.round(usd * 10_000);
+
+function add(spend: SpendFold, step: string, units: number): void {
+  spend.committedUnits += units;
+  spend.byStepUnits.set(step, (spend.byStepUnits.get(step) ?? 0) + units);
+}
+
+export function recordRequest(spend: SpendFold, item: string, step: string, costUsd: number | undefined): void {
+  if (costUsd === undefined) {
+    spend.unpriced++;
+    return;
+  }
+  const units = toUnits(costUsd);
+  spend.pending.set(item, units);
+  add(spend, step, units);
+}
+
+export function recordRefusal(spend: SpendFold, item: string, step: string): void {
+  const units = spend.pending.get(item);
+  if (units === undefined) return;
+  spend.pending.delete(item);
+  add(spend, step, -units);
+}
+
+/** USD to 4 decimals. */
+export const spendUsd = (units: number): number => units / 10_000;
