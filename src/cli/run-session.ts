@@ -22,12 +22,13 @@ import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
 import { printJson, printLine, redact, shown } from './output.js';
-
+import { checkBalance, moneyBeforeStart, spentPhrase, writeMoneyAdvice, type MoneyFlags, type RunMoney } from './run-money.js';
+import { SpendMeter } from '../engine/spend.js';
 
 /** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
 export type RpmFlag = number | 'auto';
 
-export interface RunFlags extends ConnectionFlags {
+export interface RunFlags extends ConnectionFlags, MoneyFlags {
   set: string[];
   batch?: string;
   out?: string;
@@ -62,7 +63,14 @@ function budgetOptions(plan: Plan, flags: RunFlags): BudgetOptions {
 
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
+  const money = moneyBeforeStart(plan, flags, false);
   const connection = await connect(flags, budgetOptions(plan, flags));
+  try {
+    await checkBalance(connection, money, flags);
+  } catch (e) {
+    await connection.close();
+    throw e;
+  }
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
@@ -78,8 +86,9 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
     cwd: process.cwd(),
     batch_source: source.batchPath ? resolve(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
+    cost: { estimated_usd: money.estimate.usd, lower_bound: money.estimate.lower_bound },
   });
-  return execute(plan, flags, connection, paths, journal, undefined);
+  return execute(plan, flags, connection, paths, journal, undefined, money);
 }
 
 /** Resumes a run from its journal with the recipe and inputs it kept. */
@@ -96,11 +105,12 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   checkJournalDamage(runId, state, flags);
   const plan = { ...analyzeKeptRecipe(paths, state), rows: state.rows };
   checkLocalFiles(state, flags);
+  const money = moneyBeforeStart(plan, flags, true);
   const connection = await connect(flags, budgetOptions(plan, flags));
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
   await journal.appendDurable({ type: 'run-resumed', ...accepted });
-  return execute(plan, flags, connection, paths, journal, state);
+  return execute(plan, flags, connection, paths, journal, state, money);
 }
 
 /**
@@ -146,7 +156,7 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
   process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
-async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
+async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined, money: RunMoney): Promise<number> {
   const { clock, client } = connection;
   const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
   const live = Boolean(process.stderr.isTTY) && !process.env.CI;
@@ -186,6 +196,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       signal: controller.signal,
       resubmitUnknown: Boolean(flags.resubmitUnknown),
       env,
+      spend: new SpendMeter(money.pricing, { runId: paths.id, committedUsd: resume?.committedUsd ?? 0, ...(money.capUsd !== undefined ? { capUsd: money.capUsd } : {}) }),
       ...(resume ? { resume } : {}),
       ...(inbox ? { webhook: inbox } : {}),
     };
@@ -214,11 +225,12 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   if (result.status === 'interrupted') {
-    process.stderr.write(`\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
+    process.stderr.write(`\nStopped, ${spentPhrase(summary.cost)}. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
-  process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
+  process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}\n`);
+  writeMoneyAdvice(summary, paths.id, flags);
   if (flags.json) {
     printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied });
   } else {

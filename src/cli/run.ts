@@ -15,7 +15,9 @@ function addExecutionOptions(command: Command): Command {
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
     .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
     .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')
-    .option('--json', 'print the run and its outputs as JSON on stdout');
+    .option('--json', 'print the run and its outputs as JSON on stdout')
+    .option('--max-cost <usd>', 'the most the run may commit, in USD (default: settings.max_cost); items past it fail with spend-cap', numberFlag('--max-cost', { min: 0 }))
+    .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices and settings.prices');
 }
 
 function parseRpm(value: string): RpmFlag {
@@ -34,6 +36,8 @@ export function registerRunCommands(program: Command): void {
   addExecutionOptions(program.command('run').description("Run a recipe: every step, under the gateway's rate limit, journaled so it can be resumed.").argument('<recipe>', 'the recipe file'))
     .option('--set <name=value>', 'give an input (repeatable)', collect, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl), all under one budget')
+    .option('--yes', "start even when the estimate is over the team's balance or --confirm-above, without asking")
+    .option('--confirm-above <usd>', 'on a terminal, ask before a run estimated over this many USD (default 5)', numberFlag('--confirm-above', { min: 0 }))
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
       const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);

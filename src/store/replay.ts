@@ -38,6 +38,8 @@ export interface ReplayedState {
   /** Journal lines that could not be read, and those no `resume --force` has accepted yet. */
   damagedLines: number[];
   unacceptedDamage: number[];
+  /** What the run has committed so far, in USD: a resume's spending cap counts it. */
+  committedUsd: number;
 }
 
 export function resumeStateOf(run: RunState): ReplayedState {
@@ -56,6 +58,7 @@ export function resumeStateOf(run: RunState): ReplayedState {
     downloads: run.downloads,
     status: run.status,
     recipePath: start.recipe,
+    committedUsd: run.spend.committedUnits / 10_000,
     ...(start.cwd !== undefined ? { cwd: start.cwd } : {}),
     ...(start.batch_source !== undefined ? { batchSource: start.batch_source } : {}),
     localFiles: start.local_files ?? {},
