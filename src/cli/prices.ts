@@ -45,10 +45,15 @@ export function describeStepCost(cost: StepCost | null): string {
 /** The total as one phrase: `$0.1800`, or `at least $0.3400 (…)` when some of it is not known. */
 export function describeTotalCost(total: TotalCost): string {
   if (!total.lower_bound) return formatUsd(total.usd);
+  return `at least ${formatUsd(total.usd)}, a lower bound: ${lowerBoundReason(total)}`;
+}
+
+/** Why an estimate is only a lower bound. */
+export function lowerBoundReason(total: TotalCost): string {
   const why: string[] = [];
   if (total.dynamic_steps.length) why.push(`the runs of ${total.dynamic_steps.join(', ')} are known only at run time`);
   if (total.unpriced_models.length) {
     why.push(`price unknown for ${total.unpriced_models.join(', ')} (give one with --prices or settings.prices)`);
   }
-  return `at least ${formatUsd(total.usd)}, a lower bound: ${why.join('; ')}`;
+  return why.join('; ');
 }

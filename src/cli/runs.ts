@@ -8,6 +8,8 @@ import { summariseJournal, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
+import { formatUsd } from '../model-schemas/prices.js';
+import { spentPhrase } from './run-money.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -27,16 +29,16 @@ function listJson(runs: Listed[]): unknown[] {
   return runs.map((run) => {
     if (!run.ok) return { run_id: run.id, status: 'unreadable', problem: run.problem };
     const { steps: _steps, outputs: _outputs, files, ...rest } = run.value;
-    return { ...rest, files: files.length };
+    return { ...rest, files: files.length, spent_usd: run.value.cost.committed_usd };
   });
 }
 
 function listRow(run: Listed): Array<string | number> {
-  if (!run.ok) return [run.id, 'unreadable', '', '', '', ''];
+  if (!run.ok) return [run.id, 'unreadable', '', '', '', '', ''];
   const s = run.value;
   const took = s.duration_ms === null ? '' : formatDuration(s.duration_ms);
   const steps = `${s.steps.filter((x) => x.status === 'succeeded').length}/${s.steps.length}`;
-  return [s.run_id, s.status, when(s.started_at), took, steps, s.files.length];
+  return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), s.files.length];
 }
 
 export function registerRunsCommand(program: Command): void {
@@ -51,7 +53,7 @@ export function registerRunsCommand(program: Command): void {
       const runs = listRunIds(home).map((id) => listed(home, id));
       if (flags.json) return printJson(listJson(runs));
       if (runs.length === 0) return printLine(`no runs in ${shown(home)}/runs`);
-      printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'FILES'], runs.map(listRow));
+      printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'SPENT', 'FILES'], runs.map(listRow));
       for (const run of runs) {
         if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
         else if (run.value.damaged_lines.length > 0) process.stderr.write(`run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`);
@@ -76,6 +78,7 @@ export function registerRunsCommand(program: Command): void {
       printLine(`status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`);
       printLine(`started  ${when(summary.started_at)}`);
       printLine(`folder   ${shown(paths.dir)}`);
+      printLine(`spent    ${spentPhrase(summary.cost)}`);
       if (summary.damaged_lines.length > 0) printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
       printLine();
       printTable(
