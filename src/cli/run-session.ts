@@ -225,7 +225,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   if (result.status === 'interrupted') {
-    process.stderr.write(`\nStopped, ${spentPhrase(summary.cost)}. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
+    process.stderr.write(`\n${spentPhrase(summary.cost)}\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;

@@ -1,0 +1,288 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJournal } from '../../src/store/journal.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const recipes = fileURLToPath(new URL('../../recipes/', import.meta.url));
+const T2I = 'vendor-a/vendor-a-v3-t2i';
+const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
+
+interface Stats {
+  requests: { by_route: Record<string, number>; by_status: Record<string, number>; by_team: Record<string, number> };
+  tasks: { submitted: Record<string, number> };
+  balances: Record<string, number>;
+}
+
+interface Gateway {
+  urls: Record<string, string>;
+  process: ResultPromise;
+  stats(): Promise<Stats>;
+}
+
+async function serve(...flags: string[]): Promise<Gateway> {
+  const args = [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0', '--no-ffmpeg', '--seed', '12', ...flags];
+  const child = execa('node', args, { reject: false });
+  const line = await new Promise<string>((resolve) => child.stdout!.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
+  const urls = JSON.parse(line) as Record<string, string>;
+  return { urls, process: child, stats: async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<Stats> };
+}
+
+async function stop(gateway: Gateway): Promise<void> {
+  gateway.process.kill('SIGTERM');
+  await gateway.process;
+}
+
+let home: string;
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'pipeline-cost-'));
+});
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+const envFor = (gateway: Gateway) => ({
+  PIPELINE_HOME: home,
+  PIPELINE_BASE_URL: gateway.urls.base_url!,
+  PIPELINE_API_KEY: gateway.urls.api_key!,
+  CI: 'true',
+});
+const pipeline = (args: string[], env: Record<string, string> = { PIPELINE_HOME: home, CI: 'true' }) =>
+  execa('node', [cli, ...args], { reject: false, env, cwd: home });
+const summaryOf = (runId: string) => JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
+const runIdIn = (stderr: string) => /[✓✗] run (\S+) (?:succeeded|failed)/.exec(stderr)![1]!;
+const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
+const usd = (n: number) => Math.round(n * 10_000) / 10_000;
+
+/** A list of prompts from the text model (its length is known only at run time), one picture each. */
+const DYNAMIC = `version: 1
+name: dynamic
+settings: { concurrency: 4 }
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write 5 image prompts about bikes
+      schema: { type: object, required: [prompts], properties: { prompts: { type: array, items: { type: string } } } }
+  image:
+    uses: ${T2I}
+    for_each: \${{ steps.brief.outputs.json.prompts }}
+    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }
+`;
+
+const FIVE = `version: 1
+name: five
+settings: { concurrency: 1 }
+steps:
+  image:
+    uses: ${T2I}
+    for_each: ["a", "b", "c", "d", "e"]
+    with: { prompt: "picture \${{ item }}" }
+`;
+
+describe('pipeline plan: the cost', () => {
+  it('prices launch-kit per step: a dynamic fan-out per run, and a total that says it is a lower bound', async () => {
+    const plan = await pipeline(['plan', join(recipes, 'launch-kit.yaml'), '--format', 'json']);
+    expect(plan.exitCode, plan.stderr).toBe(0);
+    const estimate = JSON.parse(plan.stdout);
+    const cost = Object.fromEntries(estimate.steps.map((s: { id: string; cost: unknown }) => [s.id, s.cost]));
+    expect(cost.research).toBeNull();
+    // 2k counts 2 images at $0.03; one edited image at $0.04; 5 s of 720p video at $0.06 a second.
+    expect(cost.hero).toEqual({ usd: 0, per_run_usd: 0.06, dynamic: true, cached_runs: 0 });
+    expect(cost.branded).toEqual({ usd: 0.04, per_run_usd: 0.04, dynamic: false, cached_runs: 0 });
+    expect(cost.clip).toEqual({ usd: 0.3, per_run_usd: 0.3, dynamic: false, cached_runs: 0 });
+    expect(estimate.totals.cost).toEqual({ usd: 0.34, lower_bound: true, dynamic_steps: ['hero'], unpriced_models: [] });
+    const text = await pipeline(['plan', join(recipes, 'launch-kit.yaml')]);
+    expect(text.stdout).toMatch(/hero\s+vendor-a\/vendor-a-v3-t2i\s+dynamic\s+\$0\.0600 × n unknown/);
+    expect(text.stdout).toMatch(/^cost\s+at least \$0\.3400, a lower bound: the runs of hero are known only at run time$/m);
+  });
+
+  it('prices batch-thumbnails as 6 tasks at $0.03, and --prices overrides the bundled price', async () => {
+    const args = ['plan', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    const plan = JSON.parse((await pipeline([...args, '--format', 'json'])).stdout);
+    expect(plan.totals.tasks).toEqual({ [T2I]: 6 });
+    expect(plan.totals.cost).toMatchObject({ usd: 0.18, lower_bound: false });
+    await writeFile(join(home, 'prices.yaml'), `${T2I}: 0.05\nvendor-z/other: { usd: 1, unit: task }\n`);
+    const priced = JSON.parse((await pipeline([...args, '--format', 'json', '--prices', join(home, 'prices.yaml')])).stdout);
+    expect(priced.totals.cost.usd).toBe(0.3);
+    expect((await pipeline([...args])).stdout).toMatch(/^cost\s+\$0\.1800$/m);
+  });
+
+  it('shows a model without a known price as unknown, never as zero', async () => {
+    const recipe = join(home, 'unpriced.yaml');
+    await writeFile(recipe, `version: 1\nname: unpriced\nsettings:\n  prices: { ${T2I}: { usd: 0.01, unit: image, multiply: [n] } }\nsteps:\n  a:\n    uses: ${T2I}\n    with: { prompt: x, n: 3 }\n`);
+    const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
+    expect(plan.totals.cost.usd).toBe(0.03);
+    await writeFile(join(home, 'rule.json'), JSON.stringify({ [T2I]: { usd: 0.02, unit: 'image' } }));
+    const flat = JSON.parse((await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'rule.json')])).stdout);
+    // The file's rule replaces the recipe's: no multiply, so n does not count.
+    expect(flat.totals.cost.usd).toBe(0.02);
+  });
+});
+
+describe('bad money input', () => {
+  it('refuses a malformed price file, naming it, with exit 2', async () => {
+    const recipe = join(recipes, 'batch-thumbnails.yaml');
+    await writeFile(join(home, 'broken.yaml'), `${T2I}: [0.03\n`);
+    const broken = await pipeline(['plan', recipe, '--set', 'title=x', '--prices', join(home, 'broken.yaml')]);
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toMatch(/--prices: .*broken\.yaml is not YAML or JSON/);
+    await writeFile(join(home, 'negative.json'), JSON.stringify({ [T2I]: -1 }));
+    const negative = await pipeline(['run', recipe, '--set', 'title=x', '--local', '--prices', join(home, 'negative.json')]);
+    expect(negative.exitCode).toBe(2);
+    expect(negative.stderr).toContain(`negative.json: ${T2I} must be a price of at least 0 USD, got -1`);
+    await writeFile(join(home, 'keys.json'), JSON.stringify({ [T2I]: { usd: 0.03, per: 'image' } }));
+    const unknownKey = await pipeline(['plan', recipe, '--set', 'title=x', '--prices', join(home, 'keys.json')]);
+    expect(unknownKey.exitCode).toBe(2);
+    expect(unknownKey.stderr).toContain("has an unknown key 'per'");
+  });
+
+  it('refuses a negative --max-cost and a malformed settings.prices with exit 2', async () => {
+    const negative = await pipeline(['run', join(recipes, 'batch-thumbnails.yaml'), '--set', 'title=x', '--local', '--max-cost', '-0.5']);
+    expect(negative.exitCode).toBe(2);
+    expect(negative.stderr).toContain('--max-cost takes a number of at least 0, got "-0.5"');
+    const recipe = join(home, 'bad-prices.yaml');
+    await writeFile(recipe, `version: 1\nname: bad\nsettings:\n  prices: { ${T2I}: cheap }\nsteps:\n  a:\n    uses: ${T2I}\n    with: { prompt: x }\n`);
+    const bad = await pipeline(['validate', recipe]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr + bad.stdout).toMatch(/bad-prices\.yaml:4:\d+: error: settings\.prices: vendor-a\/vendor-a-v3-t2i must be a number \(USD\)/);
+  });
+});
+
+describe('pipeline run against a gateway with $100', () => {
+  let gateway: Gateway;
+  beforeAll(async () => {
+    gateway = await serve();
+  });
+  afterAll(async () => stop(gateway));
+
+  it('charges what plan estimated: launch-kit costs the known steps plus 3 heroes at the per-run price', async () => {
+    const before = (await gateway.stats()).balances.local!;
+    const run = await pipeline(['run', join(recipes, 'launch-kit.yaml')], envFor(gateway));
+    expect(run.exitCode, run.stderr).toBe(0);
+    const charged = usd(before - (await gateway.stats()).balances.local!);
+    expect(charged).toBe(usd(0.34 + 3 * 0.06));
+    const summary = summaryOf(runIdIn(run.stderr));
+    expect(summary.cost).toEqual({
+      estimated_usd: 0.34,
+      estimate_lower_bound: true,
+      committed_usd: charged,
+      unpriced_submissions: 0,
+      by_step: { hero: 0.18, branded: 0.04, clip: 0.3 },
+    });
+    expect(run.stderr).toMatch(/✓ run \S+ succeeded in [\d.]+s, spent \$0\.5200 of an estimated at least \$0\.3400/);
+  });
+
+  it('charges batch-thumbnails exactly its estimate, and runs list shows the spend', async () => {
+    const before = (await gateway.stats()).balances.local!;
+    const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    // Off a terminal nothing is asked, even over --confirm-above.
+    const run = await pipeline([...args, '--confirm-above', '0'], envFor(gateway));
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(usd(before - (await gateway.stats()).balances.local!)).toBe(0.18);
+    const runId = runIdIn(run.stderr);
+    const list = await pipeline(['runs', 'list', '--json']);
+    const listed = JSON.parse(list.stdout).find((r: { run_id: string }) => r.run_id === runId);
+    expect(listed.spent_usd).toBe(0.18);
+  });
+
+  it('sends nothing when --max-cost is below the estimate, and names both', async () => {
+    const before = await gateway.stats();
+    const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    const run = await pipeline([...args, '--max-cost', '0.17'], envFor(gateway));
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('the estimated cost $0.1800 is over --max-cost $0.1700; nothing was sent');
+    expect(sum((await gateway.stats()).requests.by_team)).toBe(sum(before.requests.by_team));
+  });
+
+  it('account --recipe shows the balance and how many runs of the recipe it pays for', async () => {
+    const balance = (await gateway.stats()).balances.local!;
+    const args = ['account', '--recipe', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    const account = await pipeline([...args, '--json'], envFor(gateway));
+    expect(account.exitCode, account.stderr).toBe(0);
+    const answer = JSON.parse(account.stdout);
+    expect(answer.balance_usd).toBe(balance);
+    expect(answer.recipe.runs_paid).toBe(Math.floor(Math.round(balance * 10_000) / 1800));
+    const text = await pipeline(args, envFor(gateway));
+    expect(text.stdout).toMatch(new RegExp(`costs \\$0\\.1800 a run: the balance pays for ${answer.recipe.runs_paid} runs`));
+  });
+
+  it('stops a dynamic fan-out exactly at the cap, and resume --max-cost with a higher cap goes on', async () => {
+    const recipe = join(home, 'dynamic.yaml');
+    await writeFile(recipe, DYNAMIC);
+    const before = await gateway.stats();
+    const run = await pipeline(['run', recipe, '--max-cost', '0.1'], envFor(gateway));
+    expect(run.exitCode).toBe(1);
+    const runId = runIdIn(run.stderr);
+    const after = await gateway.stats();
+    // $0.10 pays for three pictures at $0.03; the fourth would pass the cap, so it and the fifth are not sent.
+    expect(after.tasks.submitted[T2I]! - (before.tasks.submitted[T2I] ?? 0)).toBe(3);
+    expect(after.requests.by_route[SUBMIT]! - (before.requests.by_route[SUBMIT] ?? 0)).toBe(3);
+    expect(usd(before.balances.local! - after.balances.local!)).toBe(0.09);
+    const summary = summaryOf(runId);
+    expect(summary.cost.committed_usd).toBe(0.09);
+    expect(summary.steps.find((s: { step: string }) => s.step === 'image').error.reason).toBe('spend-cap');
+    expect(run.stderr).toContain(`pipeline resume ${runId} --max-cost USD`);
+    // A step failure of spend-cap is not retried: one attempt, no "retrying" note.
+    expect(run.stderr).not.toMatch(/retrying/);
+
+    const resumed = await pipeline(['resume', runId, '--max-cost', '0.15'], envFor(gateway));
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const end = await gateway.stats();
+    expect(end.tasks.submitted[T2I]! - (before.tasks.submitted[T2I] ?? 0)).toBe(5);
+    expect(usd(before.balances.local! - end.balances.local!)).toBe(0.15);
+    expect(summaryOf(runId).cost.committed_usd).toBe(0.15);
+  });
+});
+
+describe('pipeline run against a gateway with $0.10', () => {
+  let gateway: Gateway;
+  beforeAll(async () => {
+    gateway = await serve('--balance', '0.1');
+  });
+  afterAll(async () => stop(gateway));
+
+  it('refuses an estimate over the balance unless --yes; after a 402 sends nothing more; resumes after a recharge', async () => {
+    const recipe = join(home, 'five.yaml');
+    await writeFile(recipe, FIVE);
+    const refused = await pipeline(['run', recipe], envFor(gateway));
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain("the estimated cost $0.1500 is over the team's balance $0.1000");
+    expect((await gateway.stats()).requests.by_route[SUBMIT]).toBeUndefined();
+
+    const run = await pipeline(['run', recipe, '--yes'], envFor(gateway));
+    expect(run.exitCode).toBe(1);
+    const runId = runIdIn(run.stderr);
+    expect(run.stderr).toContain(`Recharge, then:\n  pipeline resume ${runId}`);
+    const stats = await gateway.stats();
+    // Three pictures paid, the fourth answered 402, and the fifth never sent.
+    expect(stats.tasks.submitted[T2I]).toBe(3);
+    expect(stats.requests.by_route[SUBMIT]).toBe(4);
+    expect(stats.requests.by_status['402']).toBe(1);
+    const events = readJournal(join(home, 'runs', runId, 'journal.jsonl'));
+    expect(events.filter((e) => e.type === 'item-finished')).toHaveLength(3);
+    expect(summaryOf(runId).cost.committed_usd).toBe(0.09);
+
+    const recharge = await fetch(`${gateway.urls.schema_url}/__emulator/balance`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ team: 'local', balance: 1 }),
+    });
+    expect(recharge.status).toBe(200);
+    const resumed = await pipeline(['resume', runId, '--json'], envFor(gateway));
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).files).toHaveLength(5);
+    const end = await gateway.stats();
+    // Only the two pictures never paid for were submitted: no task paid twice.
+    expect(end.tasks.submitted[T2I]).toBe(5);
+    expect(usd(1 - end.balances.local!)).toBe(0.06);
+    const taskIds = readJournal(join(home, 'runs', runId, 'journal.jsonl')).flatMap((e) => (e.type === 'task-submitted' ? [e.task_id] : []));
+    expect(new Set(taskIds).size).toBe(5);
+    expect(summaryOf(runId).cost.committed_usd).toBe(0.15);
+  });
+});
