@@ -80,13 +80,14 @@ describe('pipeline plan', () => {
       [
         'ci-assets: 3 steps in 2 layers, 1 run',
         '',
-        'LAYER  STEP         ACTION                           RUNS  NEEDS',
-        '1      backgrounds  vendor-a/vendor-a-v3-t2i         3',
-        '2      icon         vendor-b/vendor-b-5.0-lite-edit  1     backgrounds',
-        '2      manifest     run                              1     backgrounds',
+        'LAYER  STEP         ACTION                           RUNS  COST     NEEDS',
+        '1      backgrounds  vendor-a/vendor-a-v3-t2i         3     $0.1800',
+        '2      icon         vendor-b/vendor-b-5.0-lite-edit  1     $0.0400  backgrounds',
+        '2      manifest     run                              1              backgrounds',
         '',
         'tasks      3 × vendor-a/vendor-a-v3-t2i, 1 × vendor-b/vendor-b-5.0-lite-edit',
         'requests   at least 9: 4 submissions, 4 polls, 1 uploads, 0 tool calls, 0 text calls',
+        'cost       $0.2200',
         'wall time  at least 54.0s at 10 requests a minute and 2 tasks at once',
       ].join('\n'),
     );
@@ -96,11 +97,12 @@ describe('pipeline plan', () => {
     const result = await run(['plan', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--format', 'json', '--rpm', '30']);
     const estimate = JSON.parse(result.stdout);
     expect(Object.keys(estimate)).toEqual(['name', 'rows', 'layers', 'steps', 'totals']);
-    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1] }]);
+    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1], cost: { usd: 0.18, per_run_usd: 0.03, dynamic: false, cached_runs: 0 } }]);
     expect(estimate.totals).toEqual({
       tasks: { 'vendor-a/vendor-a-v3-t2i': 6 },
       requests: { submissions: 6, polls: 6, uploads: 0, tool_calls: 0, text_calls: 0, total: 12, dynamic_steps: [] },
       least_wall_ms: 24_000,
+      cost: { usd: 0.18, lower_bound: false, dynamic_steps: [], unpriced_models: [] },
       assumptions: { rpm: 30, rpm_source: 'flag', concurrency: 4, expected_ms: { 'text-to-image': 5000 } },
     });
   });

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { SpendMeter } from '../../src/engine/spend.js';
+import { mayRetryStep } from '../../src/gateway/retry.js';
+import { readBundledSchema } from '../../src/model-schemas/bundled.js';
+import { parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
+
+const T2I = 'vendor-a/vendor-a-v3-t2i';
+const EDIT = 'vendor-b/vendor-b-5.0-lite-edit';
+const V2V = 'vendor-b/vendor-b-2.0-mini-v2v';
+const bundled = pricingOf(readBundledSchema);
+
+describe('the bundled price rules', () => {
+  it('price an image, a 2K image counting two, and n images', () => {
+    expect(bundled.cost(T2I, { prompt: 'x' })).toBe(0.03);
+    expect(bundled.cost(T2I, { prompt: 'x', resolution: '2k' })).toBe(0.06);
+    expect(bundled.cost(T2I, { prompt: 'x', resolution: '2k', n: 4 })).toBe(0.24);
+  });
+
+  it('price an edit per output image, the batch maximum in auto mode', () => {
+    expect(bundled.cost(EDIT, { prompt: 'x', image: ['a'] })).toBe(0.04);
+    expect(bundled.cost(EDIT, { prompt: 'x', image: ['a'], sequential_image_generation: 'auto' })).toBe(0.6);
+    const capped = { prompt: 'x', image: ['a'], sequential_image_generation: 'auto', sequential_image_generation_max_images: 3 };
+    expect(bundled.cost(EDIT, capped)).toBe(0.12);
+  });
+
+  it('price video per second, 480p counting 0.6, with the schema default of 5 seconds', () => {
+    expect(bundled.cost(V2V, { video_urls: ['v'] })).toBe(0.3);
+    expect(bundled.cost(V2V, { video_urls: ['v'], duration: 10, resolution: '480p' })).toBe(0.36);
+  });
+
+  it('know no price for a model without a rule: unknown, not zero', () => {
+    expect(bundled.cost('vendor-z/none', { prompt: 'x' })).toBeUndefined();
+  });
+});
+
+describe('price files', () => {
+  it('take a number as the price per unit of the bundled rule, or per task for another model', () => {
+    const table = parsePriceTable({ [T2I]: 0.05, 'vendor-z/none': 0.5 }, 'prices.yaml', readBundledSchema);
+    expect(table.ok).toBe(true);
+    const pricing = pricingOf(readBundledSchema, table.ok ? table.value : {});
+    expect(pricing.cost(T2I, { prompt: 'x', resolution: '2k' })).toBe(0.1);
+    expect(pricing.cost('vendor-z/none', { n: 9 })).toBe(0.5);
+  });
+
+  it('refuse what is not a price, naming where', () => {
+    expect(parsePriceTable([1], 'p.json', readBundledSchema)).toMatchObject({ ok: false, error: expect.stringContaining('p.json must be a map') });
+    expect(parsePriceTable({ 'no-slash': 1 }, 'p.json', readBundledSchema)).toMatchObject({ ok: false, error: "p.json: 'no-slash' is not a model slug (provider/model_id)" });
+    expect(parsePriceRule({ usd: 'cheap' }, 'x')).toMatchObject({ ok: false, error: 'x.usd must be a number of at least 0' });
+    expect(parsePriceRule({ usd: 1, factors: { resolution: { '2k': -2 } } }, 'x')).toMatchObject({ ok: false });
+    expect(parsePriceRule(Number.NaN, 'x')).toMatchObject({ ok: false });
+  });
+});
+
+describe('the spend meter', () => {
+  it('commits each submission before it is sent and refuses one that would pass the cap', () => {
+    const meter = new SpendMeter(bundled, { capUsd: 0.1, runId: 'r1' });
+    for (let i = 0; i < 3; i++) expect(meter.reserve(T2I, { prompt: 'x' }, `image[${i}]`).ok).toBe(true);
+    const over = meter.reserve(T2I, { prompt: 'x' }, 'image[3]');
+    expect(over.ok).toBe(false);
+    if (!over.ok) {
+      expect(over.error.reason).toBe('spend-cap');
+      expect(over.error.message).toBe('image[3] was not sent: it costs $0.0300 and the run has committed $0.0900 of its cap of $0.1000. ' +
+        'To go on: pipeline resume r1 --max-cost USD with a higher cap');
+    }
+    // A submission the gateway certainly refused was not paid: its room comes back.
+    meter.release(0.03);
+    expect(meter.reserve(T2I, { prompt: 'x' }, 'image[3]').ok).toBe(true);
+    expect(meter.committedUsd).toBe(0.09);
+  });
+
+  it('counts what an earlier session committed, and sends nothing after a 402', () => {
+    const meter = new SpendMeter(bundled, { capUsd: 0.1, committedUsd: 0.08, runId: 'r2' });
+    expect(meter.reserve(T2I, { prompt: 'x' }, 'a').ok).toBe(false);
+    const open = new SpendMeter(bundled, { runId: 'r3' });
+    open.stopForBalance('Insufficient balance: this task costs $0.0300 and the team balance is $0.0100');
+    const after = open.reserve(T2I, { prompt: 'x' }, 'b');
+    expect(after).toMatchObject({ ok: false, error: { reason: 'insufficient-balance' } });
+    if (!after.ok) expect(after.error.message).toContain('pipeline resume r3');
+  });
+
+  it('is a failure the retry policy never retries', () => {
+    expect(mayRetryStep({ reason: 'spend-cap', outcomeUnknown: false })).toBe(false);
+    expect(mayRetryStep({ reason: 'insufficient-balance', outcomeUnknown: false })).toBe(false);
+  });
+});
