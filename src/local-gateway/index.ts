@@ -40,6 +40,11 @@ export interface LocalGateway {
   dataDir: string;
   stats(): GatewayStatsSnapshot;
   injectFault(fault: Fault): void;
+  /**
+   * Requests received and not yet answered (or dropped). A test on a manual clock reads it to
+   * tell that nothing is in flight before it moves time on.
+   */
+  inFlight(): number;
   /** Resolves once every task submitted so far has ended (its timers must be able to fire). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -86,6 +91,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     origin: originOf,
   };
   const app = await buildServer(ctx);
+  let inFlight = 0;
+  app.server.on('request', (_request, response) => {
+    inFlight++;
+    // 'close' follows the answer, and also a connection closed without one.
+    response.once('close', () => inFlight--);
+  });
   try {
     await app.listen({ host: resolved.host, port: resolved.port });
   } catch (error) {
@@ -108,6 +119,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     dataDir,
     stats: () => stats.snapshot(accounts.allBalancesUsd()),
     injectFault: (fault) => ctx.faults.add(parseFault(fault)),
+    inFlight: () => inFlight,
     settle: () => ctx.tasks.settle(),
     async close() {
       ctx.tasks.close();
