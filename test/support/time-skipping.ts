@@ -36,7 +36,8 @@ export function requestsInFlight(sides: { budget?: { snapshot(): { unanswered: n
  * no real I/O is pending, and a few turns and milliseconds of real time confirm it), the clock
  * jumps to the next timer. Instead of hanging it fails, saying what it saw, when the next timer
  * is too far, when nothing at all is pending though the work has not settled, or when the work
- * stays busy too long in real time.
+ * stays busy too long in real time. A child process the test leaves running counts as real I/O
+ * and keeps the clock still, so tests that spawn long-lived processes keep real time.
  */
 export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, options: TimeSkippingOptions = {}): Promise<T> {
   const { busy = {}, maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 5, stallMs = 20_000 } = options;
