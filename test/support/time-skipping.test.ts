@@ -1,4 +1,9 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep } from '../../src/clock.js';
@@ -59,6 +64,34 @@ describe('runSkippingTime', () => {
     expect(await runSkippingTime(clock, work)).toBe(START);
   });
 
+  it('does not move the clock while a file operation the work started is pending', async () => {
+    const clock = new ManualClock(START);
+    clock.setTimer(1000, () => undefined);
+    const dir = await mkdtemp(join(tmpdir(), 'time-skipping-'));
+    const work = (async () => {
+      await writeFile(join(dir, 'big.bin'), Buffer.alloc(32 * 1024 * 1024));
+      await rm(dir, { recursive: true, force: true });
+      return clock.now();
+    })();
+    expect(await runSkippingTime(clock, work)).toBe(START);
+  });
+
+  it('does not move the clock while an HTTP request made in this process waits for its answer', async () => {
+    const clock = new ManualClock(START);
+    clock.setTimer(1000, () => undefined);
+    const server = createServer((_request, response) => void setTimeout(() => response.end('late'), 100));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const work = (async () => {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      return { text: await answer.text(), at: clock.now() };
+    })();
+    try {
+      expect(await runSkippingTime(clock, work)).toEqual({ text: 'late', at: START });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('waits while the client has a request unanswered and while the gateway handles it', async () => {
     const clock = new ManualClock(START);
     gateway = await startLocalGateway({ clock, latencyScale: 0 });
@@ -98,7 +131,8 @@ describe('runSkippingTime', () => {
     const clock = new ManualClock(START);
     const work = sleep(clock, 500).then(() => new Promise<never>(() => undefined));
     await expect(runSkippingTime(clock, work, { busy: { 'a request': () => false } })).rejects.toThrow(
-      'time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way (checked: a request, real I/O) ' +
+      'time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way ' +
+        '(checked: a request, HTTP requests made in this process and not yet answered, real I/O) ' +
         '(clock at 2026-11-21T12:00:00.500Z, 500 ms after the start; no pending timers)',
     );
   });

@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { setImmediate as nextTurn, setTimeout as realDelay } from 'node:timers/promises';
 import type { ManualClock } from './manual-clock.js';
 
@@ -8,6 +9,17 @@ import type { ManualClock } from './manual-clock.js';
  */
 const REAL_IO = new Set(['ProcessWrap', 'FSReqCallback', 'FSReqPromise', 'ConnectWrap', 'TCPConnectWrap', 'GetAddrInfoReqWrap']);
 
+/**
+ * The HTTP requests made through undici (which `fetch` and the gateway client use) from their
+ * creation until their answer is complete or they fail, read from undici's diagnostics channels.
+ * Watched from the start, so that a request made before a run begins is counted too.
+ */
+const httpRequestsOpen = new Set<unknown>();
+diagnostics.subscribe('undici:request:create', (message) => httpRequestsOpen.add((message as { request: unknown }).request));
+for (const name of ['undici:request:trailers', 'undici:request:error']) {
+  diagnostics.subscribe(name, (message) => httpRequestsOpen.delete((message as { request: unknown }).request));
+}
+
 export interface TimeSkippingOptions {
   /** Work the clock must wait for, by name (for the failure message): each is true while under way. */
   busy?: Record<string, () => boolean>;
@@ -17,6 +29,8 @@ export interface TimeSkippingOptions {
   graceTurns?: number;
   /** Then real time with nothing under way before a skip. Default 5 ms. */
   graceMs?: number;
+  /** Real time with nothing under way before a far next timer, or none, fails the run. Default 500 ms. */
+  confirmMs?: number;
   /** Real time the work may stay busy while the clock stands still, before the run fails. Default 20 s. */
   stallMs?: number;
 }
@@ -33,25 +47,29 @@ export function requestsInFlight(sides: { budget?: { snapshot(): { unanswered: n
 /**
  * Runs `work` to completion on a manual clock shared by everything under test, the way a
  * time-skipping test environment does: whenever nothing is under way (no check in `busy` holds,
- * no real I/O is pending, and a few turns and milliseconds of real time confirm it), the clock
- * jumps to the next timer. Instead of hanging it fails, saying what it saw, when the next timer
- * is too far, when nothing at all is pending though the work has not settled, or when the work
- * stays busy too long in real time. A child process the test leaves running counts as real I/O
- * and keeps the clock still, so tests that spawn long-lived processes keep real time.
+ * no HTTP request made in this process is unanswered, no real I/O is pending, and a few turns and
+ * milliseconds of real time confirm it), the clock jumps to the next timer. Instead of hanging it
+ * fails, saying what it saw, when the next timer is too far or nothing at all is pending though
+ * the work has not settled (each after `confirmMs` of quiet), or when the work stays busy too long
+ * in real time. A child process the test leaves running counts as real I/O and keeps the clock
+ * still, so tests that spawn long-lived processes keep real time.
  */
 export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, options: TimeSkippingOptions = {}): Promise<T> {
-  const { busy = {}, maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 5, stallMs = 20_000 } = options;
+  const { maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 5, confirmMs = 500, stallMs = 20_000 } = options;
   let settled = false;
   work.then(
     () => (settled = true),
     () => (settled = true),
   );
+  const busy = { ...options.busy, 'HTTP requests made in this process and not yet answered': () => httpRequestsOpen.size > 0 };
   const start = clock.now();
   const where = () => describeClock(clock, start);
   let stillSince = performance.now();
+  let quietSince: number | undefined;
   while (!settled) {
     const underWay = busyNow(busy);
     if (underWay.length > 0) {
+      quietSince = undefined;
       if (performance.now() - stillSince > stallMs) {
         throw new Error(`time-skipping: still waiting after ${stallMs} ms of real time for: ${underWay.join('; ')} (${where()})`);
       }
@@ -59,14 +77,19 @@ export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, o
       continue;
     }
     if (!(await staysQuiet(busy, graceTurns, graceMs, () => settled))) continue;
+    quietSince ??= performance.now();
     const due = clock.nextDue();
+    const stuck = due === undefined || due - clock.now() > maxSkipMs;
+    // Real I/O no check sees may still end the wait; give it a while before calling the run stuck.
+    if (stuck && performance.now() - quietSince < confirmMs) continue;
     if (due === undefined) {
       const checked = [...Object.keys(busy), 'real I/O'].join(', ');
       throw new Error(`time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way (checked: ${checked}) (${where()})`);
     }
-    if (due - clock.now() > maxSkipMs) {
+    if (stuck) {
       throw new Error(`time-skipping: nothing is under way and the next timer is due in ${due - clock.now()} ms, beyond the ${maxSkipMs} ms one skip may cover (${where()})`);
     }
+    quietSince = undefined;
     await clock.advance(due - clock.now());
     stillSince = performance.now();
   }
