@@ -7,7 +7,14 @@ import type { ManualClock } from './manual-clock.js';
  * connection being opened, a DNS lookup. Idle sockets, pipes and real timers are left out: a
  * keep-alive socket or the test runner's own channel says nothing about the work.
  */
-const REAL_IO = new Set(['ProcessWrap', 'FSReqCallback', 'FSReqPromise', 'ConnectWrap', 'TCPConnectWrap', 'GetAddrInfoReqWrap']);
+const REAL_IO = new Set([
+  'ProcessWrap',
+  'FSReqCallback',
+  'FSReqPromise',
+  'ConnectWrap',
+  'TCPConnectWrap',
+  'GetAddrInfoReqWrap',
+]);
 
 /**
  * The HTTP requests made through undici (which `fetch` and the gateway client use) from their
@@ -15,9 +22,10 @@ const REAL_IO = new Set(['ProcessWrap', 'FSReqCallback', 'FSReqPromise', 'Connec
  * Watched from the start, so that a request made before a run begins is counted too.
  */
 const httpRequestsOpen = new Set<unknown>();
-diagnostics.subscribe('undici:request:create', (message) => httpRequestsOpen.add((message as { request: unknown }).request));
+const requestOf = (message: unknown) => (message as { request: unknown }).request;
+diagnostics.subscribe('undici:request:create', (message) => httpRequestsOpen.add(requestOf(message)));
 for (const name of ['undici:request:trailers', 'undici:request:error']) {
-  diagnostics.subscribe(name, (message) => httpRequestsOpen.delete((message as { request: unknown }).request));
+  diagnostics.subscribe(name, (message) => httpRequestsOpen.delete(requestOf(message)));
 }
 
 export interface TimeSkippingOptions {
@@ -36,7 +44,10 @@ export interface TimeSkippingOptions {
 }
 
 /** The usual checks: requests the client has sent and not had answered, requests the gateway is handling. */
-export function requestsInFlight(sides: { budget?: { snapshot(): { unanswered: number } }; gateway?: { inFlight(): number } }): Record<string, () => boolean> {
+export function requestsInFlight(sides: {
+  budget?: { snapshot(): { unanswered: number } };
+  gateway?: { inFlight(): number };
+}): Record<string, () => boolean> {
   const checks: Record<string, () => boolean> = {};
   const { budget, gateway } = sides;
   if (budget) checks['requests the client sent and has no answer to'] = () => budget.snapshot().unanswered > 0;
@@ -54,14 +65,21 @@ export function requestsInFlight(sides: { budget?: { snapshot(): { unanswered: n
  * in real time. A child process the test leaves running counts as real I/O and keeps the clock
  * still, so tests that spawn long-lived processes keep real time.
  */
-export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, options: TimeSkippingOptions = {}): Promise<T> {
+export async function runSkippingTime<T>(
+  clock: ManualClock,
+  work: Promise<T>,
+  options: TimeSkippingOptions = {},
+): Promise<T> {
   const { maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 5, confirmMs = 500, stallMs = 20_000 } = options;
   let settled = false;
   work.then(
     () => (settled = true),
     () => (settled = true),
   );
-  const busy = { ...options.busy, 'HTTP requests made in this process and not yet answered': () => httpRequestsOpen.size > 0 };
+  const busy = {
+    ...options.busy,
+    'HTTP requests made in this process and not yet answered': () => httpRequestsOpen.size > 0,
+  };
   const start = clock.now();
   const where = () => describeClock(clock, start);
   let stillSince = performance.now();
@@ -71,7 +89,8 @@ export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, o
     if (underWay.length > 0) {
       quietSince = undefined;
       if (performance.now() - stillSince > stallMs) {
-        throw new Error(`time-skipping: still waiting after ${stallMs} ms of real time for: ${underWay.join('; ')} (${where()})`);
+        const waitedFor = underWay.join('; ');
+        throw new Error(`time-skipping: still waiting after ${stallMs} ms of real time for: ${waitedFor} (${where()})`);
       }
       await realDelay(1);
       continue;
@@ -84,10 +103,16 @@ export async function runSkippingTime<T>(clock: ManualClock, work: Promise<T>, o
     if (stuck && performance.now() - quietSince < confirmMs) continue;
     if (due === undefined) {
       const checked = [...Object.keys(busy), 'real I/O'].join(', ');
-      throw new Error(`time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way (checked: ${checked}) (${where()})`);
+      throw new Error(
+        `time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way ` +
+          `(checked: ${checked}) (${where()})`,
+      );
     }
     if (stuck) {
-      throw new Error(`time-skipping: nothing is under way and the next timer is due in ${due - clock.now()} ms, beyond the ${maxSkipMs} ms one skip may cover (${where()})`);
+      throw new Error(
+        `time-skipping: nothing is under way and the next timer is due in ${due - clock.now()} ms, ` +
+          `beyond the ${maxSkipMs} ms one skip may cover (${where()})`,
+      );
     }
     quietSince = undefined;
     await clock.advance(due - clock.now());
@@ -107,7 +132,12 @@ function busyNow(busy: Record<string, () => boolean>): string[] {
 }
 
 /** True when nothing starts over a few event-loop turns and `graceMs` of real time, and the work is still unsettled. */
-async function staysQuiet(busy: Record<string, () => boolean>, turns: number, graceMs: number, settled: () => boolean): Promise<boolean> {
+async function staysQuiet(
+  busy: Record<string, () => boolean>,
+  turns: number,
+  graceMs: number,
+  settled: () => boolean,
+): Promise<boolean> {
   for (let turn = 0; turn < turns; turn++) {
     await nextTurn();
     if (settled() || busyNow(busy).length > 0) return false;
