@@ -6,14 +6,8 @@ import { requestsInFlight, runSkippingTime } from './time-skipping.js';
 
 /**
  * Runs the engine's plan on the manual clock it shares with the gateway, moving time on whenever
- * neither side has a request in flight (nor any check in `busy` holds) and no real I/O is pending.
+ * neither side has a request in flight and no real I/O is pending.
  */
-export function runPlanSkippingTime(
-  engine: Awaited<ReturnType<typeof engineFor>>,
-  gateway: LocalGateway,
-  clock: ManualClock,
-  busy: Record<string, () => boolean> = {},
-) {
-  const checks = { ...requestsInFlight({ budget: engine.budget, gateway }), ...busy };
-  return runSkippingTime(clock, runPlan(engine.ctx), { busy: checks });
+export function runPlanSkippingTime(engine: Awaited<ReturnType<typeof engineFor>>, gateway: LocalGateway, clock: ManualClock) {
+  return runSkippingTime(clock, runPlan(engine.ctx), { busy: requestsInFlight({ budget: engine.budget, gateway }) });
 }
