@@ -8,6 +8,8 @@ import { requestsInFlight, runSkippingTime } from './time-skipping.js';
  * Runs the engine's plan on the manual clock it shares with the gateway, moving time on whenever
  * neither side has a request in flight and no real I/O is pending.
  */
-export function runPlanSkippingTime(engine: Awaited<ReturnType<typeof engineFor>>, gateway: LocalGateway, clock: ManualClock) {
+type Engine = Awaited<ReturnType<typeof engineFor>>;
+
+export function runPlanSkippingTime(engine: Engine, gateway: LocalGateway, clock: ManualClock) {
   return runSkippingTime(clock, runPlan(engine.ctx), { busy: requestsInFlight({ budget: engine.budget, gateway }) });
 }
