@@ -1,5 +1,3 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openWebhookInbox } from '../../src/engine/webhook-inbox.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
@@ -12,14 +10,6 @@ afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('step semantics', () => {
   it('skips a step whose if is false, and every step that needs it; needs orders steps', async () => {
@@ -135,8 +125,7 @@ describe('webhook mode', () => {
   it('takes results by webhook for this run only, with few polls', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0.05, latencyJitter: 0 });
-    const port = await freePort();
-    const inbox = await openWebhookInbox(`http://127.0.0.1:${port}/hooks`, `127.0.0.1:${port}`);
+    const inbox = await openWebhookInbox('127.0.0.1:0');
     const recipe = `version: 1
 name: hooked
 steps:
@@ -148,7 +137,7 @@ steps:
     const engine = await engineFor(recipe, gateway, clock);
     engine.ctx.webhook = inbox;
     // A stranger on the path without the token, or with a task of no run, is turned away.
-    expect((await fetch(`http://127.0.0.1:${port}/hooks/guess`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${inbox.port}/guess`, { method: 'POST', body: '{}' })).status).toBe(404);
     const forged = await fetch(inbox.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: 0, data: { task_id: 'task_000000000000000000000000', status: 'success' } }) });
     expect(forged.status).toBe(404);
     // The gateway's deliveries are HTTP requests of this process: the clock waits for them too.
