@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +189,25 @@ describe('pipeline run against a gateway with $100', () => {
     const list = await pipeline(['runs', 'list', '--json']);
     const listed = JSON.parse(list.stdout).find((r: { run_id: string }) => r.run_id === runId);
     expect(listed.spent_usd).toBe(0.18);
+  });
+
+  // `script` (util-linux, in every Debian) gives the run a terminal, and types the answer into it.
+  const hasScript = existsSync('/usr/bin/script');
+  it.skipIf(!hasScript && !process.env.CI)('on a terminal, asks before a run over --confirm-above; no means nothing sent', async () => {
+    const submissions = async () => (await gateway.stats()).requests.by_route[SUBMIT] ?? 0;
+    const before = await submissions();
+    const { CI: _ci, ...env } = envFor(gateway);
+    const command = `node ${cli} run ${join(recipes, 'batch-thumbnails.yaml')} --set title=x --confirm-above 0.01`;
+    const terminal = (answer: string) =>
+      execa('script', ['-qec', command, '/dev/null'], { reject: false, input: answer, env, cwd: home });
+    const declined = await terminal('n\n');
+    expect(declined.exitCode).toBe(2);
+    expect(declined.stdout).toContain('This run is estimated at $0.0300; the balance is $');
+    expect(declined.stdout).toContain('not started; nothing was sent');
+    expect(await submissions()).toBe(before);
+    const accepted = await terminal('y\n');
+    expect(accepted.exitCode, accepted.stdout).toBe(0);
+    expect(await submissions()).toBe(before + 1);
   });
 
   it('sends nothing when --max-cost is below the estimate, and names both', async () => {
