@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { JsonSchema } from '../model-schemas/bundled.js';
+import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
 import { formatUsd, parsePriceTable, pricingOf, type PriceRule, type Pricing } from '../model-schemas/prices.js';
 import type { Plan } from '../plan.js';
 import type { StepCost, TotalCost } from '../recipe/estimate-cost.js';
@@ -22,7 +22,7 @@ export function readPriceFile(path: string, schemaOf: (slug: string) => JsonSche
   } catch (e) {
     throw new UsageError(`--prices: ${path} is not YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
   }
-  const table = parsePriceTable(value, `--prices ${path}`, schemaOf);
+  const table = parsePriceTable(value, `--prices ${path}`, pricingOf(schemaOf, {}, readBundledSchema).rule);
   if (!table.ok) throw new UsageError(table.error);
   return table.value;
 }
@@ -30,7 +30,7 @@ export function readPriceFile(path: string, schemaOf: (slug: string) => JsonSche
 /** The run's prices: the bundled (or cached live) schemas' rules, then `settings.prices`, then `--prices`. */
 export function runPricing(plan: Plan | undefined, pricesFile: string | undefined, schemaOf = offlineSchemas()): Pricing {
   const fromFile = pricesFile ? readPriceFile(pricesFile, schemaOf) : {};
-  return pricingOf(schemaOf, { ...(plan?.settings.prices ?? {}), ...fromFile });
+  return pricingOf(schemaOf, { ...(plan?.settings.prices ?? {}), ...fromFile }, readBundledSchema);
 }
 
 /** A step's cost as the plan's table shows it. */

@@ -114,8 +114,20 @@ export interface Pricing {
   cost(slug: string, input: Input): number | undefined;
 }
 
-export function pricingOf(schemaOf: (slug: string) => JsonSchema | undefined, overrides: Record<string, PriceRule> = {}): Pricing {
-  const rule = (slug: string) => (Object.hasOwn(overrides, slug) ? overrides[slug] : schemaPriceRule(schemaOf(slug)));
+/**
+ * `schemaOf` gives each model's schema (its defaults price the fields a request leaves out);
+ * `ruleSchemaOf`, where the rule is read when that schema has none: a live schema copied from the
+ * gateway carries no `x-price`, the bundled copy does.
+ */
+export function pricingOf(
+  schemaOf: (slug: string) => JsonSchema | undefined,
+  overrides: Record<string, PriceRule> = {},
+  ruleSchemaOf: (slug: string) => JsonSchema | undefined = () => undefined,
+): Pricing {
+  const rule = (slug: string) =>
+    Object.hasOwn(overrides, slug)
+      ? overrides[slug]
+      : (schemaPriceRule(schemaOf(slug)) ?? schemaPriceRule(ruleSchemaOf(slug)));
   return {
     rule,
     cost(slug, input) {
@@ -132,7 +144,7 @@ export function pricingOf(schemaOf: (slug: string) => JsonSchema | undefined, ov
 export function parsePriceTable(
   value: unknown,
   where: string,
-  schemaOf: (slug: string) => JsonSchema | undefined,
+  bundledRule: (slug: string) => PriceRule | undefined,
 ): Result<Record<string, PriceRule>, string> {
   if (!isObject(value)) return err(`${where} must be a map of model slug to price, such as vendor-a/vendor-a-v3-t2i: 0.03`);
   const table: Record<string, PriceRule> = {};
@@ -140,7 +152,7 @@ export function parsePriceTable(
     if (!MODEL_SLUG.test(slug)) {
       return err(`${where}: '${slug}' is not a model slug (provider/model_id)`);
     }
-    const rule = parsePriceRule(raw, `${where}: ${slug}`, schemaPriceRule(schemaOf(slug)));
+    const rule = parsePriceRule(raw, `${where}: ${slug}`, bundledRule(slug));
     if (!rule.ok) return rule;
     table[slug] = rule.value;
   }

@@ -3,8 +3,8 @@ import type { PlanSettings } from '../plan.js';
 import type { RawRecipe } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { SourceFile } from './source.js';
-import { parsePriceTable } from '../model-schemas/prices.js';
-import type { JsonSchema } from '../model-schemas/bundled.js';
+import { parsePriceTable, pricingOf } from '../model-schemas/prices.js';
+import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
 
 /** What a recipe that says nothing gets. */
 export const DEFAULTS = { concurrency: 4, retries: 2, timeoutMs: 30 * 60_000, pollMs: 15_000, backoffMs: 5_000 };
@@ -22,7 +22,7 @@ export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics
   const resolved: PlanSettings = { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
   if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
   if (settings.prices !== undefined) {
-    const prices = parsePriceTable(settings.prices, 'settings.prices', modelSchema);
+    const prices = parsePriceTable(settings.prices, 'settings.prices', pricingOf(modelSchema, {}, readBundledSchema).rule);
     if (prices.ok) resolved.prices = prices.value;
     else diagnostics.push(error(file, file.locate(['settings', 'prices']), prices.error));
   }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,7 +113,33 @@ describe('pipeline plan: the cost', () => {
     expect((await pipeline([...args])).stdout).toMatch(/^cost\s+\$0\.1800$/m);
   });
 
-  it('shows a model without a known price as unknown, never as zero', async () => {
+  it('shows a model without a known price as unknown, never as zero, and refuses a cap it cannot hold', async () => {
+    // A model known only from a live schema in the cache: the gateway's copy carries no price.
+    const cache = join(home, 'cache', 'schemas');
+    await mkdir(cache, { recursive: true });
+    const schema = { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' } } };
+    await writeFile(join(cache, 'vendor-z--z-1.json'), JSON.stringify({ fetched_at: Date.now(), schema }));
+    // A live copy of a bundled model has no x-price either: the bundled rule still prices it.
+    const { 'x-price': _price, ...live } = JSON.parse(readFileSync(join(recipes, '..', 'schemas', 'models', 'vendor-a--vendor-a-v3-t2i.json'), 'utf8'));
+    await writeFile(join(cache, 'vendor-a--vendor-a-v3-t2i.json'), JSON.stringify({ fetched_at: Date.now(), schema: live }));
+    const recipe = join(home, 'new-model.yaml');
+    await writeFile(recipe, `version: 1\nname: new\nsteps:\n  a:\n    uses: vendor-z/z-1\n    with: { prompt: x }\n  b:\n    uses: ${T2I}\n    with: { prompt: x }\n`);
+    const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
+    expect(plan.steps[0].cost).toEqual({ usd: null, per_run_usd: null, dynamic: false, cached_runs: 0 });
+    expect(plan.totals.cost).toEqual({ usd: 0.03, lower_bound: true, dynamic_steps: [], unpriced_models: ['vendor-z/z-1'] });
+    const text = await pipeline(['plan', recipe]);
+    expect(text.stdout).toMatch(/^1\s+a\s+vendor-z\/z-1\s+1\s+price unknown/m);
+    expect(text.stdout).toMatch(/^cost\s+at least \$0\.0300, a lower bound: price unknown for vendor-z\/z-1 \(give one with --prices or settings\.prices\)$/m);
+    const capped = await pipeline(['run', recipe, '--local', '--max-cost', '1']);
+    expect(capped.exitCode).toBe(2);
+    expect(capped.stderr).toContain('--max-cost cannot be held: the price of vendor-z/z-1 is unknown');
+    await writeFile(join(home, 'z.yaml'), 'vendor-z/z-1: 0.5\n');
+    const priced = JSON.parse((await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'z.yaml')])).stdout);
+    expect(priced.totals.cost).toMatchObject({ usd: 0.53, lower_bound: false });
+    await rm(cache, { recursive: true });
+  });
+
+  it('reads settings.prices, and a --prices rule replaces it', async () => {
     const recipe = join(home, 'unpriced.yaml');
     await writeFile(recipe, `version: 1\nname: unpriced\nsettings:\n  prices: { ${T2I}: { usd: 0.01, unit: image, multiply: [n] } }\nsteps:\n  a:\n    uses: ${T2I}\n    with: { prompt: x, n: 3 }\n`);
     const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);

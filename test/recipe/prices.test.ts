@@ -35,7 +35,7 @@ describe('the bundled price rules', () => {
 
 describe('price files', () => {
   it('take a number as the price per unit of the bundled rule, or per task for another model', () => {
-    const table = parsePriceTable({ [T2I]: 0.05, 'vendor-z/none': 0.5 }, 'prices.yaml', readBundledSchema);
+    const table = parsePriceTable({ [T2I]: 0.05, 'vendor-z/none': 0.5 }, 'prices.yaml', bundled.rule);
     expect(table.ok).toBe(true);
     const pricing = pricingOf(readBundledSchema, table.ok ? table.value : {});
     expect(pricing.cost(T2I, { prompt: 'x', resolution: '2k' })).toBe(0.1);
@@ -43,8 +43,8 @@ describe('price files', () => {
   });
 
   it('refuse what is not a price, naming where', () => {
-    expect(parsePriceTable([1], 'p.json', readBundledSchema)).toMatchObject({ ok: false, error: expect.stringContaining('p.json must be a map') });
-    expect(parsePriceTable({ 'no-slash': 1 }, 'p.json', readBundledSchema)).toMatchObject({ ok: false, error: "p.json: 'no-slash' is not a model slug (provider/model_id)" });
+    expect(parsePriceTable([1], 'p.json', bundled.rule)).toMatchObject({ ok: false, error: expect.stringContaining('p.json must be a map') });
+    expect(parsePriceTable({ 'no-slash': 1 }, 'p.json', bundled.rule)).toMatchObject({ ok: false, error: "p.json: 'no-slash' is not a model slug (provider/model_id)" });
     expect(parsePriceRule({ usd: 'cheap' }, 'x')).toMatchObject({ ok: false, error: 'x.usd must be a number of at least 0' });
     expect(parsePriceRule({ usd: 1, factors: { resolution: { '2k': -2 } } }, 'x')).toMatchObject({ ok: false });
     expect(parsePriceRule(Number.NaN, 'x')).toMatchObject({ ok: false });
