@@ -47,7 +47,11 @@ function describeRuns(recipe: string, balance: number, cost: TotalCost): string 
 }
 
 export function registerAccountCommand(program: Command): void {
-  addConnectionOptions(program.command('account').description('Check the API key and show the team balance, and how many runs of a recipe it pays for.'))
+  addConnectionOptions(
+    program
+      .command('account')
+      .description('Check the API key and show the team balance, and how many runs of a recipe it pays for.'),
+  )
     .option('--json', 'print JSON')
     .option('--recipe <file>', 'also say how many runs of this recipe the balance pays for')
     .option('--set <name=value>', 'with --recipe: give an input (repeatable)', collect, [])
@@ -62,7 +66,9 @@ export function registerAccountCommand(program: Command): void {
           const recipe = cost ? { recipe: { path: flags.recipe, cost, runs_paid: runsPaid(balance, cost) } } : {};
           return printJson({ is_valid: account.isValid, team: account.team ?? null, balance_usd: balance, ...recipe });
         }
-        printLine(`key      ${account.isValid ? 'valid' : 'not valid'}${account.team ? ` (team ${account.team})` : ''}`);
+        printLine(
+          `key      ${account.isValid ? 'valid' : 'not valid'}${account.team ? ` (team ${account.team})` : ''}`,
+        );
         printLine(`balance  ${formatUsd(balance)}`);
         if (cost) printLine(`recipe   ${describeRuns(flags.recipe!, balance, cost)}`);
       });

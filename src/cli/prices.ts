@@ -8,7 +8,10 @@ import { UsageError } from './errors.js';
 import { offlineSchemas } from './load-recipe.js';
 
 /** `--prices FILE`: a YAML or JSON map of model slug to price; anything malformed is a usage error naming the file. */
-export function readPriceFile(path: string, schemaOf: (slug: string) => JsonSchema | undefined): Record<string, PriceRule> {
+export function readPriceFile(
+  path: string,
+  schemaOf: (slug: string) => JsonSchema | undefined,
+): Record<string, PriceRule> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -28,7 +31,11 @@ export function readPriceFile(path: string, schemaOf: (slug: string) => JsonSche
 }
 
 /** The run's prices: the bundled (or cached live) schemas' rules, then `settings.prices`, then `--prices`. */
-export function runPricing(plan: Plan | undefined, pricesFile: string | undefined, schemaOf = offlineSchemas()): Pricing {
+export function runPricing(
+  plan: Plan | undefined,
+  pricesFile: string | undefined,
+  schemaOf = offlineSchemas(),
+): Pricing {
   const fromFile = pricesFile ? readPriceFile(pricesFile, schemaOf) : {};
   return pricingOf(schemaOf, { ...(plan?.settings.prices ?? {}), ...fromFile }, readBundledSchema);
 }

@@ -76,7 +76,8 @@ export async function checkBalance(connection: Connection, money: RunMoney, flag
   }
   const threshold = flags.confirmAbove ?? DEFAULT_CONFIRM_ABOVE_USD;
   if (estimate > threshold && process.stdin.isTTY && process.stderr.isTTY) {
-    const asked = `This run is estimated at ${describeTotalCost(money.estimate)}; the balance is ${formatUsd(balance)}. Start it? [y/N] `;
+    const estimated = `This run is estimated at ${describeTotalCost(money.estimate)}`;
+    const asked = `${estimated}; the balance is ${formatUsd(balance)}. Start it? [y/N] `;
     const lines = createInterface({ input: process.stdin, output: process.stderr });
     const answer = await lines.question(asked).finally(() => lines.close());
     if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('not started; nothing was sent');
@@ -86,23 +87,33 @@ export async function checkBalance(connection: Connection, money: RunMoney, flag
 
 /** The end of the console's final line: `spent $0.5200 of an estimated $0.5200`. */
 export function spentPhrase(cost: RunCost): string {
-  const estimate = cost.estimated_usd === null ? '' : ` of an estimated ${cost.estimate_lower_bound ? 'at least ' : ''}${formatUsd(cost.estimated_usd)}`;
-  const unpriced = cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
+  const estimate =
+    cost.estimated_usd === null
+      ? ''
+      : ` of an estimated ${cost.estimate_lower_bound ? 'at least ' : ''}${formatUsd(cost.estimated_usd)}`;
+  const unpriced =
+    cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
   return `spent ${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
 }
 
 /** After a 402 or the spending cap: what to do, and the resume command that goes on. */
-export function writeMoneyAdvice(summary: RunSummary, runId: string, flags: { local?: boolean; maxCost?: number }): void {
+export function writeMoneyAdvice(
+  summary: RunSummary,
+  runId: string,
+  flags: { local?: boolean; maxCost?: number },
+): void {
   const reasons = new Set(summary.steps.map((s) => s.error?.reason));
   const local = flags.local ? ' --local' : '';
   if (reasons.has('insufficient-balance')) {
     process.stderr.write(
-      `The team's balance ran out: no submission was sent after the gateway's 402. Recharge, then:\n  pipeline resume ${runId}${local}\n`,
+      "The team's balance ran out: no submission was sent after the gateway's 402. " +
+        `Recharge, then:\n  pipeline resume ${runId}${local}\n`,
     );
   }
   if (reasons.has('spend-cap')) {
     process.stderr.write(
-      `The run reached its spending cap after committing ${formatUsd(summary.cost.committed_usd)}. To go on, with a higher cap:\n` +
+      `The run reached its spending cap after committing ${formatUsd(summary.cost.committed_usd)}. ` +
+        'To go on, with a higher cap:\n' +
         `  pipeline resume ${runId}${local} --max-cost USD\n`,
     );
   }

@@ -29,7 +29,8 @@ export class SpendMeter {
    */
   reserve(slug: string, input: Record<string, unknown>, label: string): Result<{ costUsd?: number }, StepFailure> {
     if (this.balanceMessage !== undefined) {
-      const message = `${label} was not sent: the gateway refused an earlier submission for lack of balance ` +
+      const message =
+        `${label} was not sent: the gateway refused an earlier submission for lack of balance ` +
         `(${this.balanceMessage}). Recharge the team's balance, then run: pipeline resume ${this.options.runId}`;
       return err(stepFailure('insufficient-balance', message));
     }
@@ -38,7 +39,8 @@ export class SpendMeter {
     const units = Math.round(cost * 10_000);
     const cap = this.options.capUsd;
     if (cap !== undefined && this.committedUnits + units > Math.round(cap * 10_000)) {
-      const message = `${label} was not sent: it costs ${formatUsd(cost)} and the run has committed ` +
+      const message =
+        `${label} was not sent: it costs ${formatUsd(cost)} and the run has committed ` +
         `${formatUsd(this.committedUsd)} of its cap of ${formatUsd(cap)}. ` +
         `To go on: pipeline resume ${this.options.runId} --max-cost USD with a higher cap`;
       return err(stepFailure('spend-cap', message));

@@ -38,8 +38,10 @@ export function parsePriceRule(value: unknown, where: string, base?: PriceRule):
   const unknownKey = Object.keys(value).find((key) => !['usd', 'unit', 'multiply', 'factors'].includes(key));
   if (unknownKey) return err(`${where} has an unknown key '${unknownKey}'; a rule has usd, unit, multiply, factors`);
   const { usd, unit, multiply, factors } = value;
-  if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0) return err(`${where}.usd must be a number of at least 0`);
-  if (unit !== undefined && typeof unit !== 'string') return err(`${where}.unit must be a string such as image or second`);
+  if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0)
+    return err(`${where}.usd must be a number of at least 0`);
+  if (unit !== undefined && typeof unit !== 'string')
+    return err(`${where}.unit must be a string such as image or second`);
   if (multiply !== undefined && !(Array.isArray(multiply) && multiply.every((f) => typeof f === 'string'))) {
     return err(`${where}.multiply must be a list of field names`);
   }
@@ -101,7 +103,7 @@ export const roundUsd = (usd: number): number => Math.round(usd * 10_000) / 10_0
 
 /** What one request costs, in USD to 4 decimals. */
 export function requestCost(rule: PriceRule, input: Input, schema: JsonSchema | undefined): number {
-  return roundUsd(Math.round(rule.usd * 10_000) * unitsOf(rule, input, schema) / 10_000);
+  return roundUsd((Math.round(rule.usd * 10_000) * unitsOf(rule, input, schema)) / 10_000);
 }
 
 /** `$0.0300`. */
@@ -146,7 +148,8 @@ export function parsePriceTable(
   where: string,
   bundledRule: (slug: string) => PriceRule | undefined,
 ): Result<Record<string, PriceRule>, string> {
-  if (!isObject(value)) return err(`${where} must be a map of model slug to price, such as vendor-a/vendor-a-v3-t2i: 0.03`);
+  if (!isObject(value))
+    return err(`${where} must be a map of model slug to price, such as vendor-a/vendor-a-v3-t2i: 0.03`);
   const table: Record<string, PriceRule> = {};
   for (const [slug, raw] of Object.entries(value)) {
     if (!MODEL_SLUG.test(slug)) {

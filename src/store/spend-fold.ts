@@ -14,7 +14,12 @@ export interface SpendFold {
   pending: Map<string, number>;
 }
 
-export const emptySpend = (): SpendFold => ({ committedUnits: 0, byStepUnits: new Map(), unpriced: 0, pending: new Map() });
+export const emptySpend = (): SpendFold => ({
+  committedUnits: 0,
+  byStepUnits: new Map(),
+  unpriced: 0,
+  pending: new Map(),
+});
 
 const toUnits = (usd: number) => Math.round(usd * 10_000);
 

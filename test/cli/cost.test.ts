@@ -25,11 +25,29 @@ interface Gateway {
 }
 
 async function serve(...flags: string[]): Promise<Gateway> {
-  const args = [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0', '--no-ffmpeg', '--seed', '12', ...flags];
+  const args = [
+    cli,
+    'gateway',
+    'serve',
+    '--port',
+    '0',
+    '--latency-scale',
+    '0',
+    '--no-ffmpeg',
+    '--seed',
+    '12',
+    ...flags,
+  ];
   const child = execa('node', args, { reject: false });
-  const line = await new Promise<string>((resolve) => child.stdout!.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)));
+  const line = await new Promise<string>((resolve) =>
+    child.stdout!.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)),
+  );
   const urls = JSON.parse(line) as Record<string, string>;
-  return { urls, process: child, stats: async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<Stats> };
+  return {
+    urls,
+    process: child,
+    stats: async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<Stats>,
+  };
 }
 
 async function stop(gateway: Gateway): Promise<void> {
@@ -57,6 +75,7 @@ const summaryOf = (runId: string) => JSON.parse(readFileSync(join(home, 'runs', 
 const runIdIn = (stderr: string) => /[✓✗] run (\S+) (?:succeeded|failed)/.exec(stderr)![1]!;
 const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
 const usd = (n: number) => Math.round(n * 10_000) / 10_000;
+const lines = (...text: string[]) => `${text.join('\n')}\n`;
 
 /** A list of prompts from the text model (its length is known only at run time), one picture each. */
 const DYNAMIC = `version: 1
@@ -96,10 +115,17 @@ describe('pipeline plan: the cost', () => {
     expect(cost.hero).toEqual({ usd: 0, per_run_usd: 0.06, dynamic: true, cached_runs: 0 });
     expect(cost.branded).toEqual({ usd: 0.04, per_run_usd: 0.04, dynamic: false, cached_runs: 0 });
     expect(cost.clip).toEqual({ usd: 0.3, per_run_usd: 0.3, dynamic: false, cached_runs: 0 });
-    expect(estimate.totals.cost).toEqual({ usd: 0.34, lower_bound: true, dynamic_steps: ['hero'], unpriced_models: [] });
+    expect(estimate.totals.cost).toEqual({
+      usd: 0.34,
+      lower_bound: true,
+      dynamic_steps: ['hero'],
+      unpriced_models: [],
+    });
     const text = await pipeline(['plan', join(recipes, 'launch-kit.yaml')]);
     expect(text.stdout).toMatch(/hero\s+vendor-a\/vendor-a-v3-t2i\s+dynamic\s+\$0\.0600 × n unknown/);
-    expect(text.stdout).toMatch(/^cost\s+at least \$0\.3400, a lower bound: the runs of hero are known only at run time$/m);
+    expect(text.stdout).toMatch(
+      /^cost\s+at least \$0\.3400, a lower bound: the runs of hero are known only at run time$/m,
+    );
   });
 
   it('prices batch-thumbnails as 6 tasks at $0.03, and --prices overrides the bundled price', async () => {
@@ -108,7 +134,9 @@ describe('pipeline plan: the cost', () => {
     expect(plan.totals.tasks).toEqual({ [T2I]: 6 });
     expect(plan.totals.cost).toMatchObject({ usd: 0.18, lower_bound: false });
     await writeFile(join(home, 'prices.yaml'), `${T2I}: 0.05\nvendor-z/other: { usd: 1, unit: task }\n`);
-    const priced = JSON.parse((await pipeline([...args, '--format', 'json', '--prices', join(home, 'prices.yaml')])).stdout);
+    const priced = JSON.parse(
+      (await pipeline([...args, '--format', 'json', '--prices', join(home, 'prices.yaml')])).stdout,
+    );
     expect(priced.totals.cost.usd).toBe(0.3);
     expect((await pipeline([...args])).stdout).toMatch(/^cost\s+\$0\.1800$/m);
   });
@@ -120,32 +148,69 @@ describe('pipeline plan: the cost', () => {
     const schema = { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' } } };
     await writeFile(join(cache, 'vendor-z--z-1.json'), JSON.stringify({ fetched_at: Date.now(), schema }));
     // A live copy of a bundled model has no x-price either: the bundled rule still prices it.
-    const { 'x-price': _price, ...live } = JSON.parse(readFileSync(join(recipes, '..', 'schemas', 'models', 'vendor-a--vendor-a-v3-t2i.json'), 'utf8'));
-    await writeFile(join(cache, 'vendor-a--vendor-a-v3-t2i.json'), JSON.stringify({ fetched_at: Date.now(), schema: live }));
+    const { 'x-price': _price, ...live } = JSON.parse(
+      readFileSync(join(recipes, '..', 'schemas', 'models', 'vendor-a--vendor-a-v3-t2i.json'), 'utf8'),
+    );
+    await writeFile(
+      join(cache, 'vendor-a--vendor-a-v3-t2i.json'),
+      JSON.stringify({ fetched_at: Date.now(), schema: live }),
+    );
     const recipe = join(home, 'new-model.yaml');
-    await writeFile(recipe, `version: 1\nname: new\nsteps:\n  a:\n    uses: vendor-z/z-1\n    with: { prompt: x }\n  b:\n    uses: ${T2I}\n    with: { prompt: x }\n`);
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: new',
+        'steps:',
+        '  a:',
+        '    uses: vendor-z/z-1',
+        '    with: { prompt: x }',
+        '  b:',
+        `    uses: ${T2I}`,
+        '    with: { prompt: x }',
+      ),
+    );
     const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
     expect(plan.steps[0].cost).toEqual({ usd: null, per_run_usd: null, dynamic: false, cached_runs: 0 });
-    expect(plan.totals.cost).toEqual({ usd: 0.03, lower_bound: true, dynamic_steps: [], unpriced_models: ['vendor-z/z-1'] });
+    expect(plan.totals.cost).toEqual({
+      usd: 0.03,
+      lower_bound: true,
+      dynamic_steps: [],
+      unpriced_models: ['vendor-z/z-1'],
+    });
     const text = await pipeline(['plan', recipe]);
     expect(text.stdout).toMatch(/^1\s+a\s+vendor-z\/z-1\s+1\s+price unknown/m);
-    expect(text.stdout).toMatch(/^cost\s+at least \$0\.0300, a lower bound: price unknown for vendor-z\/z-1 \(give one with --prices or settings\.prices\)$/m);
+    expect(text.stdout).toMatch(
+      /^cost\s+at least \$0\.0300, a lower bound: price unknown for vendor-z\/z-1 \(give one with --prices or/m,
+    );
     const capped = await pipeline(['run', recipe, '--local', '--max-cost', '1']);
     expect(capped.exitCode).toBe(2);
     expect(capped.stderr).toContain('--max-cost cannot be held: the price of vendor-z/z-1 is unknown');
     await writeFile(join(home, 'z.yaml'), 'vendor-z/z-1: 0.5\n');
-    const priced = JSON.parse((await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'z.yaml')])).stdout);
+    const priced = JSON.parse(
+      (await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'z.yaml')])).stdout,
+    );
     expect(priced.totals.cost).toMatchObject({ usd: 0.53, lower_bound: false });
     await rm(cache, { recursive: true });
   });
 
   it('reads settings.prices, and a --prices rule replaces it', async () => {
     const recipe = join(home, 'unpriced.yaml');
-    await writeFile(recipe, `version: 1\nname: unpriced\nsettings:\n  prices: { ${T2I}: { usd: 0.01, unit: image, multiply: [n] } }\nsteps:\n  a:\n    uses: ${T2I}\n    with: { prompt: x, n: 3 }\n`);
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: unpriced',
+        'settings:',
+        `  prices: { ${T2I}: { usd: 0.01, unit: image, multiply: [n] } }`,
+      ) + lines('steps:', '  a:', `    uses: ${T2I}`, '    with: { prompt: x, n: 3 }'),
+    );
     const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
     expect(plan.totals.cost.usd).toBe(0.03);
     await writeFile(join(home, 'rule.json'), JSON.stringify({ [T2I]: { usd: 0.02, unit: 'image' } }));
-    const flat = JSON.parse((await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'rule.json')])).stdout);
+    const flat = JSON.parse(
+      (await pipeline(['plan', recipe, '--format', 'json', '--prices', join(home, 'rule.json')])).stdout,
+    );
     // The file's rule replaces the recipe's: no multiply, so n does not count.
     expect(flat.totals.cost.usd).toBe(0.02);
   });
@@ -159,7 +224,15 @@ describe('bad money input', () => {
     expect(broken.exitCode).toBe(2);
     expect(broken.stderr).toMatch(/--prices: .*broken\.yaml is not YAML or JSON/);
     await writeFile(join(home, 'negative.json'), JSON.stringify({ [T2I]: -1 }));
-    const negative = await pipeline(['run', recipe, '--set', 'title=x', '--local', '--prices', join(home, 'negative.json')]);
+    const negative = await pipeline([
+      'run',
+      recipe,
+      '--set',
+      'title=x',
+      '--local',
+      '--prices',
+      join(home, 'negative.json'),
+    ]);
     expect(negative.exitCode).toBe(2);
     expect(negative.stderr).toContain(`negative.json: ${T2I} must be a price of at least 0 USD, got -1`);
     await writeFile(join(home, 'keys.json'), JSON.stringify({ [T2I]: { usd: 0.03, per: 'image' } }));
@@ -169,14 +242,36 @@ describe('bad money input', () => {
   });
 
   it('refuses a negative --max-cost and a malformed settings.prices with exit 2', async () => {
-    const negative = await pipeline(['run', join(recipes, 'batch-thumbnails.yaml'), '--set', 'title=x', '--local', '--max-cost', '-0.5']);
+    const negative = await pipeline([
+      'run',
+      join(recipes, 'batch-thumbnails.yaml'),
+      '--set',
+      'title=x',
+      '--local',
+      '--max-cost',
+      '-0.5',
+    ]);
     expect(negative.exitCode).toBe(2);
     expect(negative.stderr).toContain('--max-cost takes a number of at least 0, got "-0.5"');
     const recipe = join(home, 'bad-prices.yaml');
-    await writeFile(recipe, `version: 1\nname: bad\nsettings:\n  prices: { ${T2I}: cheap }\nsteps:\n  a:\n    uses: ${T2I}\n    with: { prompt: x }\n`);
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: bad',
+        'settings:',
+        `  prices: { ${T2I}: cheap }`,
+        'steps:',
+        '  a:',
+        `    uses: ${T2I}`,
+        '    with: { prompt: x }',
+      ),
+    );
     const bad = await pipeline(['validate', recipe]);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr + bad.stdout).toMatch(/bad-prices\.yaml:4:\d+: error: settings\.prices: vendor-a\/vendor-a-v3-t2i must be a number \(USD\)/);
+    expect(bad.stderr + bad.stdout).toMatch(
+      /bad-prices\.yaml:4:\d+: error: settings\.prices: vendor-a\/vendor-a-v3-t2i must be a number \(USD\)/,
+    );
   });
 });
 
@@ -219,22 +314,25 @@ describe('pipeline run against a gateway with $100', () => {
 
   // `script` (util-linux, in every Debian) gives the run a terminal, and types the answer into it.
   const hasScript = existsSync('/usr/bin/script');
-  it.skipIf(!hasScript && !process.env.CI)('on a terminal, asks before a run over --confirm-above; no means nothing sent', async () => {
-    const submissions = async () => (await gateway.stats()).requests.by_route[SUBMIT] ?? 0;
-    const before = await submissions();
-    const { CI: _ci, ...env } = envFor(gateway);
-    const command = `node ${cli} run ${join(recipes, 'batch-thumbnails.yaml')} --set title=x --confirm-above 0.01`;
-    const terminal = (answer: string) =>
-      execa('script', ['-qec', command, '/dev/null'], { reject: false, input: answer, env, cwd: home });
-    const declined = await terminal('n\n');
-    expect(declined.exitCode).toBe(2);
-    expect(declined.stdout).toContain('This run is estimated at $0.0300; the balance is $');
-    expect(declined.stdout).toContain('not started; nothing was sent');
-    expect(await submissions()).toBe(before);
-    const accepted = await terminal('y\n');
-    expect(accepted.exitCode, accepted.stdout).toBe(0);
-    expect(await submissions()).toBe(before + 1);
-  });
+  it.skipIf(!hasScript && !process.env.CI)(
+    'on a terminal, asks before a run over --confirm-above; no means nothing sent',
+    async () => {
+      const submissions = async () => (await gateway.stats()).requests.by_route[SUBMIT] ?? 0;
+      const before = await submissions();
+      const { CI: _ci, ...env } = envFor(gateway);
+      const command = `node ${cli} run ${join(recipes, 'batch-thumbnails.yaml')} --set title=x --confirm-above 0.01`;
+      const terminal = (answer: string) =>
+        execa('script', ['-qec', command, '/dev/null'], { reject: false, input: answer, env, cwd: home });
+      const declined = await terminal('n\n');
+      expect(declined.exitCode).toBe(2);
+      expect(declined.stdout).toContain('This run is estimated at $0.0300; the balance is $');
+      expect(declined.stdout).toContain('not started; nothing was sent');
+      expect(await submissions()).toBe(before);
+      const accepted = await terminal('y\n');
+      expect(accepted.exitCode, accepted.stdout).toBe(0);
+      expect(await submissions()).toBe(before + 1);
+    },
+  );
 
   it('sends nothing when --max-cost is below the estimate, and names both', async () => {
     const before = await gateway.stats();
@@ -247,14 +345,22 @@ describe('pipeline run against a gateway with $100', () => {
 
   it('account --recipe shows the balance and how many runs of the recipe it pays for', async () => {
     const balance = (await gateway.stats()).balances.local!;
-    const args = ['account', '--recipe', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    const args = [
+      'account',
+      '--recipe',
+      join(recipes, 'batch-thumbnails.yaml'),
+      '--batch',
+      join(recipes, 'data', 'thumbnails.csv'),
+    ];
     const account = await pipeline([...args, '--json'], envFor(gateway));
     expect(account.exitCode, account.stderr).toBe(0);
     const answer = JSON.parse(account.stdout);
     expect(answer.balance_usd).toBe(balance);
     expect(answer.recipe.runs_paid).toBe(Math.floor(Math.round(balance * 10_000) / 1800));
     const text = await pipeline(args, envFor(gateway));
-    expect(text.stdout).toMatch(new RegExp(`costs \\$0\\.1800 a run: the balance pays for ${answer.recipe.runs_paid} runs`));
+    expect(text.stdout).toMatch(
+      new RegExp(`costs \\$0\\.1800 a run: the balance pays for ${answer.recipe.runs_paid} runs`),
+    );
   });
 
   it('stops a dynamic fan-out exactly at the cap, and resume --max-cost with a higher cap goes on', async () => {
@@ -292,7 +398,7 @@ describe('pipeline run against a gateway with $0.10', () => {
   });
   afterAll(async () => stop(gateway));
 
-  it('refuses an estimate over the balance unless --yes; after a 402 sends nothing more; resumes after a recharge', async () => {
+  it('refuses an estimate over the balance unless --yes; nothing sent after a 402; resumes on a recharge', async () => {
     const recipe = join(home, 'five.yaml');
     await writeFile(recipe, FIVE);
     const refused = await pipeline(['run', recipe], envFor(gateway));
@@ -326,7 +432,9 @@ describe('pipeline run against a gateway with $0.10', () => {
     // Only the two pictures never paid for were submitted: no task paid twice.
     expect(end.tasks.submitted[T2I]).toBe(5);
     expect(usd(1 - end.balances.local!)).toBe(0.06);
-    const taskIds = readJournal(join(home, 'runs', runId, 'journal.jsonl')).flatMap((e) => (e.type === 'task-submitted' ? [e.task_id] : []));
+    const taskIds = readJournal(join(home, 'runs', runId, 'journal.jsonl')).flatMap((e) =>
+      e.type === 'task-submitted' ? [e.task_id] : [],
+    );
     expect(new Set(taskIds).size).toBe(5);
     expect(summaryOf(runId).cost.committed_usd).toBe(0.15);
   });

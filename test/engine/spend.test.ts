@@ -23,7 +23,19 @@ steps:
 
 /** The engine's events as a run's journal would hold them, behind the run-started line the command line writes. */
 const asRun = (events: JournalEvent[]) =>
-  summarise([{ type: 'run-started', t: 0, run_id: 'test-run', recipe: 'test.yaml', name: 'eight-images', rows: [{}], sets: [], batch: null }, ...events]);
+  summarise([
+    {
+      type: 'run-started',
+      t: 0,
+      run_id: 'test-run',
+      recipe: 'test.yaml',
+      name: 'eight-images',
+      rows: [{}],
+      sets: [],
+      batch: null,
+    },
+    ...events,
+  ]);
 
 let gateway: LocalGateway | undefined;
 afterEach(async () => {

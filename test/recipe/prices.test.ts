@@ -19,7 +19,12 @@ describe('the bundled price rules', () => {
   it('price an edit per output image, the batch maximum in auto mode', () => {
     expect(bundled.cost(EDIT, { prompt: 'x', image: ['a'] })).toBe(0.04);
     expect(bundled.cost(EDIT, { prompt: 'x', image: ['a'], sequential_image_generation: 'auto' })).toBe(0.6);
-    const capped = { prompt: 'x', image: ['a'], sequential_image_generation: 'auto', sequential_image_generation_max_images: 3 };
+    const capped = {
+      prompt: 'x',
+      image: ['a'],
+      sequential_image_generation: 'auto',
+      sequential_image_generation_max_images: 3,
+    };
     expect(bundled.cost(EDIT, capped)).toBe(0.12);
   });
 
@@ -43,9 +48,18 @@ describe('price files', () => {
   });
 
   it('refuse what is not a price, naming where', () => {
-    expect(parsePriceTable([1], 'p.json', bundled.rule)).toMatchObject({ ok: false, error: expect.stringContaining('p.json must be a map') });
-    expect(parsePriceTable({ 'no-slash': 1 }, 'p.json', bundled.rule)).toMatchObject({ ok: false, error: "p.json: 'no-slash' is not a model slug (provider/model_id)" });
-    expect(parsePriceRule({ usd: 'cheap' }, 'x')).toMatchObject({ ok: false, error: 'x.usd must be a number of at least 0' });
+    expect(parsePriceTable([1], 'p.json', bundled.rule)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('p.json must be a map'),
+    });
+    expect(parsePriceTable({ 'no-slash': 1 }, 'p.json', bundled.rule)).toMatchObject({
+      ok: false,
+      error: "p.json: 'no-slash' is not a model slug (provider/model_id)",
+    });
+    expect(parsePriceRule({ usd: 'cheap' }, 'x')).toMatchObject({
+      ok: false,
+      error: 'x.usd must be a number of at least 0',
+    });
     expect(parsePriceRule({ usd: 1, factors: { resolution: { '2k': -2 } } }, 'x')).toMatchObject({ ok: false });
     expect(parsePriceRule(Number.NaN, 'x')).toMatchObject({ ok: false });
   });
@@ -59,8 +73,10 @@ describe('the spend meter', () => {
     expect(over.ok).toBe(false);
     if (!over.ok) {
       expect(over.error.reason).toBe('spend-cap');
-      expect(over.error.message).toBe('image[3] was not sent: it costs $0.0300 and the run has committed $0.0900 of its cap of $0.1000. ' +
-        'To go on: pipeline resume r1 --max-cost USD with a higher cap');
+      expect(over.error.message).toBe(
+        'image[3] was not sent: it costs $0.0300 and the run has committed $0.0900 of its cap of $0.1000. ' +
+          'To go on: pipeline resume r1 --max-cost USD with a higher cap',
+      );
     }
     // A submission the gateway certainly refused was not paid: its room comes back.
     meter.release(0.03);
