@@ -3,6 +3,9 @@ import { SpendMeter } from '../../src/engine/spend.js';
 import { mayRetryStep } from '../../src/gateway/retry.js';
 import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
+import { analyze } from '../../src/recipe/analyzer.js';
+import { estimatePlan } from '../../src/recipe/estimate.js';
+import { bundledDeps } from './bundled-deps.js';
 
 const T2I = 'vendor-a/vendor-a-v3-t2i';
 const EDIT = 'vendor-b/vendor-b-5.0-lite-edit';
@@ -97,5 +100,26 @@ describe('the spend meter', () => {
   it('is a failure the retry policy never retries', () => {
     expect(mayRetryStep({ reason: 'spend-cap', outcomeUnknown: false })).toBe(false);
     expect(mayRetryStep({ reason: 'insufficient-balance', outcomeUnknown: false })).toBe(false);
+  });
+});
+
+describe('the estimate and a step cache', () => {
+  it('counts runs a cache answers as costing nothing', () => {
+    const text = [
+      'version: 1',
+      'name: cached',
+      'steps:',
+      '  image:',
+      `    uses: ${T2I}`,
+      '    for_each: [a, b, c, d]',
+      '    with: { prompt: "${{ item }}" }',
+      '',
+    ].join('\n');
+    const plan = analyze({ path: 'cached.yaml', text, cwd: process.cwd() }, bundledDeps);
+    if (!plan.ok) throw new Error('the recipe should be valid');
+    expect(estimatePlan(plan.value, { pricing: bundled }).totals.cost.usd).toBe(0.12);
+    const cached = estimatePlan(plan.value, { pricing: bundled, cachedRuns: (step) => (step === 'image' ? 3 : 0) });
+    expect(cached.steps[0]!.cost).toEqual({ usd: 0.03, per_run_usd: 0.03, dynamic: false, cached_runs: 3 });
+    expect(cached.totals.cost.usd).toBe(0.03);
   });
 });
