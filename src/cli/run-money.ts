@@ -85,16 +85,19 @@ export async function checkBalance(connection: Connection, money: RunMoney, flag
   return balance;
 }
 
-/** The end of the console's final line: `spent $0.5200 of an estimated $0.5200`. */
-export function spentPhrase(cost: RunCost): string {
-  const estimate =
-    cost.estimated_usd === null
-      ? ''
-      : ` of an estimated ${cost.estimate_lower_bound ? 'at least ' : ''}${formatUsd(cost.estimated_usd)}`;
+/** `$0.5200 of an estimated $0.5200`: what a run committed, beside what it was estimated at. */
+export function spendFigures(cost: RunCost): string {
+  // An estimate of nothing but dynamic steps is a lower bound of $0: not worth saying.
+  const known = cost.estimated_usd !== null && !(cost.estimate_lower_bound && cost.estimated_usd === 0);
+  const bound = cost.estimate_lower_bound ? 'at least ' : '';
+  const estimate = known ? ` of an estimated ${bound}${formatUsd(cost.estimated_usd ?? 0)}` : '';
   const unpriced =
     cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
-  return `spent ${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
+  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
 }
+
+/** The end of the console's final line: `spent $0.5200 of an estimated $0.5200`. */
+export const spentPhrase = (cost: RunCost): string => `spent ${spendFigures(cost)}`;
 
 /** After a 402 or the spending cap: what to do, and the resume command that goes on. */
 export function writeMoneyAdvice(

@@ -9,7 +9,7 @@ import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatUsd } from '../model-schemas/prices.js';
-import { spentPhrase } from './run-money.js';
+import { spendFigures } from './run-money.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -78,7 +78,7 @@ export function registerRunsCommand(program: Command): void {
       printLine(`status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`);
       printLine(`started  ${when(summary.started_at)}`);
       printLine(`folder   ${shown(paths.dir)}`);
-      printLine(`spent    ${spentPhrase(summary.cost)}`);
+      printLine(`spent    ${spendFigures(summary.cost)}`);
       if (summary.damaged_lines.length > 0) printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
       printLine();
       printTable(
