@@ -340,6 +340,24 @@ describe('pipeline run against a gateway with $100', () => {
     const run = await pipeline([...args, '--max-cost', '0.17'], envFor(gateway));
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('the estimated cost $0.1800 is over --max-cost $0.1700; nothing was sent');
+    const recipe = join(home, 'capped.yaml');
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: capped',
+        'settings: { max_cost: 0.02 }',
+        'steps:',
+        '  a:',
+        `    uses: ${T2I}`,
+        '    with: { prompt: x }',
+      ),
+    );
+    const capped = await pipeline(['run', recipe], envFor(gateway));
+    expect(capped.exitCode).toBe(2);
+    expect(capped.stderr).toContain(
+      `the estimated cost $0.0300 is over settings.max_cost of ${recipe} $0.0200; nothing was sent`,
+    );
     expect(sum((await gateway.stats()).requests.by_team)).toBe(sum(before.requests.by_team));
   });
 
