@@ -105,6 +105,11 @@ export class CacheStore {
     }
   }
 
+  /** Puts a stored file's bytes at `dest` (linked, else copied), checked against their hash. */
+  materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
+    return this.blobs.materialize(sha256, dest);
+  }
+
   /** Every readable entry, oldest first; damaged ones are left out with a warning. */
   async list(): Promise<CacheEntry[]> {
     const entries: CacheEntry[] = [];

@@ -5,6 +5,7 @@ import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
+import type { CacheCounts } from '../engine/run-cache.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import { ConsoleReporter } from '../engine/reporter.js';
@@ -17,6 +18,7 @@ import { describeLines, FileJournal, readJournalFile, type Journal } from '../st
 import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
+import { openRunCache } from './cache-setup.js';
 import { connect, type Connection } from './connection.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
@@ -141,6 +143,8 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   try {
     if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
+    const home = resolve(paths.dir, '..', '..');
+    const cache = openRunCache(flags, home, clock, (text) => report.note(text));
     const ctx: EngineContext = {
       plan,
       client,
@@ -161,11 +165,12 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       env,
       ...(resume ? { resume } : {}),
       ...(inbox ? { webhook: inbox } : {}),
+      ...(cache ? { cache } : {}),
     };
     report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
     const result = await runPlan(ctx);
     report.close();
-    return await finish(result, plan, flags, paths, journal, log);
+    return await finish(result, plan, flags, paths, journal, log, cache?.counts);
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
@@ -175,14 +180,15 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   }
 }
 
-async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger): Promise<number> {
+async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger, cacheCounts: CacheCounts | undefined): Promise<number> {
   const outputs = result.rows.map((row) => row.outputs);
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
   else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
   journal.close();
   const summarised = summariseJournal(readJournalFile(paths.journal));
   if (!summarised.ok) throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
-  const summary = summarised.value;
+  const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };
+  const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
@@ -193,7 +199,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
   process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
   if (flags.json) {
-    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied });
+    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied, cache: summary.cache });
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(paths.outputs)}:`);

@@ -19,6 +19,11 @@ export interface RunFlags extends ConnectionFlags {
   resubmitUnknown?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
   force?: boolean;
+  /** false with `--no-cache`: the step cache is neither read nor written. */
+  cache?: boolean;
+  /** `--refresh`: the step cache is written, not read. */
+  refresh?: boolean;
+  cacheDir?: string;
 }
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
@@ -29,7 +34,10 @@ function addExecutionOptions(command: Command): Command {
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers')
     .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
     .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')
-    .option('--json', 'print the run and its outputs as JSON on stdout');
+    .option('--json', 'print the run and its outputs as JSON on stdout')
+    .option('--no-cache', 'neither read nor write the step cache: every step runs')
+    .option('--refresh', 'run every step again and store the results in the step cache')
+    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
 }
 
 function checkExecution(flags: RunFlags & { rpm?: string }): RunFlags {

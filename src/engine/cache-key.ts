@@ -1,0 +1,68 @@
+import { isAbsolute, resolve, sep } from 'node:path';
+import { cacheKey } from '../cache/key.js';
+import type { Scope } from '../expressions/expressions.js';
+import { isLocalPath } from '../model-schemas/validate.js';
+import type { PlannedStep } from '../plan.js';
+import { ok, type Result } from '../result.js';
+import type { EngineContext } from './context.js';
+import { failed, type StepFailure } from './failure.js';
+import { renderValue } from './values.js';
+
+/** What the request calls: the key's `action` part. */
+export function actionOf(step: PlannedStep): string {
+  return step.action === 'model' ? `model ${step.model!.slug}` : step.action;
+}
+
+/**
+ * The input with every file replaced by `{ sha256 }` of its bytes: a local file in a media field,
+ * an earlier step's output by its gateway URL (which changes every run) or by its path in this
+ * run's folder (which changes too). What is left is what the request depends on.
+ */
+async function byContent(ctx: EngineContext, step: PlannedStep, input: unknown): Promise<unknown> {
+  const cache = ctx.cache!;
+  const runFolder = `${ctx.runDir}${sep}`;
+  const media = new Set(step.mediaFields.map((m) => m.field));
+  const visit = async (value: unknown, field: string | undefined): Promise<unknown> => {
+    if (typeof value === 'string') {
+      const download = ctx.downloads.get(value);
+      if (download) return { sha256: await cache.hashOf(download.path) };
+      if (value.startsWith(runFolder)) return { sha256: await cache.hashOf(value).catch(() => value) };
+      if (field !== undefined && media.has(field) && isLocalPath(value)) {
+        const path = isAbsolute(value) ? value : resolve(ctx.plan.recipeDir, value);
+        return { sha256: await cache.hashOf(path).catch(() => value) };
+      }
+      return value;
+    }
+    if (Array.isArray(value)) return Promise.all(value.map((v) => visit(v, field)));
+    if (typeof value === 'object' && value !== null) {
+      const entries = await Promise.all(
+        Object.entries(value).map(async ([name, v]) => [name, await visit(v, field ?? name)] as const),
+      );
+      return Object.fromEntries(entries);
+    }
+    return value;
+  };
+  // A `run` step's command is an argv list or a string: there are no fields, only paths.
+  return visit(input, step.action === 'run' ? '' : undefined);
+}
+
+/** The cache key of one item: its action, its input by content, and the step's `cache.key`. */
+export async function itemCacheKey(
+  ctx: EngineContext,
+  step: PlannedStep,
+  scope: Scope,
+  input: unknown,
+  where: string,
+): Promise<Result<string, StepFailure>> {
+  let extra: unknown;
+  if (step.cache.key) {
+    const rendered = renderValue(step.cache.key, scope, `${where}.cache.key`);
+    if (!rendered.ok) return rendered;
+    extra = rendered.value;
+  }
+  try {
+    return ok(cacheKey({ action: actionOf(step), input: await byContent(ctx, step, input), extra }));
+  } catch (cause) {
+    return failed('local-file', `cannot read a file of ${where}'s input: ${(cause as Error).message}`);
+  }
+}
