@@ -103,10 +103,6 @@ function costOf(step: PlannedStep, files: number) {
 async function store(item: CacheItem, key: string, input: unknown, outputs: unknown): Promise<void> {
   const { ctx, step } = item;
   const files = filesOf(ctx, step, input, outputs);
-  if (step.action === 'upload') {
-    const uploaded = await ctx.uploads.upload(files.at(-1)!.path, ctx.signal);
-    if (uploaded.ok) files.at(-1)!.expires_at = uploaded.value.expiresAt;
-  }
   await ctx.cache!.storage.put(key, actionOf(step), outputs, files, costOf(step, files.length));
 }
 
@@ -131,7 +127,7 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
   }
   if (step.action === 'upload') {
     const file = entry.files.at(-1);
-    if (file?.url) ctx.downloads.set(file.url, { path: sourceOf(ctx, input), expiresAt: file.expires_at });
+    if (file?.url) ctx.downloads.set(file.url, { path: sourceOf(ctx, input), expiresAt: 0 });
   }
   return replacePaths(entry.outputs, moved);
 }
@@ -142,8 +138,13 @@ function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number
   return `${prefix}${count > 1 ? `-${n + 1}` : ''}${extname(file.path)}`;
 }
 
+/**
+ * A cached file's URL is from an earlier run, perhaps of another gateway or long expired: it is
+ * marked expired, so that a later step that sends it uploads the local copy instead (one upload,
+ * and only when that step runs, in place of a task).
+ */
 function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
-  if (file.url) ctx.downloads.set(file.url, { path: dest, expiresAt: file.expires_at });
+  if (file.url) ctx.downloads.set(file.url, { path: dest, expiresAt: 0 });
   ctx.journal.append({
     type: 'output-written',
     row,
