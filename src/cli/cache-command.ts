@@ -11,7 +11,10 @@ const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(
 
 function openStore(flags: { cacheDir?: string }): CacheStore {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
-  const store = CacheStore.open(dir, { now: Date.now, warn: (message) => process.stderr.write(`warning: ${message}\n`) });
+  const store = CacheStore.open(dir, {
+    now: Date.now,
+    warn: (message) => process.stderr.write(`warning: ${message}\n`),
+  });
   if (!store.ok) throw new UsageError(store.error);
   return store.value;
 }

@@ -4,7 +4,6 @@ import type { Scope } from '../expressions/expressions.js';
 import { isLocalPath } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
-import type { EngineContext } from './context.js';
 import { failed, type StepFailure } from './failure.js';
 import { renderValue } from './values.js';
 
@@ -13,23 +12,30 @@ export function actionOf(step: PlannedStep): string {
   return step.action === 'model' ? `model ${step.model!.slug}` : step.action;
 }
 
+/** What turning files into hashes needs: this run's downloads and folder, the recipe's folder. */
+export interface FileHashing {
+  downloads: ReadonlyMap<string, { path: string }>;
+  runDir: string;
+  recipeDir: string;
+  hashOf(path: string): Promise<string>;
+}
+
 /**
  * The input with every file replaced by `{ sha256 }` of its bytes: a local file in a media field,
  * an earlier step's output by its gateway URL (which changes every run) or by its path in this
  * run's folder (which changes too). What is left is what the request depends on.
  */
-async function byContent(ctx: EngineContext, step: PlannedStep, input: unknown): Promise<unknown> {
-  const cache = ctx.cache!;
-  const runFolder = `${ctx.runDir}${sep}`;
+async function byContent(files: FileHashing, step: PlannedStep, input: unknown): Promise<unknown> {
+  const runFolder = `${files.runDir}${sep}`;
   const media = new Set(step.mediaFields.map((m) => m.field));
   const visit = async (value: unknown, field: string | undefined): Promise<unknown> => {
     if (typeof value === 'string') {
-      const download = ctx.downloads.get(value);
-      if (download) return { sha256: await cache.hashOf(download.path) };
-      if (value.startsWith(runFolder)) return { sha256: await cache.hashOf(value).catch(() => value) };
+      const download = files.downloads.get(value);
+      if (download) return { sha256: await files.hashOf(download.path) };
+      if (value.startsWith(runFolder)) return { sha256: await files.hashOf(value).catch(() => value) };
       if (field !== undefined && media.has(field) && isLocalPath(value)) {
-        const path = isAbsolute(value) ? value : resolve(ctx.plan.recipeDir, value);
-        return { sha256: await cache.hashOf(path).catch(() => value) };
+        const path = isAbsolute(value) ? value : resolve(files.recipeDir, value);
+        return { sha256: await files.hashOf(path).catch(() => value) };
       }
       return value;
     }
@@ -48,7 +54,7 @@ async function byContent(ctx: EngineContext, step: PlannedStep, input: unknown):
 
 /** The cache key of one item: its action, its input by content, and the step's `cache.key`. */
 export async function itemCacheKey(
-  ctx: EngineContext,
+  files: FileHashing,
   step: PlannedStep,
   scope: Scope,
   input: unknown,
@@ -61,7 +67,7 @@ export async function itemCacheKey(
     extra = rendered.value;
   }
   try {
-    return ok(cacheKey({ action: actionOf(step), input: await byContent(ctx, step, input), extra }));
+    return ok(cacheKey({ action: actionOf(step), input: await byContent(files, step, input), extra }));
   } catch (cause) {
     return failed('local-file', `cannot read a file of ${where}'s input: ${(cause as Error).message}`);
   }

@@ -29,7 +29,13 @@ export interface CacheItem {
 export async function cachedRun(item: CacheItem, input: unknown, execute: () => Promise<Outcome>): Promise<Outcome> {
   const { ctx, step } = item;
   const cache = ctx.cache!;
-  const key = await itemCacheKey(ctx, step, item.scope, input, item.label);
+  const files = {
+    downloads: ctx.downloads,
+    runDir: ctx.runDir,
+    recipeDir: ctx.plan.recipeDir,
+    hashOf: (path: string) => cache.hashOf(path),
+  };
+  const key = await itemCacheKey(files, step, item.scope, input, item.label);
   if (!key.ok) return key;
   const shared = cache.inflight.get(key.value);
   if (shared) {

@@ -120,7 +120,9 @@ async function runOne(
 ): Promise<Result<unknown, StepFailure>> {
   const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   const rendered =
-    step.action === 'run' ? renderValue(step.run!, scope, `${where}.run`) : renderValue(step.with, scope, `${where}.with`);
+    step.action === 'run'
+      ? renderValue(step.run!, scope, `${where}.run`)
+      : renderValue(step.with, scope, `${where}.with`);
   if (!rendered.ok) return rendered;
   const execute = () => dispatch(ctx, row, step, index, rendered.value, signal);
   if (!ctx.cache || !step.cache.enabled) return execute();

@@ -51,13 +51,18 @@ async function build(args: string[] = [], extra: Record<string, string> = {}) {
   await gateway.settle();
   const after = gateway.stats().requests.by_route;
   const made: Record<string, number> = {};
-  for (const [route, count] of Object.entries(after)) if (count !== (before[route] ?? 0)) made[route] = count - (before[route] ?? 0);
+  for (const [route, count] of Object.entries(after))
+    if (count !== (before[route] ?? 0)) made[route] = count - (before[route] ?? 0);
   const report = result.exitCode === 0 ? JSON.parse(result.stdout) : undefined;
   return { result, made, submitted: made[SUBMIT] ?? 0, report };
 }
 
 const bytesOf = (dir: string) =>
-  Object.fromEntries(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name)).toString('base64')]));
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [name, readFileSync(join(dir, name)).toString('base64')]),
+  );
 const cachedItems = (runId: string) =>
   readJournal(join(home, 'runs', runId, 'journal.jsonl'))
     .filter((e) => e.type === 'item-cached')
@@ -81,9 +86,13 @@ describe('the step cache, run after run of ci-assets', () => {
     const summary = JSON.parse(readFileSync(join(warm.report.run_dir, 'run.json'), 'utf8'));
     expect(summary.cache).toMatchObject({ hits: 4, misses: 0, tasks_saved: 4 });
     const events = readJournal(join(warm.report.run_dir, 'journal.jsonl'));
-    const stepCached = events.filter((e) => e.type === 'step-cached').map((e) => (e.type === 'step-cached' ? e.step : ''));
+    const stepCached = events
+      .filter((e) => e.type === 'step-cached')
+      .map((e) => (e.type === 'step-cached' ? e.step : ''));
     expect(stepCached.sort()).toEqual(['backgrounds', 'icon']);
-    expect(events.find((e) => e.type === 'item-cached')).toMatchObject({ key: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(events.find((e) => e.type === 'item-cached')).toMatchObject({
+      key: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it('reruns a changed for_each item and the steps that depend on it, and nothing else', async () => {
@@ -174,6 +183,24 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(run.submitted).toBe(4);
     expect(run.result.stderr.match(/cannot write to the cache folder/g)).toHaveLength(1);
     expect(run.result.stderr).toMatch(/running without the step cache/);
+  });
+
+  it('pipeline plan counts the runs the cache holds for steps whose input is known before the run', async () => {
+    await build(['--set', 'palette=["teal","sand"]']);
+    const planned = await pipeline(['plan', recipe, '--set', 'palette=["teal","sand","plum"]', '--format', 'json']);
+    expect(planned.exitCode, planned.stderr).toBe(0);
+    const estimate = JSON.parse(planned.stdout);
+    expect(estimate.steps.map((s: { id: string; cached: number }) => [s.id, s.cached])).toEqual([
+      ['backgrounds', 2],
+      ['icon', 0],
+      ['manifest', 0],
+    ]);
+    expect(estimate.totals.cached).toBe(2);
+    // One background and the icon are left to make: two submissions.
+    expect(estimate.totals.requests.submissions).toBe(2);
+    expect(estimate.totals.tasks['vendor-a/vendor-a-v3-t2i']).toBe(1);
+    const uncached = JSON.parse((await pipeline(['plan', recipe, '--no-cache', '--format', 'json'])).stdout);
+    expect(uncached.totals.cached).toBe(0);
   });
 
   it('lists, prunes and clears the cache, each with --json', async () => {
