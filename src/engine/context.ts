@@ -45,6 +45,11 @@ export interface EngineContext {
   /** On resume, send again the submissions whose outcome is unknown. */
   resubmitUnknown: boolean;
   webhook?: WebhookInbox;
+  /**
+   * Runs an item's work tagged with `row/step`, so that the command line can count the requests
+   * and 429s of each step (through async context: the engine passes no tag down itself).
+   */
+  withinStep?: <T>(stepKey: string, work: () => Promise<T>) => Promise<T>;
   /** The step cache, unless `--no-cache` or no writable cache folder. */
   cache?: RunCache;
   /** The environment expressions see as `env`, without the API key. */

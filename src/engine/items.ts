@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { type Result, unreachable } from '../result.js';
+import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
 import type { EngineContext } from './context.js';
 import { stepFailure, type StepFailure } from './failure.js';
@@ -70,7 +71,8 @@ async function runWindow(
       const index = next++;
       if (results.has(index)) continue;
       const itemScope: Scope = step.forEach ? { ...run.scope, item: items[index], index } : run.scope;
-      const outcome = await runOne(ctx, row, step, index, itemScope, signal);
+      const work = () => runOne(ctx, row, step, index, itemScope, signal);
+      const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
         failures.push({ index, failure: outcome.error });
         continue;
