@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 const runner = fileURLToPath(new URL('../../bench/run.mjs', import.meta.url));
 const report = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
-const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k'];
+const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'rebuild'];
 
 describe('npm run bench -- --quick --json', () => {
   it('prints a line per scenario and writes a well-formed report', { timeout: 240_000 }, async () => {
@@ -27,5 +27,8 @@ describe('npm run bench -- --quick --json', () => {
     expect(scenarios.webhook.webhooks_delivered).toBe(scenarios.webhook.tasks);
     expect(numbers(scenarios['engine-overhead'].cpu_ms_per_task) && numbers(scenarios['engine-overhead'].peak_rss_mb)).toBe(true);
     expect(numbers(scenarios['plan-10k'].validate_ms)).toBe(true);
+    expect(scenarios.rebuild.warm).toMatchObject({ requests: 0, tasks: 0 });
+    expect(scenarios.rebuild.one_changed.tasks).toBe(1);
+    expect(numbers(scenarios.rebuild.cold.wall_ms) && scenarios.rebuild.cold.tasks).toBeTruthy();
   });
 });
