@@ -9,11 +9,8 @@ export function registerAccountCommand(program: Command): void {
     .action(async (flags: ConnectionFlags & { json?: boolean }) =>
       withConnection(flags, async ({ client }) => {
         const account = unwrap(await client.account());
-        if (flags.json)
-          return printJson({ is_valid: account.isValid, team: account.team ?? null, balance_usd: account.balanceUsd });
-        printLine(
-          `key      ${account.isValid ? 'valid' : 'not valid'}${account.team ? ` (team ${account.team})` : ''}`,
-        );
+        if (flags.json) return printJson({ is_valid: account.isValid, team: account.team ?? null, balance_usd: account.balanceUsd });
+        printLine(`key      ${account.isValid ? 'valid' : 'not valid'}${account.team ? ` (team ${account.team})` : ''}`);
         printLine(`balance  $${account.balanceUsd.toFixed(4)}`);
       }),
     );

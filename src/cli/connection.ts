@@ -23,10 +23,7 @@ export function addConnectionOptions(command: Command): Command {
     .option('--base-url <url>', 'media API base, ending in /api/v1 (env PIPELINE_BASE_URL)')
     .option('--tool-url <url>', 'web tools base (env PIPELINE_TOOL_URL; default: the base origin + /tools)')
     .option('--llm-url <url>', 'text gateway base (env PIPELINE_LLM_URL; default: the base origin + /llm)')
-    .option(
-      '--schema-url <url>',
-      'origin of the public schema endpoint (env PIPELINE_SCHEMA_URL; default: the base origin)',
-    )
+    .option('--schema-url <url>', 'origin of the public schema endpoint (env PIPELINE_SCHEMA_URL; default: the base origin)')
     .option('--api-key <key>', 'API key (env PIPELINE_API_KEY, preferred: a flag shows in the process list)');
 }
 
@@ -53,36 +50,23 @@ function checkUrl(name: string, value: string): URL {
     throw new UsageError(`${name} is not a URL: ${JSON.stringify(value)}`);
   }
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
-    throw new UsageError(
-      `${name} uses plain http on ${url.hostname}; use https (plain http is allowed only for loopback addresses)`,
-    );
+    throw new UsageError(`${name} uses plain http on ${url.hostname}; use https (plain http is allowed only for loopback addresses)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`${name} must be an https URL, got ${url.protocol}`);
-  if (url.username || url.password)
-    throw new UsageError(`${name} must not carry credentials; set PIPELINE_API_KEY instead`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an https URL, got ${url.protocol}`);
+  if (url.username || url.password) throw new UsageError(`${name} must not carry credentials; set PIPELINE_API_KEY instead`);
   return url;
 }
 
 /** Endpoints and key from flags, then environment; the errors say how to fix each gap. */
-export function resolveEndpoints(
-  flags: ConnectionFlags,
-  env: NodeJS.ProcessEnv,
-): { endpoints: GatewayEndpoints; apiKey: string } {
+export function resolveEndpoints(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { endpoints: GatewayEndpoints; apiKey: string } {
   const apiKey = flags.apiKey ?? env.PIPELINE_API_KEY;
   if (!apiKey) {
-    throw new UsageError(
-      'no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway',
-    );
+    throw new UsageError('no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway');
   }
   const baseText = flags.baseUrl ?? env.PIPELINE_BASE_URL;
-  if (!baseText)
-    throw new UsageError(
-      'no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local',
-    );
+  if (!baseText) throw new UsageError('no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local');
   const base = checkUrl('PIPELINE_BASE_URL', baseText);
-  if (!/\/api\/v1\/?$/.test(base.pathname))
-    throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
+  if (!/\/api\/v1\/?$/.test(base.pathname)) throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
   const origin = base.origin;
   const toolUrl = flags.toolUrl ?? env.PIPELINE_TOOL_URL ?? `${origin}/tools`;
   const llmUrl = flags.llmUrl ?? env.PIPELINE_LLM_URL ?? `${origin}/llm`;
@@ -94,38 +78,23 @@ export function resolveEndpoints(
 }
 
 /** Builds the real client behind one shared budget; with --local, starts the built-in gateway first. */
-export async function connect(
-  flags: ConnectionFlags,
-  env: NodeJS.ProcessEnv = process.env,
-  clock: Clock = systemClock,
-): Promise<Connection> {
+export async function connect(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, clock: Clock = systemClock): Promise<Connection> {
   let endpoints: GatewayEndpoints;
   let apiKey: string;
   let stopLocal: (() => Promise<void>) | undefined;
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
     const scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? LOCAL_LATENCY_SCALE);
-    if (!Number.isFinite(scale) || scale < 0)
-      throw new UsageError(
-        `PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`,
-      );
+    if (!Number.isFinite(scale) || scale < 0) throw new UsageError(`PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`);
     const gateway = await startLocalGateway({ latencyScale: scale });
-    endpoints = {
-      baseUrl: gateway.baseUrl,
-      toolUrl: gateway.toolUrl,
-      llmUrl: gateway.llmUrl,
-      schemaUrl: gateway.schemaUrl,
-    };
+    endpoints = { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl };
     apiKey = gateway.apiKey;
     stopLocal = () => gateway.close();
   } else {
     ({ endpoints, apiKey } = resolveEndpoints(flags, env));
   }
   registerSecret(apiKey);
-  const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([
-    import('../gateway/client.js'),
-    import('../scheduler/budget.js'),
-  ]);
+  const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
   const budget = new RateBudget({ clock, ...(flags.rpm !== undefined ? { maxPerMinute: flags.rpm } : {}) });
   const observers: Connection['observers'] = [];
   const onRateLimit = (observation: RateLimitObservation) => {
@@ -147,10 +116,7 @@ export async function connect(
 }
 
 /** Runs `work` with a connection and always closes it. */
-export async function withConnection<T>(
-  flags: ConnectionFlags,
-  work: (connection: Connection) => Promise<T>,
-): Promise<T> {
+export async function withConnection<T>(flags: ConnectionFlags, work: (connection: Connection) => Promise<T>): Promise<T> {
   const connection = await connect(flags);
   try {
     return await work(connection);

@@ -8,19 +8,10 @@ export function numberFlag(flag: string, options: { integer?: boolean; min?: num
   return (value: string): number => {
     const parsed = Number(value);
     const written = options.integer ? /^-?\d+$/.test(value.trim()) : value.trim() !== '';
-    const ok =
-      written &&
-      Number.isFinite(parsed) &&
-      (options.min === undefined || parsed >= options.min) &&
-      (options.max === undefined || parsed <= options.max);
+    const ok = written && Number.isFinite(parsed) && (options.min === undefined || parsed >= options.min) && (options.max === undefined || parsed <= options.max);
     if (!ok) {
       const kind = options.integer ? 'a whole number' : 'a number';
-      const range =
-        options.min !== undefined && options.max !== undefined
-          ? ` from ${options.min} to ${options.max}`
-          : options.min !== undefined
-            ? ` of at least ${options.min}`
-            : '';
+      const range = options.min !== undefined && options.max !== undefined ? ` from ${options.min} to ${options.max}` : options.min !== undefined ? ` of at least ${options.min}` : '';
       throw new UsageError(`${flag} takes ${kind}${range}, got ${JSON.stringify(value)}`);
     }
     return parsed;

@@ -19,15 +19,9 @@ import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
-import {
-  annotateDiagnostics,
-  appendStepSummary,
-  failedStepAnnotations,
-  printAnnotations,
-  runReport,
-} from './github-actions.js';
-import { StepTraffic } from './step-traffic.js';
 import { connect, type Connection } from './connection.js';
+import { annotateDiagnostics, appendStepSummary, failedStepAnnotations, printAnnotations, runReport } from './github-actions.js';
+import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
@@ -44,11 +38,7 @@ function withRecipeRpm(plan: Plan, flags: RunFlags): RunFlags {
 }
 
 /** Starts a new run of a valid plan; answers the exit code. */
-export async function startRun(
-  plan: Plan,
-  flags: RunFlags,
-  source: { recipeText: string; batchPath: string | undefined; home: string },
-): Promise<number> {
+export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
   const connection = await connect(withRecipeRpm(plan, flags));
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
@@ -71,8 +61,7 @@ export async function startRun(
 
 /** Resumes a run from its journal with the recipe and inputs it kept. */
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
-  if (!runExists(home, runId))
-    throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
+  if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
   const paths = runPaths(home, runId);
   const replayed = replayJournal(readJournalFile(paths.journal));
   if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
@@ -101,12 +90,10 @@ function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags
   if (!flags.force) {
     throw new UsageError(
       `the journal of run ${runId} has ${lines} that could not be read; they may have recorded submitted (paid) tasks, ` +
-        "which a resume would submit again. Check the team's tasks, then resume with --force to go on from what could be read",
+        'which a resume would submit again. Check the team\'s tasks, then resume with --force to go on from what could be read',
     );
   }
-  process.stderr.write(
-    `warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`,
-  );
+  process.stderr.write(`warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`);
 }
 
 /**
@@ -115,16 +102,9 @@ function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags
  */
 function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState): Plan {
   const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
-  const batch =
-    state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
+  const batch = state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
   const loaded = analyze(
-    {
-      path: state.recipePath,
-      text: readFileSync(paths.recipe, 'utf8'),
-      cwd: state.cwd ?? process.cwd(),
-      ...(state.sets.length ? { sets: state.sets } : {}),
-      ...(batch ? { batch } : {}),
-    },
+    { path: state.recipePath, text: readFileSync(paths.recipe, 'utf8'), cwd: state.cwd ?? process.cwd(), ...(state.sets.length ? { sets: state.sets } : {}), ...(batch ? { batch } : {}) },
     analyzerDeps(),
   );
   if (!loaded.ok) {
@@ -140,35 +120,15 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
   const changed = changedFiles(state.localFiles);
   if (changed.length === 0) return;
   const list = changed.map(shown).join(', ');
-  if (!flags.force)
-    throw new UsageError(
-      `local files changed since the run started: ${list}. Resume with --force to use them as they are now`,
-    );
+  if (!flags.force) throw new UsageError(`local files changed since the run started: ${list}. Resume with --force to use them as they are now`);
   process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
-async function execute(
-  plan: Plan,
-  flags: RunFlags,
-  connection: Connection,
-  paths: RunPaths,
-  journal: Journal,
-  resume: ReplayedState | undefined,
-): Promise<number> {
+async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
   const { clock, client } = connection;
-  const log = pino(
-    {
-      base: { run: paths.id },
-      redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' },
-    },
-    pino.destination({ dest: paths.log, sync: true, mkdir: true }),
-  );
+  const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
   const live = Boolean(process.stderr.isTTY) && !process.env.CI;
-  const report = new ConsoleReporter(
-    (text) => process.stderr.write(redact(text)),
-    live,
-    () => clock.now(),
-  );
+  const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
   const controller = new AbortController();
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
@@ -176,9 +136,7 @@ async function execute(
   const onInterrupt = () => {
     interrupts++;
     if (interrupts > 1) process.exit(130);
-    report.note(
-      'Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.',
-    );
+    report.note('Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.');
     controller.abort(new Error('interrupted'));
   };
   process.on('SIGINT', onInterrupt);
@@ -215,9 +173,7 @@ async function execute(
       ...(cache ? { cache } : {}),
       withinStep: traffic.within,
     };
-    report.note(
-      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`,
-    );
+    report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
     const result = await runPlan(ctx);
     report.close();
     const code = await finish(result, plan, flags, paths, journal, log, cache?.counts);
@@ -232,27 +188,13 @@ async function execute(
   }
 }
 
-async function finish(
-  result: RunResult,
-  plan: Plan,
-  flags: RunFlags,
-  paths: RunPaths,
-  journal: Journal,
-  log: pino.Logger,
-  cacheCounts: CacheCounts | undefined,
-): Promise<number> {
+async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger, cacheCounts: CacheCounts | undefined): Promise<number> {
   const outputs = result.rows.map((row) => row.outputs);
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
-  else
-    journal.append({
-      type: 'run-finished',
-      status: result.status,
-      outputs: plan.rows.length > 1 ? outputs : outputs[0],
-    });
+  else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
   journal.close();
   const summarised = summariseJournal(readJournalFile(paths.journal));
-  if (!summarised.ok)
-    throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
+  if (!summarised.ok) throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
   const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };
   const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
@@ -265,23 +207,13 @@ async function finish(
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
   process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
   if (flags.json) {
-    printJson({
-      run_id: paths.id,
-      status: result.status,
-      run_dir: paths.dir,
-      outputs_dir: paths.outputs,
-      outputs: plan.rows.length > 1 ? outputs : outputs[0],
-      files: summary.files.map((f) => f.path),
-      copied,
-      cache: summary.cache,
-    });
+    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied, cache: summary.cache });
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(paths.outputs)}:`);
       for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);
     }
-    if (copied.length > 0)
-      printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
+    if (copied.length > 0) printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
     for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}\n`);
     if (failed.length > 0) process.stderr.write(`Details: pipeline runs show ${paths.id}\n`);
@@ -289,21 +221,13 @@ async function finish(
   return result.status === 'succeeded' ? 0 : 1;
 }
 
+
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(
-  plan: Plan,
-  result: RunResult,
-  paths: RunPaths,
-  cache: RunCache | undefined,
-  traffic: StepTraffic,
-): void {
+function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, cache: RunCache | undefined, traffic: StepTraffic): void {
   if (!process.env.GITHUB_STEP_SUMMARY && !process.env.GITHUB_ACTIONS) return;
   printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
   const summarised = summariseJournal(readJournalFile(paths.journal));
   if (!summarised.ok) return;
-  const counts = {
-    cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
-    traffic: (key: string) => traffic.byStep.get(key),
-  };
+  const counts = { cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0, traffic: (key: string) => traffic.byStep.get(key) };
   appendStepSummary(runReport(plan, result, summarised.value, counts, paths.outputs));
 }

@@ -41,9 +41,7 @@ function listRow(run: Listed): Array<string | number> {
 }
 
 export function registerRunsCommand(program: Command): void {
-  const runs = program
-    .command('runs')
-    .description('Runs kept in $PIPELINE_HOME/runs: their status, steps, tasks, timings and outputs.');
+  const runs = program.command('runs').description('Runs kept in $PIPELINE_HOME/runs: their status, steps, tasks, timings and outputs.');
 
   runs
     .command('list')
@@ -57,10 +55,7 @@ export function registerRunsCommand(program: Command): void {
       printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'FILES'], runs.map(listRow));
       for (const run of runs) {
         if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
-        else if (run.value.damaged_lines.length > 0)
-          process.stderr.write(
-            `run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`,
-          );
+        else if (run.value.damaged_lines.length > 0) process.stderr.write(`run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`);
       }
     });
 
@@ -71,8 +66,7 @@ export function registerRunsCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action((id: string, flags: { json?: boolean }) => {
       const home = pipelineHome();
-      if (!runExists(home, id))
-        throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
+      if (!runExists(home, id)) throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
       const loaded = load(home, id);
       if (!loaded.ok) throw new UsageError(`run ${id} cannot be shown: ${loaded.error.message}`);
       const summary = loaded.value;
@@ -80,30 +74,19 @@ export function registerRunsCommand(program: Command): void {
       const paths = runPaths(home, id);
       printLine(`run      ${summary.run_id}`);
       printLine(`recipe   ${summary.recipe}`);
-      printLine(
-        `status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`,
-      );
+      printLine(`status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`);
       printLine(`started  ${when(summary.started_at)}`);
       printLine(`folder   ${shown(paths.dir)}`);
-      if (summary.damaged_lines.length > 0)
-        printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
+      if (summary.damaged_lines.length > 0) printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
-        summary.steps.map((s) => [
-          `${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`,
-          s.status,
-          s.duration_ms === null ? '' : formatDuration(s.duration_ms),
-          s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', '),
-        ]),
+        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
       );
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();
-        for (const step of failed)
-          printLine(
-            `${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}): ${step.error!.message}`,
-          );
+        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}): ${step.error!.message}`);
       }
       if (summary.files.length > 0) {
         printLine();

@@ -13,16 +13,7 @@ export interface Reporter {
   close(): void;
 }
 
-export const silentReporter: Reporter = {
-  stepStarted() {},
-  taskSubmitted() {},
-  itemFinished() {},
-  stepFinished() {},
-  stepSkipped() {},
-  stepFailed() {},
-  note() {},
-  close() {},
-};
+export const silentReporter: Reporter = { stepStarted() {}, taskSubmitted() {}, itemFinished() {}, stepFinished() {}, stepSkipped() {}, stepFailed() {}, note() {}, close() {} };
 
 /** Above this many runs a step reports progress every tenth, not a line per task. */
 const DETAILED_RUNS = 10;
@@ -74,8 +65,7 @@ export class ConsoleReporter implements Reporter {
     if (this.live) {
       this.clearStatus();
       this.drawStatus();
-    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS)
-      this.line(`  ${label}: task ${taskId} submitted`);
+    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS) this.line(`  ${label}: task ${taskId} submitted`);
   }
 
   itemFinished(label: string, done: number, total: number): void {

@@ -11,10 +11,7 @@ const MAX_BODY = 4 * 1024 * 1024;
  * delivery is accepted only on that token's path and only for a task of this run that is still
  * waiting, so a stranger who finds the address cannot end a task early or inject a result.
  */
-export async function openWebhookInbox(
-  publicUrl: string,
-  listen: string,
-): Promise<WebhookInbox & { close(): Promise<void>; received: () => number }> {
+export async function openWebhookInbox(publicUrl: string, listen: string): Promise<WebhookInbox & { close(): Promise<void>; received: () => number }> {
   const token = randomBytes(24).toString('hex');
   const waiting = new Map<string, { resolve: (result: TaskResult) => void; promise: Promise<TaskResult> }>();
   let received = 0;
@@ -47,9 +44,7 @@ export async function openWebhookInbox(
       reply(204);
     });
   });
-  const [host, port] = listen.includes(':')
-    ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))]
-    : ['127.0.0.1', Number(listen)];
+  const [host, port] = listen.includes(':') ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))] : ['127.0.0.1', Number(listen)];
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -61,9 +61,8 @@ export function annotationLines(annotations: Annotation[], workspace: string | u
     const more = ofKind.length - ANNOTATIONS_PER_KIND;
     if (more > 0) {
       const what = `${more} more ${kind}${more === 1 ? '' : 's'}`;
-      lines.push(
-        `::notice title=${escapeProperty(`${what} not annotated`)}::${escapeData(`${what}: GitHub shows ${ANNOTATIONS_PER_KIND} per step; all are in the log`)}`,
-      );
+      const message = `${what}: GitHub shows ${ANNOTATIONS_PER_KIND} per step; all are in the log`;
+      lines.push(`::notice title=${escapeProperty(`${what} not annotated`)}::${escapeData(message)}`);
     }
   }
   return lines;

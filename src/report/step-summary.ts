@@ -61,10 +61,10 @@ export function stepSummaryMarkdown(report: RunReport, limit = SUMMARY_LIMIT_BYT
     '| Step | Status | Ran | Cached | Failed | Tasks | Requests | 429s |',
     '|---|---|--:|--:|--:|--:|--:|--:|',
   ];
-  const rows = report.steps.map(
-    (s) =>
-      `| ${cell(s.step)} | ${s.status} | ${s.ran} | ${s.cached} | ${s.failed} | ${s.tasks} | ${s.requests} | ${s.rateLimited} |`,
-  );
+  const rows = report.steps.map((s) => {
+    const counts = [s.ran, s.cached, s.failed, s.tasks, s.requests, s.rateLimited];
+    return `| ${cell(s.step)} | ${s.status} | ${counts.join(' | ')} |`;
+  });
   const files = report.files.map((f) => `- \`${cell(f).replaceAll('`', "'")}\``);
   const failures = report.failures.map((f) => `- **${cell(f.step, 200)}**: ${cell(f.message, 2000)}`);
   // The table gets at most half; files and failures share what is left.

@@ -28,7 +28,7 @@ beforeEach(async (context) => {
   context.onTestFinished(() => rm(dir, { recursive: true, force: true }));
 });
 
-/** One run of `recipe` with the step cache in `dir`; the gateway calls it made by route, and the items it took from the cache. */
+/** One run of `recipe` with the step cache in `dir`: the gateway calls made, and the items taken from the cache. */
 async function run(recipe: string, sets: string[] = [], mode = { read: true, write: true }) {
   const store = CacheStore.open(join(dir, 'cache'), { now: () => now, warn: () => {} });
   if (!store.ok) throw new Error(store.error);
@@ -84,7 +84,10 @@ inputs:
 steps:
   always: { run: "echo always" }
   kept: { run: "echo kept", cache: true }
-  keyed: { uses: llm, with: { model: openai/gpt-test, prompt: "Name a tree" }, cache: { key: "\${{ inputs.version }}" } }
+  keyed:
+    uses: llm
+    with: { model: openai/gpt-test, prompt: "Name a tree" }
+    cache: { key: "\${{ inputs.version }}" }
 `;
     await run(recipe);
     expect((await run(recipe)).cached).toEqual(['kept', 'keyed']);
