@@ -2,6 +2,7 @@ import { extname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
+import { CACHED_TASK_ID } from '../store/journal.js';
 import { stepKey } from '../store/replay.js';
 import { actionOf, itemCacheKey } from './cache-key.js';
 import type { EngineContext } from './context.js';
@@ -156,7 +157,7 @@ function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest
     row,
     step: step.id,
     index,
-    task_id: 'cached',
+    task_id: CACHED_TASK_ID,
     url: file.url ?? '',
     path: dest,
     bytes: file.bytes,

@@ -43,6 +43,9 @@ export interface RunStartedEvent {
   local_files?: Record<string, string>;
 }
 
+/** The `task_id` of an `output-written` whose file came from the step cache, not from a task. */
+export const CACHED_TASK_ID = 'cached';
+
 type EventBody<E> = E extends unknown ? Omit<E, 't'> : never;
 export type NewEvent = EventBody<JournalEvent>;
 
