@@ -3,9 +3,8 @@ import { CacheStore } from '../cache/store.js';
 import { parseDuration } from '../duration.js';
 import { cacheDir } from './cache-setup.js';
 import { UsageError } from './errors.js';
-import { printJson, printLine, printTable } from './output.js';
+import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
-import { shown } from './run.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 

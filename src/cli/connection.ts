@@ -14,7 +14,11 @@ export interface ConnectionFlags {
   toolUrl?: string;
   llmUrl?: string;
   schemaUrl?: string;
-  rpm?: number;
+}
+
+/** How the budget paces requests: `maxPerMinute` caps them below the gateway's own limit. */
+export interface BudgetOptions {
+  maxPerMinute?: number;
 }
 
 export function addConnectionOptions(command: Command): Command {
@@ -78,7 +82,12 @@ export function resolveEndpoints(flags: ConnectionFlags, env: NodeJS.ProcessEnv)
 }
 
 /** Builds the real client behind one shared budget; with --local, starts the built-in gateway first. */
-export async function connect(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, clock: Clock = systemClock): Promise<Connection> {
+export async function connect(
+  flags: ConnectionFlags,
+  budgetOptions: BudgetOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+  clock: Clock = systemClock,
+): Promise<Connection> {
   let endpoints: GatewayEndpoints;
   let apiKey: string;
   let stopLocal: (() => Promise<void>) | undefined;
@@ -95,7 +104,7 @@ export async function connect(flags: ConnectionFlags, env: NodeJS.ProcessEnv = p
   }
   registerSecret(apiKey);
   const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
-  const budget = new RateBudget({ clock, ...(flags.rpm !== undefined ? { maxPerMinute: flags.rpm } : {}) });
+  const budget = new RateBudget({ clock, ...budgetOptions });
   const observers: Connection['observers'] = [];
   const onRateLimit = (observation: RateLimitObservation) => {
     budget.observe(observation);

@@ -16,25 +16,20 @@ function pricePair(value: string, previous: Record<string, number> | undefined):
   return { ...previous, [value.slice(0, at)]: price };
 }
 
-interface ServeFlags {
+/** Flags named as the gateway's options are passed on as they are; the others are renamed below. */
+type ServeFlags = Pick<
+  LocalGatewayOptions,
+  'rpm' | 'windowSeconds' | 'maxConcurrent' | 'latencyScale' | 'latencyJitter' | 'failRate' | 'errorRate' | 'seed' | 'dataDir'
+> & {
   host: string;
   port: number;
   key?: Record<string, string>;
-  rpm?: number;
-  windowSeconds?: number;
-  maxConcurrent?: number;
-  latencyScale?: number;
-  latencyJitter?: number;
-  failRate?: number;
-  errorRate?: number;
   balance?: number;
   price?: Record<string, number>;
   resultTtl?: number;
   fileTtl?: number;
-  seed?: number;
-  dataDir?: string;
   ffmpeg: boolean;
-}
+};
 
 export function registerGatewayCommand(program: Command): void {
   const gateway = program.command('gateway').description('The built-in local gateway: every endpoint of the hosted interface, served on this machine.');
@@ -57,26 +52,18 @@ export function registerGatewayCommand(program: Command): void {
     .option('--file-ttl <s>', 'seconds an uploaded file is kept (default 604800)', numberFlag('--file-ttl', { min: 1 }))
     .option('--seed <n>', 'seed of every random choice, for reproducible runs', numberFlag('--seed', { integer: true, min: 0, max: 2 ** 31 - 1 }))
     .option('--data-dir <dir>', 'where generated and uploaded files live (default: a temporary folder, removed on exit)')
-    .option('--no-ffmpeg', 'never use ffmpeg for video output, even when it is on PATH')
+    .option('--no-ffmpeg', 'never use ffmpeg for video output, even when one is available')
     .action(async (flags: ServeFlags) => {
+      // commander sets only the flags that were given, so the spread carries no undefined values.
+      const { key, balance, price, resultTtl, fileTtl, ffmpeg, ...same } = flags;
       const options: LocalGatewayOptions = {
-        host: flags.host,
-        port: flags.port,
-        useFfmpeg: flags.ffmpeg,
-        ...(flags.key && { keys: flags.key }),
-        ...(flags.rpm !== undefined && { rpm: flags.rpm }),
-        ...(flags.windowSeconds !== undefined && { windowSeconds: flags.windowSeconds }),
-        ...(flags.maxConcurrent !== undefined && { maxConcurrent: flags.maxConcurrent }),
-        ...(flags.latencyScale !== undefined && { latencyScale: flags.latencyScale }),
-        ...(flags.latencyJitter !== undefined && { latencyJitter: flags.latencyJitter }),
-        ...(flags.failRate !== undefined && { failRate: flags.failRate }),
-        ...(flags.errorRate !== undefined && { errorRate: flags.errorRate }),
-        ...(flags.balance !== undefined && { balanceUsd: flags.balance }),
-        ...(flags.price && { prices: flags.price }),
-        ...(flags.resultTtl !== undefined && { resultTtlSeconds: flags.resultTtl }),
-        ...(flags.fileTtl !== undefined && { fileTtlSeconds: flags.fileTtl }),
-        ...(flags.seed !== undefined && { seed: flags.seed }),
-        ...(flags.dataDir !== undefined && { dataDir: flags.dataDir }),
+        ...same,
+        useFfmpeg: ffmpeg,
+        ...(key && { keys: key }),
+        ...(balance !== undefined && { balanceUsd: balance }),
+        ...(price && { prices: price }),
+        ...(resultTtl !== undefined && { resultTtlSeconds: resultTtl }),
+        ...(fileTtl !== undefined && { fileTtlSeconds: fileTtl }),
       };
       // Loaded here, not at start-up: every other command starts faster without fastify.
       const { PortInUseError, startLocalGateway } = await import('../local-gateway/index.js');

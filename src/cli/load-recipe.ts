@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { probeFile } from '../files/probe.js';
 import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
 import { schemaCacheFile } from '../model-schemas/cache-file.js';
@@ -8,7 +7,7 @@ import { analyze, type AnalyzerDeps } from '../recipe/analyzer.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import type { Result } from '../result.js';
 import { UsageError } from './errors.js';
-import { pipelineHome } from './pipeline-home.js';
+import { pipelineHome, schemaCacheDir } from './pipeline-home.js';
 
 /** Schemas as offline analysis sees them: the last live copy cached on disk, else the bundled one. */
 export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSchema | undefined {
@@ -21,7 +20,7 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
     return schema;
   };
   function read(slug: string): JsonSchema | undefined {
-    const cached = schemaCacheFile(join(home, 'cache', 'schemas'), slug);
+    const cached = schemaCacheFile(schemaCacheDir(home), slug);
     if (existsSync(cached)) {
       try {
         const entry = JSON.parse(readFileSync(cached, 'utf8')) as { schema?: JsonSchema };

@@ -4,7 +4,7 @@ import { MODEL_SLUG } from '../model-schemas/bundled.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { printError, printJson, printTable } from './output.js';
-import { pipelineHome } from './pipeline-home.js';
+import { schemaCacheDir } from './pipeline-home.js';
 import { unwrap } from './unwrap.js';
 
 const MODEL_TYPES = ['text-to-image', 'image-to-image', 'text-to-video', 'image-to-video', 'video-to-video'];
@@ -43,7 +43,7 @@ export function registerModelsCommand(program: Command): void {
       if (!MODEL_SLUG.test(slug)) throw new UsageError(`a model slug has the form provider/model_id, got ${JSON.stringify(slug)}`);
       await withConnection(flags, async ({ client, clock }) => {
         const { CachedSchemaSource } = await import('../gateway/schema-source.js');
-        const source = new CachedSchemaSource(client, join(pipelineHome(), 'cache', 'schemas'), clock);
+        const source = new CachedSchemaSource(client, schemaCacheDir(), clock);
         const found = await source.get(slug);
         if (!found) throw new GatewayRefusal({ reason: 'not-found', status: 404, category: 'Not found', detail: slug, message: `no schema for model ${slug}: the gateway has none and none is bundled`, retryable: false, outcomeUnknown: false });
         if (found.origin !== 'live') printError(`(the gateway's schema could not be read; showing the ${found.origin} copy)`);

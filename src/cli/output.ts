@@ -1,3 +1,4 @@
+import { relative, resolve } from 'node:path';
 /** Tables for people, JSON for scripts; every line passes the secret filter on its way out. */
 
 let secrets: string[] = [];
@@ -31,3 +32,10 @@ export function printTable(headers: string[], rows: Array<Array<string | number 
   printLine(format(headers));
   for (const row of cells) printLine(format(row));
 }
+
+/** A path as the user would type it: relative to the working folder when inside it, else absolute. */
+export const shown = (path: string) => {
+  const rel = relative(process.cwd(), resolve(path));
+  return rel.startsWith('..') ? resolve(path) : rel;
+};
+

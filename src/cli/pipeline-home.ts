@@ -1,6 +1,11 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** `.pipeline` in the working directory, or where PIPELINE_HOME points: runs, caches and logs live there. */
 export function pipelineHome(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env.PIPELINE_HOME ?? '.pipeline');
+}
+
+/** Where live model schemas are cached: `pipeline models schema` writes there, offline analysis reads there. */
+export function schemaCacheDir(home: string = pipelineHome()): string {
+  return join(home, 'cache', 'schemas');
 }

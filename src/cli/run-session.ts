@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { extname, relative, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
@@ -19,27 +19,59 @@ import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
-import { connect, type Connection } from './connection.js';
+import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
 import { annotateDiagnostics, appendStepSummary, failedStepAnnotations, printAnnotations, runReport } from './github-actions.js';
 import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
-import { printJson, printLine, redact } from './output.js';
-import { keepRecipe, shown, type RunFlags } from './run.js';
+import { printJson, printLine, redact, shown } from './output.js';
+
+
+/** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
+export type RpmFlag = number | 'auto';
+
+export interface RunFlags extends ConnectionFlags {
+  set: string[];
+  batch?: string;
+  out?: string;
+  concurrency?: number;
+  rpm?: RpmFlag;
+  webhookUrl?: string;
+  webhookListen?: string;
+  json?: boolean;
+  resubmitUnknown?: boolean;
+  /** `resume` only: go on despite unreadable journal lines or changed local files. */
+  force?: boolean;
+  /** false with `--no-cache`: the step cache is neither read nor written. */
+  cache?: boolean;
+  /** `--refresh`: the step cache is written, not read. */
+  refresh?: boolean;
+  cacheDir?: string;
+}
+
+/** The recipe and its batch file, kept in the run folder so that `resume` runs exactly them. */
+export function keepRecipe(paths: { recipe: string; batch: string }, recipeText: string, batchPath: string | undefined): string | null {
+  writeFileSync(paths.recipe, recipeText);
+  if (!batchPath) return null;
+  const kept = `${paths.batch}${extname(batchPath)}`;
+  copyFileSync(batchPath, kept);
+  return kept;
+}
 
 /**
  * The requests-per-minute cap of a run: `--rpm N`, else the recipe's `settings.rpm` when it is a
  * number, unless `--rpm auto` says to follow the gateway's headers only.
  */
-function withRecipeRpm(plan: Plan, flags: RunFlags): RunFlags {
-  if (flags.rpmFlag !== undefined || typeof plan.settings.rpm !== 'number') return flags;
-  return { ...flags, rpm: plan.settings.rpm };
+function budgetOptions(plan: Plan, flags: RunFlags): BudgetOptions {
+  if (flags.rpm === 'auto') return {};
+  const cap = flags.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : undefined);
+  return cap === undefined ? {} : { maxPerMinute: cap };
 }
 
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
-  const connection = await connect(withRecipeRpm(plan, flags));
+  const connection = await connect(flags, budgetOptions(plan, flags));
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
@@ -73,7 +105,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   checkJournalDamage(runId, state, flags);
   const plan = { ...analyzeKeptRecipe(paths, state), rows: state.rows };
   checkLocalFiles(state, flags);
-  const connection = await connect(withRecipeRpm(plan, flags));
+  const connection = await connect(flags, budgetOptions(plan, flags));
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
   await journal.appendDurable({ type: 'run-resumed', ...accepted });
@@ -144,7 +176,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
   try {
-    if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
+    if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
     const home = resolve(paths.dir, '..', '..');
     const cache = openRunCache(flags, home, clock, (text) => report.note(text));

@@ -6,9 +6,8 @@ import type { Result } from '../result.js';
 import { listRunIds, runExists, runPaths } from '../store/run-store.js';
 import { summariseJournal, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
-import { printJson, printLine, printTable } from './output.js';
+import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
-import { shown } from './run.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 

@@ -70,17 +70,12 @@ export async function runModel(
     );
   const resumed = resumedTask(ctx, item);
   if (!resumed.ok) return resumed;
-  let ended: Result<TaskResult, StepFailure>;
-  try {
-    ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), {
-      signal,
-      priority: taskPriority(ctx.plan, step.id),
-    });
-  } catch (error) {
-    // The queue gives up a waiting item by throwing when the signal stops.
-    if (signal.aborted) return err(interrupted());
-    throw error;
-  }
+  // No signal for the queue: p-queue rejects a running operation at once when its signal aborts,
+  // which would let the run end while a submission that has left is still unanswered and turn a
+  // known outcome into an unknown one. Waiting items start, see the stop, and return at once.
+  const ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), {
+    priority: taskPriority(ctx.plan, step.id),
+  });
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {

@@ -1,0 +1,49 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { runPlan } from '../../src/engine/engine.js';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { engineFor } from '../support/engine.js';
+
+const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
+const RECIPE = `version: 1
+name: six-images
+settings: { concurrency: 3 }
+steps:
+  image:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: [0, 1, 2, 3, 4, 5]
+    with: { prompt: "harbour at dawn \${{ item }}" }
+`;
+
+let gateway: LocalGateway | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+});
+
+describe('a stop while paid submissions are on the wire', () => {
+  it('waits for their answers, so every submission that left is journaled with its task id', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
+    // Every answer is held back, so the stop comes while a submission is unanswered.
+    gateway.injectFault({ kind: 'delay', delay_ms: 400, route: SUBMIT, times: 6 });
+    const engine = await engineFor(RECIPE, gateway, systemClock);
+    const run = runPlan(engine.ctx);
+    for (let turn = 0; engine.budget.snapshot().unanswered === 0; turn++) {
+      if (turn > 100_000) throw new Error('no submission ever left');
+      await nextTurn();
+    }
+    engine.controller.abort(new Error('stopped by the user'));
+    const result = await run;
+    const events = engine.events();
+    const sent = events.filter((e) => e.type === 'request-sent').map((e) => e.index);
+    const answered = events.filter((e) => e.type === 'task-submitted').map((e) => e.index);
+    expect(result.status).toBe('interrupted');
+    expect(sent.length).toBeGreaterThan(0);
+    // Before the fix the run ended at once and these answers were lost: paid tasks left in doubt.
+    expect(answered.sort()).toEqual(sent.sort());
+    expect(events.some((e) => e.type === 'submission-unknown')).toBe(false);
+    expect(gateway.stats().tasks.submitted).toEqual({ 'vendor-a/vendor-a-v3-t2i': sent.length });
+    await engine.close();
+  });
+});
