@@ -69,15 +69,24 @@ export interface StepCounts {
 
 /** The run as the step summary shows it: one table row per step (and row of a batch). */
 export function runReport(plan: Plan, result: RunResult, summary: RunSummary, counts: StepCounts, outputsDir: string) {
-  const steps = result.rows.flatMap((row, index) =>
-    plan.steps.map((step) => {
-      const outcome = row.steps[step.id]!;
-      const key = `${index}/${step.id}`;
+  const report: RunReport = {
+    name: plan.name,
+    runId: summary.run_id,
+    status: result.status,
+    durationMs: summary.duration_ms,
+    steps: [],
+    files: summary.files.map((f) => relative(outputsDir, f.path)),
+    failures: [],
+  };
+  for (const [index, row] of result.rows.entries()) {
+    for (const [id, outcome] of Object.entries(row.steps)) {
+      const key = `${index}/${id}`;
+      const name = plan.rows.length > 1 ? `row ${index + 1} ${id}` : id;
       const cached = counts.cached(key);
-      const record = summary.steps.find((s) => s.row === index && s.step === step.id);
+      const record = summary.steps.find((s) => s.row === index && s.step === id);
       const traffic = counts.traffic(key);
-      return {
-        step: plan.rows.length > 1 ? `row ${index + 1} ${step.id}` : step.id,
+      report.steps.push({
+        step: name,
         status: outcome.status,
         ran: Math.max(0, outcome.runs - cached),
         cached,
@@ -85,25 +94,11 @@ export function runReport(plan: Plan, result: RunResult, summary: RunSummary, co
         tasks: record?.tasks.length ?? 0,
         requests: traffic?.requests ?? 0,
         rateLimited: traffic?.rateLimited ?? 0,
-      };
-    }),
-  );
-  const failures = steps
-    .map((s, n) => ({
-      step: s.step,
-      outcome: result.rows[Math.floor(n / plan.steps.length)]!.steps[plan.steps[n % plan.steps.length]!.id]!,
-    }))
-    .filter((s) => s.outcome.status === 'failed')
-    .map((s) => ({ step: s.step, message: s.outcome.failure?.message ?? 'failed' }));
-  const report: RunReport = {
-    name: plan.name,
-    runId: summary.run_id,
-    status: result.status,
-    durationMs: summary.duration_ms,
-    steps,
-    files: summary.files.map((f) => relative(outputsDir, f.path)),
-    failures,
-  };
+      });
+      if (outcome.status === 'failed')
+        report.failures.push({ step: name, message: outcome.failure?.message ?? 'failed' });
+    }
+  }
   return report;
 }
 

@@ -93,6 +93,13 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(events.find((e) => e.type === 'item-cached')).toMatchObject({
       key: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
+    // No entry holds the API key.
+    const entriesDir = join(home, 'cache', 'entries');
+    const entries = readdirSync(entriesDir).flatMap((shard) =>
+      readdirSync(join(entriesDir, shard)).map((name) => join(entriesDir, shard, name)),
+    );
+    expect(entries).toHaveLength(4);
+    for (const entry of entries) expect(readFileSync(entry, 'utf8')).not.toContain(gateway.apiKey);
   });
 
   it('reruns a changed for_each item and the steps that depend on it, and nothing else', async () => {

@@ -50,7 +50,10 @@ function tables(text: string): string[][][] {
       current = undefined;
       continue;
     }
-    if (!current) found.push((current = []));
+    if (!current) {
+      current = [];
+      found.push(current);
+    }
     current.push(
       line
         .slice(1, -1)
