@@ -129,7 +129,10 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       return applyTaskEvent(state, event, expiries);
     case 'output-written':
       // A file from the step cache has a URL of an earlier run: a resume must not send it either.
-      state.downloads.set(event.url, { path: event.path, expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (expiries.get(event.task_id) ?? null) });
+      state.downloads.set(event.url, {
+        path: event.path,
+        expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (expiries.get(event.task_id) ?? null),
+      });
       state.files.push({ step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':
