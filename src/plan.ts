@@ -43,6 +43,16 @@ export interface PlannedStep {
   runs: Array<number | 'dynamic'>;
   /** 0 for steps with no dependencies. */
   layer: number;
+  cache: StepCachePolicy;
+}
+
+/** Whether a step's outputs are reused from the step cache, for how long, and what else keys them. */
+export interface StepCachePolicy {
+  enabled: boolean;
+  /** How old an entry may be; null: no expiry. */
+  ttlMs: number | null;
+  /** The recipe's `cache.key`, rendered with the step's input and added to the key. */
+  key?: ValueTemplate;
 }
 
 export interface PlanSettings {
@@ -51,6 +61,8 @@ export interface PlanSettings {
   retries: number;
   timeoutMs: number;
   pollMs: number;
+  /** `settings.cache`: the default of the steps that do not set `cache`. */
+  cache: boolean;
   /** `settings.max_cost`: the most the run may commit, in USD. */
   maxCostUsd?: number;
   /** `settings.prices`: price rules by model slug, over the bundled ones. */

@@ -6,10 +6,14 @@ import type { TotalCost } from '../recipe/estimate-cost.js';
 import type { RunCost, RunSummary } from '../store/summary.js';
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
+import { cachedRunsOf } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
 
 /** The money flags of `run` and `resume`. */
 export interface MoneyFlags {
+  cache?: boolean;
+  refresh?: boolean;
+  cacheDir?: string;
   maxCost?: number;
   prices?: string;
   yes?: boolean;
@@ -36,9 +40,14 @@ function capSource(plan: Plan, flags: MoneyFlags): string {
  * The checks that need no gateway, made before anything is sent: a cap cannot be held for a model
  * whose price is unknown, and a run whose known estimate is over its cap does not start.
  */
-export function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: boolean): RunMoney {
+export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: boolean): Promise<RunMoney> {
   const pricing = runPricing(plan, flags.prices);
-  const estimate = estimatePlan(plan, { pricing }).totals.cost;
+  // Runs the step cache holds cost nothing; with --refresh every step runs again.
+  const useCache = flags.cache !== false && !flags.refresh;
+  const cached = useCache
+    ? await cachedRunsOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) })
+    : new Map();
+  const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;
   const capUsd = capOf(plan, flags);
   const money: RunMoney = { pricing, estimate, ...(capUsd !== undefined ? { capUsd } : {}) };
   if (capUsd === undefined) return money;

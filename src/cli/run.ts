@@ -17,7 +17,10 @@ function addExecutionOptions(command: Command): Command {
     .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
     .option('--json', 'print the run and its outputs as JSON on stdout')
     .option('--max-cost <usd>', 'the most the run may commit, in USD (default: settings.max_cost); items past it fail with spend-cap', numberFlag('--max-cost', { min: 0 }))
-    .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices and settings.prices');
+    .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices and settings.prices')
+    .option('--no-cache', 'neither read nor write the step cache: every step runs')
+    .option('--refresh', 'run every step again and store the results in the step cache')
+    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
 }
 
 function parseRpm(value: string): RpmFlag {
@@ -44,6 +47,7 @@ export function registerRunCommands(program: Command): void {
       const result = loadRecipe(recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
+        (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
       }
       const { startRun } = await import('./run-session.js');

@@ -10,6 +10,7 @@ import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';
 import type { Reporter } from './reporter.js';
 import type { SpendMeter } from './spend.js';
+import type { RunCache } from './run-cache.js';
 import type { Uploads } from './uploads.js';
 
 /** Results that arrive by webhook, for the tasks of this run only. */
@@ -47,6 +48,13 @@ export interface EngineContext {
   webhook?: WebhookInbox;
   /** Counts the run's spend before each paid submission; without it nothing is counted or capped. */
   spend?: SpendMeter;
+  /**
+   * Runs an item's work tagged with `row/step`, so that the command line can count the requests
+   * and 429s of each step (through async context: the engine passes no tag down itself).
+   */
+  withinStep?: <T>(stepKey: string, work: () => Promise<T>) => Promise<T>;
+  /** The step cache, unless `--no-cache` or no writable cache folder. */
+  cache?: RunCache;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

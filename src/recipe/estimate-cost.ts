@@ -37,28 +37,29 @@ function knownInput(step: PlannedStep, row: Record<string, unknown>): Record<str
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== UNKNOWN));
 }
 
-/** The cost line of a step: `null` for steps that run no model (tools and text calls are not charged). */
-export function priceStep(
-  plan: Plan,
-  step: PlannedStep,
-  options: { pricing?: Pricing; cachedRuns?: (step: string, row: number) => number },
-): StepCost | null {
+/**
+ * The cost line of a step: `null` for steps that run no model (tools and text calls are not
+ * charged). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
+ * step, so they are taken off at the step's mean price per known run.
+ */
+export function priceStep(plan: Plan, step: PlannedStep, cached: number, pricing: Pricing | undefined): StepCost | null {
   if (step.action !== 'model' || !step.model) return null;
   const dynamic = step.runs.includes('dynamic');
   let usd = 0;
+  let knownRuns = 0;
   let perRun: number | undefined;
-  let cachedRuns = 0;
   for (const [row, inputs] of plan.rows.entries()) {
-    const cost = options.pricing?.cost(step.model.slug, knownInput(step, inputs));
-    if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: 0 };
+    const cost = pricing?.cost(step.model.slug, knownInput(step, inputs));
+    if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
     perRun ??= cost;
     const runs = step.runs[row];
     if (typeof runs !== 'number') continue;
-    const cached = Math.min(runs, options.cachedRuns?.(step.id, row) ?? 0);
-    cachedRuns += cached;
-    usd += (runs - cached) * cost;
+    knownRuns += runs;
+    usd += runs * cost;
   }
-  return { usd: roundUsd(usd), per_run_usd: perRun ?? null, dynamic, cached_runs: cachedRuns };
+  const cachedRuns = Math.min(cached, knownRuns);
+  const paid = knownRuns === 0 ? 0 : usd * ((knownRuns - cachedRuns) / knownRuns);
+  return { usd: roundUsd(paid), per_run_usd: perRun ?? null, dynamic, cached_runs: cachedRuns };
 }
 
 export function sumCosts(steps: Array<{ id: string; model: string | null; cost: StepCost | null }>): TotalCost {

@@ -19,7 +19,7 @@ export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics
     if (ms === undefined) diagnostics.push(error(file, file.locate(['settings', key]), `settings.${key} must be a duration such as 90s or 15m`));
     return ms ?? fallback;
   };
-  const resolved: PlanSettings = { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
+  const resolved: PlanSettings = { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs), cache: settings.cache ?? true };
   if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
   if (settings.prices !== undefined) {
     const prices = parsePriceTable(settings.prices, 'settings.prices', pricingOf(modelSchema, {}, readBundledSchema).rule);

@@ -337,7 +337,8 @@ describe('pipeline run against a gateway with $100', () => {
   it('sends nothing when --max-cost is below the estimate, and names both', async () => {
     const before = await gateway.stats();
     const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
-    const run = await pipeline([...args, '--max-cost', '0.17'], envFor(gateway));
+    // Without the step cache, which holds these six pictures since the test above.
+    const run = await pipeline([...args, '--max-cost', '0.17', '--no-cache'], envFor(gateway));
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('the estimated cost $0.1800 is over --max-cost $0.1700; nothing was sent');
     const recipe = join(home, 'capped.yaml');
@@ -353,12 +354,25 @@ describe('pipeline run against a gateway with $100', () => {
         '    with: { prompt: x }',
       ),
     );
-    const capped = await pipeline(['run', recipe], envFor(gateway));
+    const capped = await pipeline(['run', recipe, '--no-cache'], envFor(gateway));
     expect(capped.exitCode).toBe(2);
     expect(capped.stderr).toContain(
       `the estimated cost $0.0300 is over settings.max_cost of ${recipe} $0.0200; nothing was sent`,
     );
     expect(sum((await gateway.stats()).requests.by_team)).toBe(sum(before.requests.by_team));
+  });
+
+  it('counts runs the step cache holds as costing nothing, in plan and in the run', async () => {
+    const args = [join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
+    const plan = JSON.parse((await pipeline(['plan', ...args, '--format', 'json'])).stdout);
+    expect(plan.steps[0].cost).toEqual({ usd: 0, per_run_usd: 0.03, dynamic: false, cached_runs: 6 });
+    expect(plan.totals.cost.usd).toBe(0);
+    const before = await gateway.stats();
+    // A cap of nothing is enough: every run comes from the cache.
+    const run = await pipeline(['run', ...args, '--max-cost', '0'], envFor(gateway));
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect((await gateway.stats()).balances.local).toBe(before.balances.local);
+    expect(run.stderr).toMatch(/succeeded in [\d.]+s, spent \$0\.0000 of an estimated \$0\.0000/);
   });
 
   it('account --recipe shows the balance and how many runs of the recipe it pays for', async () => {

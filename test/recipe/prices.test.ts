@@ -118,7 +118,7 @@ describe('the estimate and a step cache', () => {
     const plan = analyze({ path: 'cached.yaml', text, cwd: process.cwd() }, bundledDeps);
     if (!plan.ok) throw new Error('the recipe should be valid');
     expect(estimatePlan(plan.value, { pricing: bundled }).totals.cost.usd).toBe(0.12);
-    const cached = estimatePlan(plan.value, { pricing: bundled, cachedRuns: (step) => (step === 'image' ? 3 : 0) });
+    const cached = estimatePlan(plan.value, { pricing: bundled, cached: new Map([['image', 3]]) });
     expect(cached.steps[0]!.cost).toEqual({ usd: 0.03, per_run_usd: 0.03, dynamic: false, cached_runs: 3 });
     expect(cached.totals.cost.usd).toBe(0.03);
   });
