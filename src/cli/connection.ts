@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
 import type { RateBudget } from '../scheduler/budget.js';
+import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
 import { registerSecret } from './output.js';
@@ -33,6 +34,8 @@ export function addConnectionOptions(command: Command): Command {
 export interface Connection {
   client: GatewayClient;
   budget: RateBudget;
+  /** Counts every request sent: the live view's rate and the journal's per-second record. */
+  traffic: TrafficMeter;
   endpoints: GatewayEndpoints;
   clock: Clock;
   close(): Promise<void>;
@@ -102,10 +105,12 @@ export async function connect(
   registerSecret(apiKey);
   const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
   const budget = new RateBudget({ clock, ...budgetOptions });
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe });
+  const traffic = new TrafficMeter(endpoints, clock);
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe, onRequest: traffic.record });
   return {
     client,
     budget,
+    traffic,
     endpoints,
     clock,
     async close() {

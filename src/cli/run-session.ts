@@ -17,6 +17,7 @@ import { describeLines, FileJournal, readJournalFile, type Journal } from '../st
 import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
+import { writeRunReport } from './report.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
@@ -78,6 +79,7 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
     cwd: process.cwd(),
     batch_source: source.batchPath ? resolve(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
+    dag: plan.steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.dependsOn, ...(s.model ? { model: s.model.slug } : {}) })),
   });
   return execute(plan, flags, connection, paths, journal, undefined);
 }
@@ -148,6 +150,7 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
 
 async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
   const { clock, client } = connection;
+  connection.traffic.attach(journal);
   const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
   const live = Boolean(process.stderr.isTTY) && !process.env.CI;
   const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
@@ -192,6 +195,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
     report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
     const result = await runPlan(ctx);
     report.close();
+    connection.traffic.flush();
     return await finish(result, plan, flags, paths, journal, log);
   } finally {
     process.off('SIGINT', onInterrupt);
@@ -212,6 +216,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   const summary = summarised.value;
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
+  await writeRunReport(paths, log);
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   if (result.status === 'interrupted') {
     process.stderr.write(`\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);

@@ -1,0 +1,130 @@
+import { relative, sep } from 'node:path';
+
+import type { ReportData, ReportFile, ReportItem, ReportStep } from './data.js';
+import { dagSvg } from './dag-svg.js';
+import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
+import { SCRIPT, STYLE } from './page-assets.js';
+import { timelineSvg } from './timeline-svg.js';
+
+/** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
+export interface PageContext {
+  /** The folder the page is written to: files are linked relative to it. */
+  dir: string;
+  thumbs: Map<string, string | null>;
+}
+
+const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+const href = (ctx: PageContext, path: string) => relative(ctx.dir, path).split(sep).map(encodeURIComponent).join('/');
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** The prompt when the input has one, else the whole input. */
+function promptOf(item: ReportItem): string {
+  if (!item.input) return '';
+  return typeof item.input.prompt === 'string' ? item.input.prompt : json(item.input);
+}
+
+function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
+  const link = href(ctx, file.path);
+  if (file.kind === 'video') return html`<video controls preload="metadata" src=${link}></video>`;
+  if (file.kind === 'audio') return html`<audio controls preload="none" src=${link}></audio>`;
+  const thumb = file.kind === 'image' ? ctx.thumbs.get(file.path) : null;
+  if (thumb) return html`<a class="full" href=${link} title="show the full image"><img src=${thumb} alt=${alt} loading="lazy" /></a>`;
+  return html`<a href=${link}>${link}</a>`;
+}
+
+function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
+  const prompt = promptOf(item);
+  const took = item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
+  const facts = [item.taskId && `task ${item.taskId}`, took, item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`];
+  const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
+  return html`<div class=${`card ${item.status}`} data-step=${step.step} data-status=${item.status} data-text=${text}>
+    ${item.files.map((f) => fileView(ctx, f, prompt.slice(0, 120)))}
+    <div class="prompt">${prompt}</div>
+    ${item.input && typeof item.input.prompt === 'string' ? html`<details><summary>input</summary><pre>${json(item.input)}</pre></details>` : null}
+    <div class="facts"><span class="badge" style=${`background:${colourOf(item.status)}`}>${item.status}</span>
+      ${' '}${facts.filter(Boolean).join(' · ')}</div>
+    ${item.error ? html`<div class="error">${item.error}</div>` : null}
+    ${item.output !== undefined && item.files.length === 0 && !item.taskId ? outputView(step.action, item.output) : null}
+  </div>`;
+}
+
+const isList = (value: unknown, key: string): value is Record<string, Array<Record<string, unknown>>> =>
+  typeof value === 'object' && value !== null && Array.isArray((value as Record<string, unknown>)[key]);
+
+/** An LLM's answer, web results and fetched pages (folded) readable; anything else as JSON. */
+function outputView(action: string | null, output: unknown): Html | null {
+  if (output === undefined || output === null) return null;
+  const o = output as Record<string, unknown>;
+  if (action === 'llm') {
+    return html`<div class="llm">${o.json != null ? html`<pre>${json(o.json)}</pre>` : html`<pre>${String(o.text ?? '')}</pre>`}
+      ${o.json != null ? html`<details><summary>text</summary><pre>${String(o.text ?? '')}</pre></details>` : null}</div>`;
+  }
+  if (action === 'web-search' && isList(output, 'results')) {
+    return html`<div>${o.answer ? html`<p>${String(o.answer)}</p>` : null}<ol class="results">${(output.results ?? []).map((r) => html`<li>
+      <a href=${String(r.url)} rel="noreferrer">${String(r.title || r.url)}</a><div class="meta">${String(r.url)}</div>
+      <div>${String(r.content ?? '').slice(0, 400)}</div></li>`)}</ol></div>`;
+  }
+  if (action === 'web-fetch' && isList(output, 'pages')) {
+    return html`<div>${(output.pages ?? []).map((p) => html`<details><summary>${String(p.title || p.url)} <span class="meta">${String(p.url)}</span></summary>
+      <pre>${String(p.content ?? '')}</pre></details>`)}</div>`;
+  }
+  return html`<details><summary>outputs</summary><pre>${json(output)}</pre></details>`;
+}
+
+function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
+  const name = `${step.step}${rows > 1 ? ` · row ${step.row + 1}` : ''}`;
+  const mediaItems = step.items.filter((i) => i.taskId !== null || i.files.length > 0 || step.action === 'model');
+  const otherItems = step.items.filter((i) => !mediaItems.includes(i));
+  return html`<section class="step" data-step=${step.step} data-status=${step.status}>
+    <h2>${name} <span class="badge" style=${`background:${colourOf(step.status)}`}>${step.status}</span>
+      <span class="meta"> ${step.model ?? step.action ?? ''}${step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : ''}
+      ${step.items.length > 0 ? ` · ${step.items.length} item${step.items.length === 1 ? '' : 's'}` : ''}</span></h2>
+    ${step.error ? html`<div class="error">${step.error}</div>` : null}
+    ${mediaItems.length + otherItems.length > 0 ? html`<div class="grid">${[...mediaItems, ...otherItems].map((i) => card(ctx, step, i))}</div>` : null}
+    ${step.action !== 'model' && step.items.length === 0 ? outputView(step.action, step.output) : null}
+  </section>`;
+}
+
+function header(data: ReportData): Html {
+  const { summary, totals } = data;
+  const r = totals.requests;
+  const cells: Array<[string, string | number]> = [
+    ['tasks', totals.tasks], ['files', totals.files],
+    ['requests', `${r.submit} submissions · ${r.poll} polls · ${r.upload} uploads · ${r.tool} tool calls · ${r.text} text calls${r.other ? ` · ${r.other} other` : ''}`],
+    ['429s', totals.rateLimited],
+  ];
+  if (totals.cacheHits !== null) cells.push(['cache hits', totals.cacheHits]);
+  return html`<header>
+    <h1>${summary.name} <span class="badge" id="run-status" style=${`background:${colourOf(summary.status)}`}>${summary.status}</span></h1>
+    <div class="meta"><span>run ${summary.run_id}</span><span>recipe ${summary.recipe}</span><span>started ${when(summary.started_at)} UTC</span>
+      <span>${summary.duration_ms === null ? 'not finished' : `took ${seconds(summary.duration_ms)}`}</span><span>${summary.rows} row${summary.rows === 1 ? '' : 's'}</span></div>
+    <table class="totals"><tbody>${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}</tbody></table>
+  </header>`;
+}
+
+function controls(data: ReportData): Html {
+  const steps = [...new Set(data.steps.map((s) => s.step))];
+  return html`<div class="controls">
+    <select id="f-step" aria-label="step"><option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}</select>
+    <select id="f-status" aria-label="status"><option value="">any status</option>
+      ${['succeeded', 'failed', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
+    <input id="f-text" type="search" placeholder="search prompts" aria-label="search prompts" />
+    <span id="f-shown" class="meta"></span></div>`;
+}
+
+/** The whole report as one HTML document. */
+export function renderPage(data: ReportData, ctx: PageContext): string {
+  const dag = dagSvg(data);
+  const body = html`<body>${header(data)}<main>
+    ${dag ? html`<h2>Steps</h2><div class="scroll">${dag}</div>` : null}
+    <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
+    <h2>Outputs</h2>${controls(data)}
+    ${data.steps.map((s) => stepSection(ctx, s, data.summary.rows))}
+  </main><div id="lightbox"><img alt="full size" /></div>
+  <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;
+  const csp = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(`${data.summary.name} · ${data.summary.run_id}`)}</title>
+<style>${STYLE}</style></head>${body.text}</html>\n`;
+}
+
