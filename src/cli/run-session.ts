@@ -8,6 +8,7 @@ import { DurationModel } from '../engine/durations.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import { ConsoleReporter } from '../engine/reporter.js';
+import { LiveView, type TrafficGauge } from '../live/live-view.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import type { Plan } from '../plan.js';
@@ -148,12 +149,28 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
   process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
+/**
+ * The live view's footer: requests and 429s counted by the meter; the limit is the run's cap, else
+ * the one the gateway's headers announce (a limit per minute, as the gateway names it: `rpm`).
+ */
+function gaugeOf(connection: Connection, cap: number | undefined): TrafficGauge {
+  return {
+    perMinute: () => connection.traffic.perMinute(),
+    get rateLimited() {
+      return connection.traffic.rateLimited;
+    },
+    limit: () => cap ?? connection.budget.snapshot().limit,
+  };
+}
+
 async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
   const { clock, client } = connection;
   connection.traffic.attach(journal);
   const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
   const live = Boolean(process.stderr.isTTY) && !process.env.CI;
-  const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
+  const report = live
+    ? new LiveView({ stream: process.stderr, clock, traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute), redact })
+    : new ConsoleReporter((text) => process.stderr.write(redact(text)), false, () => clock.now());
   const controller = new AbortController();
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
