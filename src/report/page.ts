@@ -28,7 +28,7 @@ function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
   if (file.kind === 'video') return html`<video controls preload="metadata" src=${link}></video>`;
   if (file.kind === 'audio') return html`<audio controls preload="none" src=${link}></audio>`;
   const thumb = file.kind === 'image' ? ctx.thumbs.get(file.path) : null;
-  if (thumb) return html`<a class="full" href=${link} title="show the full image"><img src=${thumb} alt=${alt} loading="lazy" /></a>`;
+  if (thumb) return html`<a class="full" href=${link} title="show the full image"><img src=${thumb} alt=${alt} decoding="async" /></a>`;
   return html`<a href=${link}>${link}</a>`;
 }
 

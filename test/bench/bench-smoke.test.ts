@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 const runner = fileURLToPath(new URL('../../bench/run.mjs', import.meta.url));
 const report = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
-const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k'];
+const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'report-1k'];
 
 describe('npm run bench -- --quick --json', () => {
   it('prints a line per scenario and writes a well-formed report', { timeout: 240_000 }, async () => {
