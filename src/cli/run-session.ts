@@ -167,7 +167,8 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   const { clock, client } = connection;
   connection.traffic.attach(journal);
   const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
-  const live = Boolean(process.stderr.isTTY) && !process.env.CI;
+  // A terminal of no rows (a pseudo-terminal nobody sized) could show no frame: it gets plain lines.
+  const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.stderr.rows !== 0;
   const report = live
     ? new LiveView({ stream: process.stderr, clock, traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute), redact })
     : new ConsoleReporter((text) => process.stderr.write(redact(text)), false, () => clock.now());

@@ -9,7 +9,8 @@ table.totals{border-collapse:collapse;margin-top:8px}.totals td{padding:2px 14px
 .controls{position:sticky;top:0;background:#f8f9fa;padding:8px 0;z-index:2;display:flex;gap:8px;align-items:center}
 .controls input{width:260px}.controls *{font:inherit}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
-.card{background:#fff;border:1px solid #dee2e6;border-radius:8px;padding:8px;overflow:hidden;content-visibility:auto;contain-intrinsic-size:auto 280px}
+.card{background:#fff;border:1px solid #dee2e6;border-radius:8px;padding:8px;overflow:hidden}
+.grid.large .card{content-visibility:auto;contain-intrinsic-size:auto 280px}
 .card.failed,.card.unknown{border-color:#e03131;background:#fff5f5}
 .card img{display:block;max-width:100%;height:auto;cursor:zoom-in;border-radius:4px}
 .card video{width:100%;border-radius:4px}.card .prompt{margin:6px 0;max-height:6em;overflow:auto}

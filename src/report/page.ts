@@ -13,6 +13,9 @@ export interface PageContext {
   thumbs: Map<string, string | null>;
 }
 
+/** Past this many items a gallery's cards off screen are not laid out until scrolled to: a large report opens fast. */
+const LARGE_GRID = 60;
+
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 const href = (ctx: PageContext, path: string) => relative(ctx.dir, path).split(sep).map(encodeURIComponent).join('/');
 const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -25,7 +28,8 @@ function promptOf(item: ReportItem): string {
 
 function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
   const link = href(ctx, file.path);
-  if (file.kind === 'video') return html`<video controls preload="metadata" src=${link}></video>`;
+  // `#t=0.1`: the browser shows the first frame, not a black box, before the video is played.
+  if (file.kind === 'video') return html`<video controls preload="metadata" src=${`${link}#t=0.1`}></video>`;
   if (file.kind === 'audio') return html`<audio controls preload="none" src=${link}></audio>`;
   const thumb = file.kind === 'image' ? ctx.thumbs.get(file.path) : null;
   if (thumb) return html`<a class="full" href=${link} title="show the full image"><img src=${thumb} alt=${alt} decoding="async" /></a>`;
@@ -35,7 +39,7 @@ function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
 function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const prompt = promptOf(item);
   const took = item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
-  const facts = [item.taskId && `task ${item.taskId}`, took, item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`];
+  const facts = [item.taskId, took, item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`];
   const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
   return html`<div class=${`card ${item.status}`} data-step=${step.step} data-status=${item.status} data-text=${text}>
     ${item.files.map((f) => fileView(ctx, f, prompt.slice(0, 120)))}
@@ -80,7 +84,7 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
       <span class="meta"> ${step.model ?? step.action ?? ''}${step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : ''}
       ${step.items.length > 0 ? ` · ${step.items.length} item${step.items.length === 1 ? '' : 's'}` : ''}</span></h2>
     ${step.error ? html`<div class="error">${step.error}</div>` : null}
-    ${mediaItems.length + otherItems.length > 0 ? html`<div class="grid">${[...mediaItems, ...otherItems].map((i) => card(ctx, step, i))}</div>` : null}
+    ${mediaItems.length + otherItems.length > 0 ? html`<div class=${step.items.length > LARGE_GRID ? 'grid large' : 'grid'}>${[...mediaItems, ...otherItems].map((i) => card(ctx, step, i))}</div>` : null}
     ${step.action !== 'model' && step.items.length === 0 ? outputView(step.action, step.output) : null}
   </section>`;
 }
