@@ -39,6 +39,8 @@ export interface RunFlags extends ConnectionFlags {
   webhookListen?: string;
   json?: boolean;
   resubmitUnknown?: boolean;
+  /** False with `--no-report`: no report.html at the end. */
+  report?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
   force?: boolean;
 }
@@ -234,7 +236,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   const summary = summarised.value;
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
-  await writeRunReport(paths, log);
+  if (flags.report !== false) await writeRunReport(paths, log);
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   if (result.status === 'interrupted') {
     process.stderr.write(`\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);

@@ -15,7 +15,8 @@ function addExecutionOptions(command: Command): Command {
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
     .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
     .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')
-    .option('--json', 'print the run and its outputs as JSON on stdout');
+    .option('--json', 'print the run and its outputs as JSON on stdout')
+    .option('--no-report', 'do not write report.html when the run ends (pipeline report RUN_ID writes it later)');
 }
 
 function parseRpm(value: string): RpmFlag {

@@ -63,15 +63,22 @@ export class TrafficMeter {
       this.rateLimited++;
     }
     this.recent.push(now);
+    // Without a live view nothing asks for the rate: the list is trimmed here too, now and then.
+    if (this.recent.length % 1024 === 0) this.forget();
   };
 
   /** Requests sent in the last minute. */
   perMinute(): number {
+    this.forget();
+    return this.recent.length;
+  }
+
+  /** Drops the requests older than a minute. */
+  private forget(): void {
     const since = this.clock.now() - WINDOW_MS;
     let drop = 0;
     while (drop < this.recent.length && this.recent[drop]! <= since) drop++;
     if (drop > 0) this.recent = this.recent.slice(drop);
-    return this.recent.length;
   }
 
   /** Journals the second in progress; call before the journal closes. */

@@ -131,7 +131,7 @@ export class LiveView implements Reporter {
     this.redraw();
   }
 
-  taskSubmitted(label: string): void {
+  taskSubmitted(label: string, _taskId: string): void {
     const entry = this.entryOf(label);
     if (entry) entry.inFlight = Math.min(entry.inFlight + 1, entry.total - entry.done);
     this.redraw();

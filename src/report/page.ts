@@ -11,6 +11,8 @@ export interface PageContext {
   /** The folder the page is written to: files are linked relative to it. */
   dir: string;
   thumbs: Map<string, string | null>;
+  /** Images past the thumbnail limit: linked only. */
+  unthumbed?: number;
 }
 
 /** Past this many items a gallery's cards off screen are not laid out until scrolled to: a large report opens fast. */
@@ -123,6 +125,7 @@ export function renderPage(data: ReportData, ctx: PageContext): string {
     ${dag ? html`<h2>Steps</h2><div class="scroll">${dag}</div>` : null}
     <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
     <h2>Outputs</h2>${controls(data)}
+    ${ctx.unthumbed ? html`<p class="meta">${ctx.unthumbed} images past the first ${ctx.thumbs.size} are linked without a thumbnail.</p>` : null}
     ${data.steps.map((s) => stepSection(ctx, s, data.summary.rows))}
   </main><div id="lightbox"><img alt="full size" /></div>
   <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;

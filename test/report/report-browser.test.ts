@@ -67,10 +67,8 @@ describe.skipIf(chromiumMissing)('the report of a launch-kit run, in headless Ch
 
     // A click on a thumbnail shows the full image, read from outputs/.
     await page.click('.card a.full');
-    await page.waitForFunction(() => {
-      const big = document.querySelector<HTMLImageElement>('#lightbox.open img');
-      return big !== null && big.complete && big.naturalWidth === 2048;
-    });
+    const fullWidth = () => page.$eval('#lightbox.open img', (big) => (big.complete ? big.naturalWidth : 0)).catch(() => 0);
+    await expect.poll(fullWidth).toBe(2048);
     await page.keyboard.press('Escape');
 
     // The filters: one prompt found by text, none failed.

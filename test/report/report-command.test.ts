@@ -94,6 +94,18 @@ describe('report.html at the end of every run', () => {
   }, 60_000);
 });
 
+describe('pipeline run --no-report', () => {
+  it('writes no report.html; pipeline report writes it afterwards', async () => {
+    const result = await pipeline(['run', join(root, 'failing.yaml'), '--no-report']);
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(result.stderr).not.toContain('report: ');
+    const runId = readdirSync(join(home, 'runs'))[0]!;
+    expect(existsSync(join(home, 'runs', runId, 'report.html'))).toBe(false);
+    expect((await pipeline(['report', runId])).exitCode).toBe(0);
+    expect(readFileSync(join(home, 'runs', runId, 'report.html'), 'utf8')).toContain('>failed</span>');
+  }, 60_000);
+});
+
 describe('pipeline report RUN_ID', () => {
   it('writes the report of a killed run from its journal; --out links the outputs relative to the new place', async () => {
     const { runId, result } = await stoppedRun('SIGKILL', 3);
