@@ -9,14 +9,23 @@ import { execa } from 'execa';
 import { cli, fixed, startGateway } from '../lib/processes.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 function recipe(count) {
   return `version: 1
 name: report-1k
 settings: { concurrency: 64 }
 steps:
-  numbers: { run: ["node", "-e", "console.log(JSON.stringify(Array.from({ length: ${count} }, (_, i) => 'tile ' + i)))"] }
+  numbers:
+    run: ["node", "-e", "console.log(JSON.stringify(Array.from({ length: ${count} }, (_, i) => 'tile ' + i)))"]
   tile:
     uses: vendor-a/vendor-a-v3-t2i
     for_each: \${{ steps.numbers.outputs.json }}
@@ -47,16 +56,36 @@ async function openTimes(file) {
 export async function run({ quick }) {
   const items = quick ? 100 : 1_000;
   const dir = await mkdtemp(join(tmpdir(), 'bench-report-'));
-  const gateway = await startGateway(['--rpm', '1000000000', '--max-concurrent', '1000000', '--latency-scale', '0', '--balance', '1000000']);
+  const gateway = await startGateway([
+    '--rpm',
+    '1000000000',
+    '--max-concurrent',
+    '1000000',
+    '--latency-scale',
+    '0',
+    '--balance',
+    '1000000',
+  ]);
   try {
     await writeFile(join(dir, 'recipe.yaml'), recipe(items));
-    const env = { PIPELINE_HOME: join(dir, 'home'), PIPELINE_BASE_URL: gateway.base_url, PIPELINE_API_KEY: gateway.api_key, CI: 'true' };
-    const ran = await execa('node', [cli, 'run', join(dir, 'recipe.yaml'), '--json', '--no-report'], { reject: false, env });
+    const env = {
+      PIPELINE_HOME: join(dir, 'home'),
+      PIPELINE_BASE_URL: gateway.base_url,
+      PIPELINE_API_KEY: gateway.api_key,
+      CI: 'true',
+    };
+    const ran = await execa('node', [cli, 'run', join(dir, 'recipe.yaml'), '--json', '--no-report'], {
+      reject: false,
+      env,
+    });
     if (ran.exitCode !== 0) throw new Error(`the run failed: ${ran.stderr.slice(-2000)}`);
     const { run_id: runId, run_dir: runDir } = JSON.parse(ran.stdout);
     const usageFile = join(dir, 'usage.json');
     const started = performance.now();
-    const again = await execa('node', [cli, 'report', runId], { reject: false, env: { ...env, PIPELINE_USAGE_FILE: usageFile } });
+    const again = await execa('node', [cli, 'report', runId], {
+      reject: false,
+      env: { ...env, PIPELINE_USAGE_FILE: usageFile },
+    });
     if (again.exitCode !== 0) throw new Error(`pipeline report failed: ${again.stderr}`);
     const writeMs = performance.now() - started;
     const usage = JSON.parse(await readFile(usageFile, 'utf8'));
@@ -64,10 +93,19 @@ export async function run({ quick }) {
     const sizeMb = statSync(file).size / 1024 / 1024;
     const openMs = existsSync(CHROMIUM) ? Math.round(await openTimes(file)) : null;
     const cpuMs = Math.round(usage.user_ms + usage.system_ms);
-    const figures = { items, size_mb: Number(sizeMb.toFixed(2)), write_ms: Math.round(writeMs), write_cpu_ms: cpuMs, open_ms: openMs, targets: { open_ms: 2000, size_mb: 5 } };
+    const figures = {
+      items,
+      size_mb: Number(sizeMb.toFixed(2)),
+      write_ms: Math.round(writeMs),
+      write_cpu_ms: cpuMs,
+      open_ms: openMs,
+      targets: { open_ms: 2000, size_mb: 5 },
+    };
     const opened = openMs === null ? `not opened (no ${CHROMIUM})` : `opens in ${openMs} ms in Chromium`;
     return {
-      line: `report-1k: the report of ${items} images is ${fixed(sizeMb)} MB, written in ${figures.write_ms} ms (${cpuMs} ms CPU, whole process), ${opened} (targets < 2000 ms, < 5 MB)`,
+      line:
+        `report-1k: the report of ${items} images is ${fixed(sizeMb)} MB, written in ${figures.write_ms} ms ` +
+        `(${cpuMs} ms CPU, whole process), ${opened} (targets < 2000 ms, < 5 MB)`,
       figures,
     };
   } finally {

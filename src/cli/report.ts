@@ -26,15 +26,23 @@ export async function writeRunReport(paths: RunPaths, log: Logger): Promise<void
 
 /** The page in the system's browser; a missing opener is a warning, the report is written anyway. */
 function openInBrowser(path: string): void {
-  const [command, args] = process.platform === 'darwin' ? ['open', [path]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', path]] : ['xdg-open', [path]];
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [path]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', path]]
+        : ['xdg-open', [path]];
   const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
-  child.on('error', (error) => printError(`warning: --open: could not start ${command}: ${error.message}; open ${shown(path)} yourself`));
+  child.on('error', (error) =>
+    printError(`warning: --open: could not start ${command}: ${error.message}; open ${shown(path)} yourself`),
+  );
   child.unref();
 }
 
 function checkOut(out: string): string {
   const path = resolve(out);
-  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--out must name a file, and ${shown(path)} is a folder`);
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new UsageError(`--out must name a file, and ${shown(path)} is a folder`);
   if (!existsSync(dirname(path))) throw new UsageError(`--out: the folder ${shown(dirname(path))} does not exist`);
   return path;
 }
@@ -42,13 +50,14 @@ function checkOut(out: string): string {
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
-    .description("Write a run's HTML report again from its journal (runs/<id>/report.html): a gallery, the timeline and the steps.")
+    .description("Write a run's HTML report again from its journal (runs/<id>/report.html): gallery, timeline, steps.")
     .argument('<run_id>')
     .option('--out <file>', 'write the report to this file instead (outputs are linked relative to it)')
     .option('--open', "open the report in the system's browser")
     .action(async (id: string, flags: { out?: string; open?: boolean }) => {
       const home = pipelineHome();
-      if (!runExists(home, id)) throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
+      if (!runExists(home, id))
+        throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
       const paths = runPaths(home, id);
       const out = flags.out ? checkOut(flags.out) : reportPathOf(paths);
       const written = await writeReport(paths.journal, out);

@@ -86,6 +86,11 @@ export class TrafficMeter {
     const bucket = this.bucket;
     this.bucket = undefined;
     if (!bucket || !this.journal) return;
-    this.journal.append({ type: 'requests', second: bucket.second, counts: bucket.counts, rate_limited: bucket.rateLimited });
+    this.journal.append({
+      type: 'requests',
+      second: bucket.second,
+      counts: bucket.counts,
+      rate_limited: bucket.rateLimited,
+    });
   }
 }

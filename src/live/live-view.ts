@@ -23,7 +23,7 @@ export interface LiveViewOptions {
   sink?: FrameSink;
 }
 
-/** Redraws a block in place (`(frame)`), writes lines that stay above it (`persist`), leaves the last frame (`done`). */
+/** Redraws a block in place, writes lines that stay above it (`persist`), keeps the last frame (`done`). */
 export interface FrameSink {
   (frame: string): void;
   persist(text: string): void;
@@ -87,7 +87,9 @@ export class LiveView implements Reporter {
     const { traffic } = this.options;
     const limit = traffic.limit();
     const rate = `${traffic.perMinute()} req/min${limit === undefined ? '' : ` of ${limit}`}`;
-    lines.push(`\x1b[2m${rate} · ${traffic.rateLimited} × 429 · elapsed ${formatDuration(now - this.startedAt)}\x1b[0m`);
+    lines.push(
+      `\x1b[2m${rate} · ${traffic.rateLimited} × 429 · elapsed ${formatDuration(now - this.startedAt)}\x1b[0m`,
+    );
     return this.redact(lines.join('\n'));
   }
 
@@ -95,7 +97,10 @@ export class LiveView implements Reporter {
   private redraw(): void {
     if (this.closed || this.timer) return;
     const wait = this.lastFrameAt + FRAME_MS - this.options.clock.now();
-    if (wait <= 0) return this.draw();
+    if (wait <= 0) {
+      this.draw();
+      return;
+    }
     this.timer = this.options.clock.setTimer(wait, () => {
       this.timer = undefined;
       this.draw();

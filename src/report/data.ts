@@ -53,21 +53,46 @@ export interface ReportData {
   summary: RunSummary;
   steps: ReportStep[];
   traffic: TrafficSecond[];
-  totals: { tasks: number; files: number; requests: Record<TrafficKind, number>; rateLimited: number; cacheHits: number | null };
+  totals: {
+    tasks: number;
+    files: number;
+    requests: Record<TrafficKind, number>;
+    rateLimited: number;
+    cacheHits: number | null;
+  };
   dag: NonNullable<RunStartedEvent['dag']>;
 }
 
 const MEDIA: Record<string, MediaKind> = {
-  '.png': 'image', '.jpg': 'image', '.jpeg': 'image', '.webp': 'image', '.gif': 'image', '.avif': 'image',
-  '.mp4': 'video', '.webm': 'video', '.mov': 'video',
-  '.mp3': 'audio', '.wav': 'audio', '.ogg': 'audio', '.m4a': 'audio',
+  '.png': 'image',
+  '.jpg': 'image',
+  '.jpeg': 'image',
+  '.webp': 'image',
+  '.gif': 'image',
+  '.avif': 'image',
+  '.mp4': 'video',
+  '.webm': 'video',
+  '.mov': 'video',
+  '.mp3': 'audio',
+  '.wav': 'audio',
+  '.ogg': 'audio',
+  '.m4a': 'audio',
 };
 
 export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowerCase()] ?? 'other';
 
 const emptyItem = (index: number): ReportItem => ({
-  index, taskId: null, slug: null, input: null, submittedAt: null, finishedAt: null, polls: null,
-  status: 'running', error: null, files: [], output: undefined,
+  index,
+  taskId: null,
+  slug: null,
+  input: null,
+  submittedAt: null,
+  finishedAt: null,
+  polls: null,
+  status: 'running',
+  error: null,
+  files: [],
+  output: undefined,
 });
 
 /** Everything the report shows, read off the journal alone: a killed run has a report too. */
@@ -77,7 +102,9 @@ export function reportData(read: JournalRead): Result<ReportData, UnreadableJour
   const state = folded.value;
   const items = collectItems(read.events);
   const steps = [...state.steps.values()].map((record) => stepOf(state, record.row, record.step, items));
-  const traffic = read.events.flatMap((e) => (e.type === 'requests' ? [{ second: e.second, counts: e.counts, rateLimited: e.rate_limited }] : []));
+  const traffic = read.events.flatMap((e) =>
+    e.type === 'requests' ? [{ second: e.second, counts: e.counts, rateLimited: e.rate_limited }] : [],
+  );
   const summary = summaryOf(state);
   return ok({ summary, steps, traffic, totals: totalsOf(read.events, summary, traffic), dag: state.start.dag ?? [] });
 }
@@ -133,7 +160,12 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
   switch (event.type) {
     case 'task-submitted': {
       const item = itemAt(event.row, event.step, event.index);
-      Object.assign(item, { taskId: event.task_id, slug: event.slug, input: event.input ?? null, submittedAt: event.t });
+      Object.assign(item, {
+        taskId: event.task_id,
+        slug: event.slug,
+        input: event.input ?? null,
+        submittedAt: event.t,
+      });
       Object.assign(item, { status: 'running', error: null, finishedAt: null, files: [] });
       return;
     }
@@ -147,7 +179,10 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
       return;
     }
     case 'submission-refused':
-      Object.assign(itemAt(event.row, event.step, event.index), { status: 'failed', error: `submission refused (${event.reason})` });
+      Object.assign(itemAt(event.row, event.step, event.index), {
+        status: 'failed',
+        error: `submission refused (${event.reason})`,
+      });
       return;
     case 'submission-unknown': {
       const error = `the submission's outcome is unknown: ${event.message}`;
@@ -155,7 +190,11 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
       return;
     }
     case 'output-written':
-      itemAt(event.row, event.step, event.index).files.push({ path: event.path, bytes: event.bytes, kind: mediaKind(event.path) });
+      itemAt(event.row, event.step, event.index).files.push({
+        path: event.path,
+        bytes: event.bytes,
+        kind: mediaKind(event.path),
+      });
       return;
     case 'item-finished': {
       const item = itemAt(event.row, event.step, event.index);

@@ -27,7 +27,9 @@ function childText(child: unknown): string {
 function attributes(props: Record<string, unknown> | null): string {
   if (!props) return '';
   return Object.entries(props)
-    .filter(([name, value]) => name !== 'dangerouslySetInnerHTML' && value !== null && value !== undefined && value !== false)
+    .filter(
+      ([name, value]) => name !== 'dangerouslySetInnerHTML' && value !== null && value !== undefined && value !== false,
+    )
     .map(([name, value]) => (value === true ? ` ${name}` : ` ${name}="${escapeHtml(String(value))}"`))
     .join('');
 }
@@ -40,7 +42,11 @@ function h(type: string, props: Record<string, unknown> | null, ...children: unk
 }
 
 // htm's types describe a CommonJS module to NodeNext; at run time its ESM build's default is the function.
-const htm = htmModule as unknown as { bind<R>(h: (type: string, props: Record<string, unknown> | null, ...children: unknown[]) => R): (strings: TemplateStringsArray, ...values: unknown[]) => R | R[] };
+const htm = htmModule as unknown as {
+  bind<R>(
+    h: (type: string, props: Record<string, unknown> | null, ...children: unknown[]) => R,
+  ): (strings: TemplateStringsArray, ...values: unknown[]) => R | R[];
+};
 const bound = htm.bind(h);
 
 /** Tagged templates into escaped markup; several top-level elements come back joined. */

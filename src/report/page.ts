@@ -34,25 +34,41 @@ function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
   if (file.kind === 'video') return html`<video controls preload="metadata" src=${`${link}#t=0.1`}></video>`;
   if (file.kind === 'audio') return html`<audio controls preload="none" src=${link}></audio>`;
   const thumb = file.kind === 'image' ? ctx.thumbs.get(file.path) : null;
-  if (thumb) return html`<a class="full" href=${link} title="show the full image"><img src=${thumb} alt=${alt} decoding="async" /></a>`;
+  if (thumb) {
+    return html`<a class="full" href=${link} title="show the full image">
+      <img src=${thumb} alt=${alt} decoding="async" />
+    </a>`;
+  }
   return html`<a href=${link}>${link}</a>`;
 }
 
 function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const prompt = promptOf(item);
-  const took = item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
+  const took =
+    item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
   const facts = [item.taskId, took, item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`];
   const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
+  const wholeInput = item.input && typeof item.input.prompt === 'string' ? item.input : null;
+  const output = item.output !== undefined && item.files.length === 0 && !item.taskId ? item.output : undefined;
   return html`<div class=${`card ${item.status}`} data-step=${step.step} data-status=${item.status} data-text=${text}>
     ${item.files.map((f) => fileView(ctx, f, prompt.slice(0, 120)))}
     <div class="prompt">${prompt}</div>
-    ${item.input && typeof item.input.prompt === 'string' ? html`<details><summary>input</summary><pre>${json(item.input)}</pre></details>` : null}
-    <div class="facts"><span class="badge" style=${`background:${colourOf(item.status)}`}>${item.status}</span>
-      ${' '}${facts.filter(Boolean).join(' · ')}</div>
+    ${wholeInput ? html`<details><summary>input</summary><pre>${json(wholeInput)}</pre></details>` : null}
+    <div class="facts">
+      ${badge(item.status)}${' '}${facts.filter(Boolean).join(' · ')}
+    </div>
     ${item.error ? html`<div class="error">${item.error}</div>` : null}
-    ${item.output !== undefined && item.files.length === 0 && !item.taskId ? outputView(step.action, item.output) : null}
+    ${outputView(step.action, output)}
   </div>`;
 }
+
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+const badge = (status: string, id?: string) =>
+  html`<span class="badge" id=${id} style=${`background:${colourOf(status)}`}>${status}</span>`;
+
+/** A result's address as a link only when it is a web address: a `javascript:` URL must not become clickable. */
+const webLink = (url: unknown): string | null => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : null);
 
 const isList = (value: unknown, key: string): value is Record<string, Array<Record<string, unknown>>> =>
   typeof value === 'object' && value !== null && Array.isArray((value as Record<string, unknown>)[key]);
@@ -62,17 +78,30 @@ function outputView(action: string | null, output: unknown): Html | null {
   if (output === undefined || output === null) return null;
   const o = output as Record<string, unknown>;
   if (action === 'llm') {
-    return html`<div class="llm">${o.json != null ? html`<pre>${json(o.json)}</pre>` : html`<pre>${String(o.text ?? '')}</pre>`}
-      ${o.json != null ? html`<details><summary>text</summary><pre>${String(o.text ?? '')}</pre></details>` : null}</div>`;
+    const text = String(o.text ?? '');
+    if (o.json == null) return html`<div class="llm"><pre>${text}</pre></div>`;
+    return html`<div class="llm">
+      <pre>${json(o.json)}</pre>
+      <details><summary>text</summary><pre>${text}</pre></details>
+    </div>`;
   }
   if (action === 'web-search' && isList(output, 'results')) {
-    return html`<div>${o.answer ? html`<p>${String(o.answer)}</p>` : null}<ol class="results">${(output.results ?? []).map((r) => html`<li>
-      <a href=${String(r.url)} rel="noreferrer">${String(r.title || r.url)}</a><div class="meta">${String(r.url)}</div>
-      <div>${String(r.content ?? '').slice(0, 400)}</div></li>`)}</ol></div>`;
+    const results = (output.results ?? []).map(
+      (r) => html`<li>
+        <a href=${webLink(r.url)} rel="noreferrer">${String(r.title || r.url)}</a>
+        <div class="meta">${String(r.url)}</div>
+        <div>${String(r.content ?? '').slice(0, 400)}</div>
+      </li>`,
+    );
+    return html`<div>${o.answer ? html`<p>${String(o.answer)}</p>` : null}<ol class="results">${results}</ol></div>`;
   }
   if (action === 'web-fetch' && isList(output, 'pages')) {
-    return html`<div>${(output.pages ?? []).map((p) => html`<details><summary>${String(p.title || p.url)} <span class="meta">${String(p.url)}</span></summary>
-      <pre>${String(p.content ?? '')}</pre></details>`)}</div>`;
+    return html`<div>${(output.pages ?? []).map(
+      (p) => html`<details>
+        <summary>${String(p.title || p.url)} <span class="meta">${String(p.url)}</span></summary>
+        <pre>${String(p.content ?? '')}</pre>
+      </details>`,
+    )}</div>`;
   }
   return html`<details><summary>outputs</summary><pre>${json(output)}</pre></details>`;
 }
@@ -81,13 +110,17 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
   const name = `${step.step}${rows > 1 ? ` · row ${step.row + 1}` : ''}`;
   const mediaItems = step.items.filter((i) => i.taskId !== null || i.files.length > 0 || step.action === 'model');
   const otherItems = step.items.filter((i) => !mediaItems.includes(i));
+  const items = [...mediaItems, ...otherItems];
+  const took = step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : '';
+  const count = items.length > 0 ? ` · ${items.length} item${items.length === 1 ? '' : 's'}` : '';
+  const grid = html`<div class=${items.length > LARGE_GRID ? 'grid large' : 'grid'}>
+    ${items.map((i) => card(ctx, step, i))}
+  </div>`;
   return html`<section class="step" data-step=${step.step} data-status=${step.status}>
-    <h2>${name} <span class="badge" style=${`background:${colourOf(step.status)}`}>${step.status}</span>
-      <span class="meta"> ${step.model ?? step.action ?? ''}${step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : ''}
-      ${step.items.length > 0 ? ` · ${step.items.length} item${step.items.length === 1 ? '' : 's'}` : ''}</span></h2>
+    <h2>${name} ${badge(step.status)}<span class="meta"> ${step.model ?? step.action ?? ''}${took}${count}</span></h2>
     ${step.error ? html`<div class="error">${step.error}</div>` : null}
-    ${mediaItems.length + otherItems.length > 0 ? html`<div class=${step.items.length > LARGE_GRID ? 'grid large' : 'grid'}>${[...mediaItems, ...otherItems].map((i) => card(ctx, step, i))}</div>` : null}
-    ${step.action !== 'model' && step.items.length === 0 ? outputView(step.action, step.output) : null}
+    ${items.length > 0 ? grid : null}
+    ${step.action !== 'model' && items.length === 0 ? outputView(step.action, step.output) : null}
   </section>`;
 }
 
@@ -95,28 +128,50 @@ function header(data: ReportData): Html {
   const { summary, totals } = data;
   const r = totals.requests;
   const cells: Array<[string, string | number]> = [
-    ['tasks', totals.tasks], ['files', totals.files],
-    ['requests', `${r.submit} submissions · ${r.poll} polls · ${r.upload} uploads · ${r.tool} tool calls · ${r.text} text calls${r.other ? ` · ${r.other} other` : ''}`],
+    ['tasks', totals.tasks],
+    ['files', totals.files],
+    [
+      'requests',
+      [
+        counted(r.submit, 'submission'),
+        counted(r.poll, 'poll'),
+        counted(r.upload, 'upload'),
+        counted(r.tool, 'tool call'),
+        counted(r.text, 'text call'),
+        ...(r.other ? [`${r.other} other`] : []),
+      ].join(' · '),
+    ],
     ['429s', totals.rateLimited],
   ];
   if (totals.cacheHits !== null) cells.push(['cache hits', totals.cacheHits]);
+  const took = summary.duration_ms === null ? 'not finished' : `took ${seconds(summary.duration_ms)}`;
   return html`<header>
-    <h1>${summary.name} <span class="badge" id="run-status" style=${`background:${colourOf(summary.status)}`}>${summary.status}</span></h1>
-    <div class="meta"><span>run ${summary.run_id}</span><span>recipe ${summary.recipe}</span><span>started ${when(summary.started_at)} UTC</span>
-      <span>${summary.duration_ms === null ? 'not finished' : `took ${seconds(summary.duration_ms)}`}</span><span>${summary.rows} row${summary.rows === 1 ? '' : 's'}</span></div>
-    <table class="totals"><tbody>${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}</tbody></table>
+    <h1>${summary.name} ${badge(summary.status, 'run-status')}</h1>
+    <div class="meta">
+      <span>run ${summary.run_id}</span><span>recipe ${summary.recipe}</span>
+      <span>started ${when(summary.started_at)} UTC</span><span>${took}</span>
+      <span>${summary.rows} row${summary.rows === 1 ? '' : 's'}</span>
+    </div>
+    <table class="totals"><tbody>
+      ${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}
+    </tbody></table>
   </header>`;
 }
 
 function controls(data: ReportData): Html {
   const steps = [...new Set(data.steps.map((s) => s.step))];
   return html`<div class="controls">
-    <select id="f-step" aria-label="step"><option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}</select>
+    <select id="f-step" aria-label="step">
+      <option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}
+    </select>
     <select id="f-status" aria-label="status"><option value="">any status</option>
       ${['succeeded', 'failed', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
     <input id="f-text" type="search" placeholder="search prompts" aria-label="search prompts" />
     <span id="f-shown" class="meta"></span></div>`;
 }
+
+const unthumbedNote = (ctx: PageContext) =>
+  `${ctx.unthumbed} images past the first ${ctx.thumbs.size} are linked without a thumbnail.`;
 
 /** The whole report as one HTML document. */
 export function renderPage(data: ReportData, ctx: PageContext): string {
@@ -125,13 +180,15 @@ export function renderPage(data: ReportData, ctx: PageContext): string {
     ${dag ? html`<h2>Steps</h2><div class="scroll">${dag}</div>` : null}
     <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
     <h2>Outputs</h2>${controls(data)}
-    ${ctx.unthumbed ? html`<p class="meta">${ctx.unthumbed} images past the first ${ctx.thumbs.size} are linked without a thumbnail.</p>` : null}
+    ${ctx.unthumbed ? html`<p class="meta">${unthumbedNote(ctx)}</p>` : null}
     ${data.steps.map((s) => stepSection(ctx, s, data.summary.rows))}
   </main><div id="lightbox"><img alt="full size" /></div>
   <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;
-  const csp = "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(`${data.summary.name} · ${data.summary.run_id}`)}</title>
+  const csp =
+    "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
+  const title = escapeHtml(`${data.summary.name} · ${data.summary.run_id}`);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title>
 <style>${STYLE}</style></head>${body.text}</html>\n`;
 }
-

@@ -9,7 +9,10 @@ const BOX = { width: 240, height: 160 };
  */
 export async function thumbnail(path: string): Promise<string | null> {
   try {
-    const bytes = await sharp(path).resize({ ...BOX, fit: 'inside', withoutEnlargement: true }).webp({ quality: 50 }).toBuffer();
+    const bytes = await sharp(path)
+      .resize({ ...BOX, fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 50 })
+      .toBuffer();
     return `data:image/webp;base64,${bytes.toString('base64')}`;
   } catch {
     return null;

@@ -1,5 +1,4 @@
-
-import type { ReportData } from './data.js';
+import type { ReportData, TrafficSecond } from './data.js';
 import { colourOf, html, seconds, type Html } from './html-kit.js';
 
 const WIDTH = 960;
@@ -32,7 +31,9 @@ function barsOf(step: ReportData['steps'][number], end: number): Bar[] {
   if (tasks.length === 0) {
     if (step.startedAt === null) return [];
     const stop = step.finishedAt ?? end;
-    return [{ start: step.startedAt, end: stop, status: step.status, title: `${label}: ${seconds(stop - step.startedAt)}` }];
+    return [
+      { start: step.startedAt, end: stop, status: step.status, title: `${label}: ${seconds(stop - step.startedAt)}` },
+    ];
   }
   return tasks.map((item) => {
     const stop = item.finishedAt ?? end;
@@ -41,46 +42,82 @@ function barsOf(step: ReportData['steps'][number], end: number): Bar[] {
   });
 }
 
-/**
- * Every task as a bar from submission to end, grouped by step, and beneath them the requests sent
- * each second with the 429s marked in red: how the scheduler spent the budget.
- */
-export function timelineSvg(data: ReportData): Html {
-  const start = data.summary.started_at;
-  const lastEvent = Math.max(start + 1000, ...data.steps.map((s) => s.finishedAt ?? 0), ...data.traffic.map((t) => t.second + 1000));
-  const end = data.summary.finished_at ?? lastEvent;
-  const span = Math.max(1000, end - start);
-  const x = (t: number) => LABEL + ((t - start) / span) * (WIDTH - LABEL - 10);
+/** Where a moment falls on the x axis. */
+type Scale = (t: number) => number;
+
+/** Each step's bars in lanes under its name; answers the groups and the height they take. */
+function stepGroups(data: ReportData, x: Scale, end: number): { groups: Html[]; height: number } {
   const groups: Html[] = [];
   let y = 4;
   for (const step of data.steps) {
     const lanes = packLanes(barsOf(step, end));
     if (lanes.length === 0) continue;
     const top = y;
-    const bars = lanes.flatMap((lane, n) => lane.map((bar) => html`<rect x=${x(bar.start)} y=${top + n * LANE}
-      width=${Math.max(1.5, x(bar.end) - x(bar.start))} height=${LANE - 2} fill=${colourOf(bar.status)}><title>${bar.title}</title></rect>`));
+    const bars = lanes.flatMap((lane, n) =>
+      lane.map(
+        (bar) => html`<rect x=${x(bar.start)} y=${top + n * LANE} width=${Math.max(1.5, x(bar.end) - x(bar.start))}
+          height=${LANE - 2} fill=${colourOf(bar.status)}><title>${bar.title}</title></rect>`,
+      ),
+    );
+    const rule = top + lanes.length * LANE + 3;
     groups.push(html`<g class="timeline-step" data-step=${step.step}>
       <text x="4" y=${top + 9} class="axis">${step.step}</text>${bars}
-      <line x1="0" x2=${WIDTH} y1=${top + lanes.length * LANE + 3} y2=${top + lanes.length * LANE + 3} class="rule" /></g>`);
+      <line x1="0" x2=${WIDTH} y1=${rule} y2=${rule} class="rule" />
+    </g>`);
     y += lanes.length * LANE + 8;
   }
-  const rateTop = y + 14;
-  const busiest = Math.max(1, ...data.traffic.map((t) => Object.values(t.counts).reduce((a, b) => a + (b ?? 0), 0)));
-  const barWidth = Math.max(1, x(start + 1000) - x(start) - 0.5);
-  const rates = data.traffic.map((t) => {
-    const count = Object.values(t.counts).reduce((a, b) => a + (b ?? 0), 0);
+  return { groups, height: y };
+}
+
+const sent = (second: TrafficSecond) => Object.values(second.counts).reduce((a: number, b) => a + (b ?? 0), 0);
+
+/** A bar per second for the requests sent then, and a red mark over each second that saw a 429. */
+function rateBars(data: ReportData, x: Scale, top: number): { bars: Html[]; busiest: number } {
+  const busiest = Math.max(1, ...data.traffic.map(sent));
+  const start = data.summary.started_at;
+  const width = Math.max(1, x(start + 1000) - x(start) - 0.5);
+  const bars = data.traffic.map((t) => {
+    const count = sent(t);
     const h = (count / busiest) * (RATE_HEIGHT - 12);
-    const title = `${new Date(t.second).toISOString().slice(11, 19)}: ${count} requests${t.rateLimited ? `, ${t.rateLimited} × 429` : ''}`;
-    return html`<g><rect x=${x(t.second)} y=${rateTop + RATE_HEIGHT - h} width=${barWidth} height=${h} class="rate"><title>${title}</title></rect>
-      ${t.rateLimited > 0 ? html`<path class="throttled" d=${`M${x(t.second) + barWidth / 2},${rateTop + 2} l4,-7 l-8,0 z`}><title>${title}</title></path>` : null}</g>`;
+    const limited = t.rateLimited ? `, ${t.rateLimited} × 429` : '';
+    const title = `${new Date(t.second).toISOString().slice(11, 19)}: ${count} requests${limited}`;
+    const mark = `M${x(Math.max(start, t.second)) + width / 2},${top + 2} l4,-7 l-8,0 z`;
+    return html`<g>
+      <rect x=${x(Math.max(start, t.second))} y=${top + RATE_HEIGHT - h} width=${width} height=${h} class="rate">
+        <title>${title}</title>
+      </rect>
+      ${t.rateLimited > 0 ? html`<path class="throttled" d=${mark}><title>${title}</title></path>` : null}
+    </g>`;
   });
-  const height = rateTop + RATE_HEIGHT + 18;
-  return html`<svg class="timeline" width=${WIDTH} height=${height} viewBox=${`0 0 ${WIDTH} ${height}`} role="img" aria-label="timeline">
+  return { bars, busiest };
+}
+
+/**
+ * Every task as a bar from submission to end, grouped by step, and beneath them the requests sent
+ * each second with the 429s marked in red: how the scheduler spent the budget.
+ */
+export function timelineSvg(data: ReportData): Html {
+  const start = data.summary.started_at;
+  const lastEvent = Math.max(
+    start + 1000,
+    ...data.steps.map((s) => s.finishedAt ?? 0),
+    ...data.traffic.map((t) => t.second + 1000),
+  );
+  const end = data.summary.finished_at ?? lastEvent;
+  const span = Math.max(1000, end - start);
+  const x: Scale = (t) => LABEL + ((t - start) / span) * (WIDTH - LABEL - 10);
+  const { groups, height: stepsHeight } = stepGroups(data, x, end);
+  const rateTop = stepsHeight + 14;
+  const { bars, busiest } = rateBars(data, x, rateTop);
+  const axis = rateTop + RATE_HEIGHT;
+  const height = axis + 18;
+  return html`<svg class="timeline" width=${WIDTH} height=${height} viewBox=${`0 0 ${WIDTH} ${height}`}
+    role="img" aria-label="timeline">
     ${groups}
     <text x="4" y=${rateTop + 12} class="axis">requests/s</text>
     <text x="4" y=${rateTop + 26} class="axis muted">max ${busiest}</text>
-    ${rates}
-    <line x1=${LABEL} x2=${WIDTH - 10} y1=${rateTop + RATE_HEIGHT} y2=${rateTop + RATE_HEIGHT} class="rule" />
+    ${bars}
+    <line x1=${LABEL} x2=${WIDTH - 10} y1=${axis} y2=${axis} class="rule" />
     <text x=${LABEL} y=${height - 3} class="axis">0 s</text>
     <text x=${WIDTH - 10} y=${height - 3} class="axis" text-anchor="end">${seconds(span)}</text>
   </svg>`;

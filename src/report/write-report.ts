@@ -14,13 +14,22 @@ import { thumbnails } from './thumbnails.js';
 export const MAX_THUMBNAILS = 1000;
 
 /** Builds the report of the run whose journal is at `journalPath` and writes it to `outFile`. */
-export async function writeReport(journalPath: string, outFile: string): Promise<Result<{ path: string; bytes: number }, UnreadableJournal>> {
+export async function writeReport(
+  journalPath: string,
+  outFile: string,
+): Promise<Result<{ path: string; bytes: number }, UnreadableJournal>> {
   const data = reportData(readJournalFile(journalPath));
   if (!data.ok) return err(data.error);
-  const images = data.value.steps.flatMap((s) => s.items.flatMap((i) => i.files.filter((f) => f.kind === 'image').map((f) => f.path)));
+  const images = data.value.steps.flatMap((s) =>
+    s.items.flatMap((i) => i.files.filter((f) => f.kind === 'image').map((f) => f.path)),
+  );
   const path = resolve(outFile);
   const thumbs = await thumbnails(images.slice(0, MAX_THUMBNAILS));
-  const page = renderPage(data.value, { dir: dirname(path), thumbs, unthumbed: Math.max(0, images.length - MAX_THUMBNAILS) });
+  const page = renderPage(data.value, {
+    dir: dirname(path),
+    thumbs,
+    unthumbed: Math.max(0, images.length - MAX_THUMBNAILS),
+  });
   writeAtomically(path, page);
   return ok({ path, bytes: Buffer.byteLength(page) });
 }

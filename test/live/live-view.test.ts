@@ -27,7 +27,9 @@ function recordingSink() {
   return { sink, frames, kept };
 }
 
-const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+const ESC = String.fromCharCode(27);
+const ANSI = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, 'g');
+const plain = (text: string) => text.replace(ANSI, '');
 
 function setUp(limit = 60) {
   const clock = new ManualClock();
@@ -109,7 +111,11 @@ describe('plain progress lines (not a terminal)', () => {
   it('reports a fan-out every tenth of its items, and after 30 s without one', async () => {
     const clock = new ManualClock();
     const lines: string[] = [];
-    const reporter = new ConsoleReporter((t) => lines.push(t), false, () => clock.now());
+    const reporter = new ConsoleReporter(
+      (t) => lines.push(t),
+      false,
+      () => clock.now(),
+    );
     reporter.stepStarted('hero', 100);
     for (let done = 1; done <= 12; done++) reporter.itemFinished('hero', done, 100);
     expect(lines.filter((l) => l.includes('of 100 done'))).toEqual(['  hero: 10 of 100 done\n']);

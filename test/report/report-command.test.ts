@@ -48,11 +48,17 @@ beforeEach(() => {
   home = join(root, `home-${Math.random().toString(36).slice(2)}`);
 });
 
-const env = () => ({ PIPELINE_HOME: home, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey, CI: 'true' });
+const env = () => ({
+  PIPELINE_HOME: home,
+  PIPELINE_BASE_URL: gateway.baseUrl,
+  PIPELINE_API_KEY: gateway.apiKey,
+  CI: 'true',
+});
 const pipeline = (args: string[]) => execa('node', [cli, ...args], { reject: false, env: env(), cwd: root });
 const journalPath = (runId: string) => join(home, 'runs', runId, 'journal.jsonl');
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
-const attributes = (page: string, name: string) => [...page.matchAll(new RegExp(`${name}="([^"]*)"`, 'g'))].map((m) => m[1]!);
+const attributes = (page: string, name: string) =>
+  [...page.matchAll(new RegExp(`${name}="([^"]*)"`, 'g'))].map((m) => m[1]!);
 
 /** Starts the twelve-picture run and sends it `signal` once `after` items are done. */
 async function stoppedRun(signal: 'SIGINT' | 'SIGKILL', after: number) {
@@ -87,7 +93,9 @@ describe('report.html at the end of every run', () => {
     expect(result.exitCode, result.stderr).toBe(1);
     const runId = readdirSync(join(home, 'runs'))[0]!;
     const page = readFileSync(join(home, 'runs', runId, 'report.html'), 'utf8');
-    expect(page).toMatch(/<section class="step" data-step="check" data-status="failed">[^]*<div class="error">[^<]*exit/);
+    expect(page).toMatch(
+      /<section class="step" data-step="check" data-status="failed">[\s\S]*<div class="error">[^<]*exit/,
+    );
     expect(page).toMatch(/<g class="dag-node" data-step="icon" data-status="succeeded">/);
     expect(page).toMatch(/<g class="dag-node" data-step="check" data-status="failed">/);
     expect(page).toContain('src="data:image/webp;base64,');
@@ -107,7 +115,7 @@ describe('pipeline run --no-report', () => {
 });
 
 describe('pipeline report RUN_ID', () => {
-  it('writes the report of a killed run from its journal; --out links the outputs relative to the new place', async () => {
+  it('writes the report of a killed run from its journal; --out links outputs relative to its place', async () => {
     const { runId, result } = await stoppedRun('SIGKILL', 3);
     expect(result.signal).toBe('SIGKILL');
     expect(existsSync(join(home, 'runs', runId, 'report.html'))).toBe(false);

@@ -21,9 +21,16 @@ describe('the traffic meter', () => {
     meter.record({ kind: 'call', method: 'POST', url: `${endpoints.toolUrl}/v1/web-search`, status: 200 });
     meter.record({ kind: 'call', method: 'POST', url: `${endpoints.llmUrl}/v1/chat/completions`, status: null });
     meter.record({ kind: 'call', method: 'POST', url: `${api}/files`, status: 200 });
-    expect(events).toEqual([{ type: 'requests', second: Date.UTC(2026, 0, 1), counts: { submit: 2, poll: 1 }, rate_limited: 1 }]);
+    expect(events).toEqual([
+      { type: 'requests', second: Date.UTC(2026, 0, 1), counts: { submit: 2, poll: 1 }, rate_limited: 1 },
+    ]);
     meter.flush();
-    expect(events[1]).toEqual({ type: 'requests', second: Date.UTC(2026, 0, 1, 0, 0, 1), counts: { tool: 1, text: 1, upload: 1 }, rate_limited: 0 });
+    expect(events[1]).toEqual({
+      type: 'requests',
+      second: Date.UTC(2026, 0, 1, 0, 0, 1),
+      counts: { tool: 1, text: 1, upload: 1 },
+      rate_limited: 0,
+    });
     expect([meter.perMinute(), meter.total, meter.rateLimited]).toEqual([6, 6, 1]);
     await clock.advance(59_500);
     expect(meter.perMinute()).toBe(3);
@@ -33,18 +40,89 @@ describe('the traffic meter', () => {
 describe('the report data, from a journal', () => {
   const t0 = Date.UTC(2026, 0, 1);
   const events: JournalEvent[] = [
-    { type: 'run-started', t: t0, run_id: 'r1', recipe: '/r.yaml', name: 'r', rows: [{}], sets: [], batch: null, dag: [{ id: 'hero', action: 'model', depends_on: [], model: 'v/m' }] },
+    {
+      type: 'run-started',
+      t: t0,
+      run_id: 'r1',
+      recipe: '/r.yaml',
+      name: 'r',
+      rows: [{}],
+      sets: [],
+      batch: null,
+      dag: [{ id: 'hero', action: 'model', depends_on: [], model: 'v/m' }],
+    },
     { type: 'step-started', t: t0, row: 0, step: 'hero' },
-    { type: 'task-submitted', t: t0 + 10, row: 0, step: 'hero', index: 0, slug: 'v/m', request: 'q0', task_id: 'task_a', input: { prompt: 'a cat' } },
-    { type: 'task-submitted', t: t0 + 20, row: 0, step: 'hero', index: 1, slug: 'v/m', request: 'q1', task_id: 'task_b', input: { prompt: 'a dog' } },
+    {
+      type: 'task-submitted',
+      t: t0 + 10,
+      row: 0,
+      step: 'hero',
+      index: 0,
+      slug: 'v/m',
+      request: 'q0',
+      task_id: 'task_a',
+      input: { prompt: 'a cat' },
+    },
+    {
+      type: 'task-submitted',
+      t: t0 + 20,
+      row: 0,
+      step: 'hero',
+      index: 1,
+      slug: 'v/m',
+      request: 'q1',
+      task_id: 'task_b',
+      input: { prompt: 'a dog' },
+    },
     { type: 'request-sent', t: t0 + 30, row: 0, step: 'hero', index: 2, slug: 'v/m', request: 'q2' },
     { type: 'submission-refused', t: t0 + 40, row: 0, step: 'hero', index: 2, reason: 'rate-limited' },
-    { type: 'task-finished', t: t0 + 900, row: 0, step: 'hero', index: 0, task_id: 'task_a', status: 'success', duration_ms: 800, result_expires_at: null, polls: 2 },
-    { type: 'output-written', t: t0 + 950, row: 0, step: 'hero', index: 0, task_id: 'task_a', url: 'u', path: '/o/hero-1.png', bytes: 5 },
+    {
+      type: 'task-finished',
+      t: t0 + 900,
+      row: 0,
+      step: 'hero',
+      index: 0,
+      task_id: 'task_a',
+      status: 'success',
+      duration_ms: 800,
+      result_expires_at: null,
+      polls: 2,
+    },
+    {
+      type: 'output-written',
+      t: t0 + 950,
+      row: 0,
+      step: 'hero',
+      index: 0,
+      task_id: 'task_a',
+      url: 'u',
+      path: '/o/hero-1.png',
+      bytes: 5,
+    },
     { type: 'item-finished', t: t0 + 960, row: 0, step: 'hero', index: 0, outputs: {} },
-    { type: 'task-finished', t: t0 + 990, row: 0, step: 'hero', index: 1, task_id: 'task_b', status: 'FAILED', duration_ms: 800, result_expires_at: null, polls: 3, error: 'Content: refused' },
+    {
+      type: 'task-finished',
+      t: t0 + 990,
+      row: 0,
+      step: 'hero',
+      index: 1,
+      task_id: 'task_b',
+      status: 'FAILED',
+      duration_ms: 800,
+      result_expires_at: null,
+      polls: 3,
+      error: 'Content: refused',
+    },
     { type: 'requests', t: t0 + 1000, second: t0, counts: { submit: 3, poll: 5 }, rate_limited: 1 },
-    { type: 'step-failed', t: t0 + 1000, row: 0, step: 'hero', reason: 'task-failed', message: 'task task_b failed', outcome_unknown: false },
+    {
+      type: 'step-failed',
+      t: t0 + 1000,
+      row: 0,
+      step: 'hero',
+      reason: 'task-failed',
+      message: 'task task_b failed',
+      outcome_unknown: false,
+    },
     { type: 'run-finished', t: t0 + 1001, status: 'failed', outputs: null },
   ];
 
@@ -52,11 +130,13 @@ describe('the report data, from a journal', () => {
     const data = reportData({ events, damagedLines: [] });
     if (!data.ok) throw new Error(data.error.message);
     const [hero] = data.value.steps;
-    expect(hero!.items.map((i) => [i.index, i.taskId, i.status, i.polls, i.error, i.files.map((f) => f.kind)])).toEqual([
-      [0, 'task_a', 'succeeded', 2, null, ['image']],
-      [1, 'task_b', 'failed', 3, 'Content: refused', []],
-      [2, null, 'failed', null, 'submission refused (rate-limited)', []],
-    ]);
+    expect(hero!.items.map((i) => [i.index, i.taskId, i.status, i.polls, i.error, i.files.map((f) => f.kind)])).toEqual(
+      [
+        [0, 'task_a', 'succeeded', 2, null, ['image']],
+        [1, 'task_b', 'failed', 3, 'Content: refused', []],
+        [2, null, 'failed', null, 'submission refused (rate-limited)', []],
+      ],
+    );
     expect(hero!.items[0]!.input).toEqual({ prompt: 'a cat' });
     expect(data.value.totals).toMatchObject({ tasks: 2, files: 1, rateLimited: 1, cacheHits: null });
     expect(data.value.totals.requests).toMatchObject({ submit: 3, poll: 5, upload: 0 });
