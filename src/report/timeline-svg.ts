@@ -60,8 +60,9 @@ function stepGroups(data: ReportData, x: Scale, end: number): { groups: Html[]; 
       ),
     );
     const rule = top + lanes.length * LANE + 3;
+    const name = `${data.summary.rows > 1 ? `row ${step.row + 1} ` : ''}${step.step}`;
     groups.push(html`<g class="timeline-step" data-step=${step.step}>
-      <text x="4" y=${top + 9} class="axis">${step.step}</text>${bars}
+      <text x="4" y=${top + 9} class="axis">${name}</text>${bars}
       <line x1="0" x2=${WIDTH} y1=${rule} y2=${rule} class="rule" />
     </g>`);
     y += lanes.length * LANE + 8;
