@@ -136,7 +136,7 @@ describe('pipeline report RUN_ID', () => {
     }
   }, 60_000);
 
-  it('says what is wrong with an unknown run or an --out it cannot write', async () => {
+  it('says what is wrong with an unknown run or an --out it cannot write; --open uses the system opener', async () => {
     const unknown = await pipeline(['report', 'no-such-run']);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toContain('no run no-such-run in');
@@ -144,5 +144,24 @@ describe('pipeline report RUN_ID', () => {
     const missing = await pipeline(['report', runId, '--out', join(root, 'no', 'such', 'folder', 'r.html')]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toMatch(/--out: the folder .*no\/such\/folder does not exist/);
+    // --open hands the page to the system's opener; without one, a warning, and the report is still written.
+    const bin = join(root, `bin-${runId}`);
+    await mkdir(bin);
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > ${join(bin, 'opened')}\n`, { mode: 0o755 });
+    const opened = await execa(process.execPath, [cli, 'report', runId, '--open'], {
+      reject: false,
+      env: { ...env(), PATH: bin },
+      cwd: root,
+    });
+    expect(opened.exitCode, opened.stderr).toBe(0);
+    await expect.poll(() => existsSync(join(bin, 'opened'))).toBe(true);
+    expect(readFileSync(join(bin, 'opened'), 'utf8').trim()).toBe(join(home, 'runs', runId, 'report.html'));
+    const noOpener = await execa(process.execPath, [cli, 'report', runId, '--open'], {
+      reject: false,
+      env: { ...env(), PATH: root },
+      cwd: root,
+    });
+    expect(noOpener.exitCode).toBe(0);
+    expect(noOpener.stderr).toContain('warning: --open: could not start xdg-open');
   }, 60_000);
 });
