@@ -27,6 +27,8 @@ export interface ReportItem {
   error: string | null;
   files: ReportFile[];
   output: unknown;
+  /** Restored from the step cache: no task ran for it. */
+  cached: boolean;
 }
 
 export interface ReportStep {
@@ -93,6 +95,7 @@ const emptyItem = (index: number): ReportItem => ({
   error: null,
   files: [],
   output: undefined,
+  cached: false,
 });
 
 /** Everything the report shows, read off the journal alone: a killed run has a report too. */
@@ -203,8 +206,15 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
       return;
     }
     default:
+      // The step cache's hit, where this build has a step cache: the item ran no task.
+      if (isCacheHit(event)) itemAt(event.row, event.step, event.index).cached = true;
       return;
   }
+}
+
+/** `item-cached`: one item restored from the step cache (a kind journals have only where the cache exists). */
+function isCacheHit(event: JournalEvent): event is JournalEvent & { row: number; step: string; index: number } {
+  return (event as { type: string }).type === 'item-cached';
 }
 
 function totalsOf(events: JournalEvent[], summary: RunSummary, traffic: TrafficSecond[]): ReportData['totals'] {
@@ -215,7 +225,7 @@ function totalsOf(events: JournalEvent[], summary: RunSummary, traffic: TrafficS
     rateLimited += second.rateLimited;
   }
   // The step cache, where it exists, journals its hits; a journal without any shows none.
-  const hits = events.filter((e) => /^cache-hit|^step-cached|^item-cached/.test(e.type)).length;
+  const hits = events.filter(isCacheHit).length;
   return {
     // As summary.json counts them: every task submitted, a resubmission included.
     tasks: summary.steps.reduce((n, s) => n + s.tasks.length, 0),

@@ -46,7 +46,12 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const prompt = promptOf(item);
   const took =
     item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
-  const facts = [item.taskId, took, item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`];
+  const facts = [
+    item.cached && 'from the cache',
+    item.taskId,
+    took,
+    item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`,
+  ];
   const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
   const wholeInput = item.input && typeof item.input.prompt === 'string' ? item.input : null;
   const output = item.output !== undefined && item.files.length === 0 && !item.taskId ? item.output : undefined;

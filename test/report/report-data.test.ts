@@ -143,6 +143,16 @@ describe('the report data, from a journal', () => {
     expect(data.value.dag).toEqual([{ id: 'hero', action: 'model', depends_on: [], model: 'v/m' }]);
   });
 
+  it('counts the step cache's hits, and marks the items it restored', () => {
+    const [start, step] = events;
+    const hit = { type: 'item-cached', t: t0 + 5, row: 0, step: 'hero', index: 0, key: 'k0' } as unknown as JournalEvent;
+    const finished: JournalEvent = { type: 'item-finished', t: t0 + 6, row: 0, step: 'hero', index: 0, outputs: {} };
+    const data = reportData({ events: [start!, step!, hit, finished], damagedLines: [] });
+    if (!data.ok) throw new Error(data.error.message);
+    expect(data.value.totals.cacheHits).toBe(1);
+    expect(data.value.steps[0]!.items[0]).toMatchObject({ cached: true, status: 'succeeded', taskId: null });
+  });
+
   it('packs task bars into as few lanes as keep them apart', () => {
     const bar = (start: number, end: number) => ({ start, end, status: 'succeeded', title: '' });
     const lanes = packLanes([bar(0, 10), bar(5, 15), bar(10, 20), bar(12, 30), bar(16, 18)]);
