@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
+import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { RateBudget } from '../scheduler/budget.js';
 import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -36,6 +37,8 @@ export interface Connection {
   budget: RateBudget;
   /** Counts every request sent: the live view's rate and the journal's per-second record. */
   traffic: TrafficMeter;
+  /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
+  observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
   clock: Clock;
   close(): Promise<void>;
@@ -105,11 +108,17 @@ export async function connect(
   registerSecret(apiKey);
   const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
   const budget = new RateBudget({ clock, ...budgetOptions });
+  const observers: Connection['observers'] = [];
+  const onRateLimit = (observation: RateLimitObservation) => {
+    budget.observe(observation);
+    for (const observer of observers) observer(observation);
+  };
   const traffic = new TrafficMeter(endpoints, clock);
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe, onRequest: traffic.record });
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit, onRequest: traffic.record });
   return {
     client,
     budget,
+    observers,
     traffic,
     endpoints,
     clock,

@@ -205,16 +205,12 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
       item.finishedAt ??= event.t;
       return;
     }
+    case 'item-cached':
+      itemAt(event.row, event.step, event.index).cached = true;
+      return;
     default:
-      // The step cache's hit, where this build has a step cache: the item ran no task.
-      if (isCacheHit(event)) itemAt(event.row, event.step, event.index).cached = true;
       return;
   }
-}
-
-/** `item-cached`: one item restored from the step cache (a kind journals have only where the cache exists). */
-function isCacheHit(event: JournalEvent): event is JournalEvent & { row: number; step: string; index: number } {
-  return (event as { type: string }).type === 'item-cached';
 }
 
 function totalsOf(events: JournalEvent[], summary: RunSummary, traffic: TrafficSecond[]): ReportData['totals'] {
@@ -224,8 +220,7 @@ function totalsOf(events: JournalEvent[], summary: RunSummary, traffic: TrafficS
     for (const [kind, count] of Object.entries(second.counts)) requests[kind as TrafficKind] += count ?? 0;
     rateLimited += second.rateLimited;
   }
-  // The step cache, where it exists, journals its hits; a journal without any shows none.
-  const hits = events.filter(isCacheHit).length;
+  const hits = events.filter((e) => e.type === 'item-cached').length;
   return {
     // As summary.json counts them: every task submitted, a resubmission included.
     tasks: summary.steps.reduce((n, s) => n + s.tasks.length, 0),

@@ -145,14 +145,7 @@ describe('the report data, from a journal', () => {
 
   it('counts the hits of the step cache, and marks the items it restored', () => {
     const [start, step] = events;
-    const hit = {
-      type: 'item-cached',
-      t: t0 + 5,
-      row: 0,
-      step: 'hero',
-      index: 0,
-      key: 'k0',
-    } as unknown as JournalEvent;
+    const hit: JournalEvent = { type: 'item-cached', t: t0 + 5, row: 0, step: 'hero', index: 0, key: 'k0' };
     const finished: JournalEvent = { type: 'item-finished', t: t0 + 6, row: 0, step: 'hero', index: 0, outputs: {} };
     const data = reportData({ events: [start!, step!, hit, finished], damagedLines: [] });
     if (!data.ok) throw new Error(data.error.message);
