@@ -297,6 +297,8 @@ describe('pipeline run against a gateway with $100', () => {
       by_step: { hero: 0.18, branded: 0.04, clip: 0.3 },
     });
     expect(run.stderr).toMatch(/✓ run \S+ succeeded in [\d.]+s, spent \$0\.5200 of an estimated at least \$0\.3400/);
+    const report = readFileSync(join(home, 'runs', runIdIn(run.stderr), 'report.html'), 'utf8');
+    expect(report).toContain('<td data-total="spent">$0.5200 of an estimated at least $0.3400</td>');
   });
 
   it('charges batch-thumbnails exactly its estimate, and runs list shows the spend', async () => {
