@@ -62,13 +62,16 @@ function client(url: string): Redis {
 export async function openRedis(url: string): Promise<Result<RedisPair, string>> {
   const commands = client(url);
   const subscriber = client(url);
+  // ioredis rejects connect() with "Connection is closed."; the socket's own error says why.
+  let cause: Error | undefined;
+  commands.once('error', (error: Error) => (cause ??= error));
   try {
     await commands.connect();
     await subscriber.connect();
   } catch (error) {
     commands.disconnect();
     subscriber.disconnect();
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = (cause ?? error) instanceof Error ? (cause ?? (error as Error)).message : String(error);
     return err(`cannot reach Redis at ${shownRedisUrl(url)}: ${reason}`);
   }
   return ok({
