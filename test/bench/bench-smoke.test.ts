@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 const runner = fileURLToPath(new URL('../../bench/run.mjs', import.meta.url));
 const report = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
-const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k'];
+const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'shared-key'];
 
 describe('npm run bench -- --quick --json', () => {
   it('prints a line per scenario and writes a well-formed report', { timeout: 240_000 }, async () => {
@@ -27,5 +27,9 @@ describe('npm run bench -- --quick --json', () => {
     expect(scenarios.webhook.webhooks_delivered).toBe(scenarios.webhook.tasks);
     expect(numbers(scenarios['engine-overhead'].cpu_ms_per_task) && numbers(scenarios['engine-overhead'].peak_rss_mb)).toBe(true);
     expect(numbers(scenarios['plan-10k'].validate_ms)).toBe(true);
+    if (!scenarios['shared-key'].skipped) {
+      expect(numbers(scenarios['shared-key'].redis.makespan_ms) && numbers(scenarios['shared-key'].without_redis.makespan_ms)).toBe(true);
+      expect(scenarios['shared-key'].redis.rate_limited).toBeLessThanOrEqual(1);
+    }
   });
 });

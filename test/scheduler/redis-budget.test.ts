@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBudget } from '../../src/scheduler/redis-budget.js';
 import { budgetScope, openRedis, type RedisPair } from '../../src/scheduler/redis-connection.js';
+import { RedisDurations } from '../../src/scheduler/redis-durations.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
 
@@ -148,5 +149,20 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     const leases = await pair.commands.zcard(`pipeline:budget:{${budgetScope('key-lost', BASE)}}:leases`);
     expect(leases).toBe(2);
     expect(warnings).toHaveLength(1);
+  });
+
+  it('shares learned durations per gateway: a new process starts from what another learned', async () => {
+    const writer = await openRedis(server.url);
+    const reader = await openRedis(server.url);
+    if (!writer.ok || !reader.ok) throw new Error('no Redis');
+    try {
+      new RedisDurations(writer.value, 'https://g.example/api/v1').record('vendor-b/video', { mean: 3300, variance: 4, samples: 2 });
+      await writer.value.commands.ping();
+      expect(await new RedisDurations(reader.value, 'https://g.example/api/v1').load()).toEqual({ 'vendor-b/video': { mean: 3300, variance: 4, samples: 2 } });
+      expect(await new RedisDurations(reader.value, 'https://other.example/api/v1').load()).toEqual({});
+    } finally {
+      await writer.value.close();
+      await reader.value.close();
+    }
   });
 });
