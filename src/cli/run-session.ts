@@ -170,7 +170,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
   try {
-    if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
+    if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
     const ctx: EngineContext = {
       plan,

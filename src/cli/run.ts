@@ -14,8 +14,8 @@ function addExecutionOptions(command: Command): Command {
     .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
     .option('--redis <url>', 'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)')
-    .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
-    .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')
+    .option('--webhook-listen <host:port>', 'results arrive by webhook at this address (port 0: a free one), with a slow safety poll')
+    .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
     .option('--json', 'print the run and its outputs as JSON on stdout');
 }
 
@@ -26,7 +26,7 @@ function parseRpm(value: string): RpmFlag {
 }
 
 function checkExecution(flags: RunFlags): RunFlags {
-  if (Boolean(flags.webhookUrl) !== Boolean(flags.webhookListen)) throw new UsageError('--webhook-url and --webhook-listen go together');
+  if (flags.webhookUrl && !flags.webhookListen) throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
   if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl)) throw new UsageError(`--webhook-url must be an http(s) URL, got ${JSON.stringify(flags.webhookUrl)}`);
   return flags;
 }
