@@ -39,6 +39,7 @@ type Commands = Redis & {
 };
 
 const KEEP_MS = 24 * 3600_000;
+const MAX_WAIT_MS = 1000;
 
 /**
  * The request budget of one key, shared by every process that runs on it: the window's state
@@ -179,7 +180,9 @@ export class RedisBudget implements Budget {
     this.processes = Math.max(1, processes);
     this.nextGrant += granted;
     for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`);
-    if (this.waiters.length > 0) this.wakeAt(next > now ? next : now + 1);
+    // Other processes' releases and answers wake this one through Redis; a message missed (the
+    // subscriber reconnecting) costs at most a second, since the budget asks again by then.
+    if (this.waiters.length > 0) this.wakeAt(Math.min(next > now ? next : now + 1, now + MAX_WAIT_MS));
     else this.cancelTimer();
   }
 
