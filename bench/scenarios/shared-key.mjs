@@ -10,7 +10,16 @@ const PROCESSES = 3;
 async function startRedis() {
   for (let attempt = 0; attempt < 20; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+    const child = spawn('redis-server', [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ]);
     const ready = await new Promise((resolve, reject) => {
       let output = '';
       child.stdout.on('data', (chunk) => {
@@ -18,9 +27,19 @@ async function startRedis() {
         if (output.includes('Ready to accept connections')) resolve(true);
       });
       child.once('error', reject);
-      child.once('exit', () => (/in use/i.test(output) ? resolve(false) : reject(new Error(`redis-server exited: ${output}`))));
+      child.once('exit', () =>
+        /in use/i.test(output) ? resolve(false) : reject(new Error(`redis-server exited: ${output}`)),
+      );
     });
-    if (ready) return { url: `redis://127.0.0.1:${port}`, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+    if (ready)
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        stop: () =>
+          new Promise((resolve) => {
+            child.once('exit', resolve);
+            child.kill('SIGTERM');
+          }),
+      };
   }
   throw new Error('could not start redis-server');
 }
@@ -63,9 +82,13 @@ export async function run({ quick }) {
     redis: { ...shared, makespan_over_bound: ratio(shared.makespan_ms, bound) },
     without_redis: { ...alone, makespan_over_bound: ratio(alone.makespan_ms, bound) },
   };
-  const describe = (s) => `${seconds(s.makespan_ms)} (×${fixed(ratio(s.makespan_ms, bound))}), ${fixed(s.requests_per_task)} requests/task, ${s.rate_limited} 429s`;
+  const describe = (s) => {
+    const over = fixed(ratio(s.makespan_ms, bound));
+    return `${seconds(s.makespan_ms)} (×${over}), ${fixed(s.requests_per_task)} requests/task, ${s.rate_limited} 429s`;
+  };
+  const head = `shared-key: ${PROCESSES} processes × ${perProcess} tasks, bound ${seconds(bound)}`;
   return {
-    line: `shared-key: ${PROCESSES} processes × ${perProcess} tasks, bound ${seconds(bound)} | with Redis ${describe(shared)} | without ${describe(alone)}`,
+    line: `${head} | with Redis ${describe(shared)} | without ${describe(alone)}`,
     figures,
   };
 }

@@ -64,7 +64,14 @@ export class RedisBudget implements Budget {
    */
   private readonly live = new Map<string, { local?: () => void; inheritedBy?: RateBudget }>();
   private nextGrant = 1;
-  private last: BudgetSnapshot = { limit: undefined, remaining: undefined, resetAt: undefined, unanswered: 0, pausedUntil: 0, waiting: 0 };
+  private last: BudgetSnapshot = {
+    limit: undefined,
+    remaining: undefined,
+    resetAt: undefined,
+    unanswered: 0,
+    pausedUntil: 0,
+    waiting: 0,
+  };
   private processes = 1;
   private local: RateBudget | undefined;
   private warned = false;
@@ -135,7 +142,9 @@ export class RedisBudget implements Budget {
     this.local?.observe(observation);
     if (this.local) return;
     const { status, limit = -1, remaining = -1, resetAt = -1 } = observation;
-    this.redis.budgetObserve(...this.keys, now, status, limit, remaining, resetAt, pauseUntil, this.channel).catch(() => this.lose());
+    this.redis
+      .budgetObserve(...this.keys, now, status, limit, remaining, resetAt, pauseUntil, this.channel)
+      .catch(() => this.lose());
   };
 
   async close(): Promise<void> {
@@ -176,7 +185,14 @@ export class RedisBudget implements Budget {
     }
     const [granted = 0, next = now, limit, remaining, resetAt, pausedUntil = 0, unanswered = 0, processes = 1] = reply;
     const known = (value: number | undefined) => (value === undefined || value < 0 ? undefined : value);
-    this.last = { limit: known(limit), remaining: known(remaining), resetAt: known(resetAt), unanswered, pausedUntil, waiting: 0 };
+    this.last = {
+      limit: known(limit),
+      remaining: known(remaining),
+      resetAt: known(resetAt),
+      unanswered,
+      pausedUntil,
+      waiting: 0,
+    };
     this.processes = Math.max(1, processes);
     this.nextGrant += granted;
     for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`);
@@ -190,7 +206,10 @@ export class RedisBudget implements Budget {
   private grant(id: string): void {
     this.live.set(id, {});
     const waiter = this.waiters.shift();
-    if (!waiter) return this.release(id);
+    if (!waiter) {
+      this.release(id);
+      return;
+    }
     waiter.signal?.removeEventListener('abort', waiter.onAbort);
     let released = false;
     waiter.resolve(() => {
@@ -232,7 +251,13 @@ export class RedisBudget implements Budget {
     const { limit, remaining, resetAt, pausedUntil } = this.last;
     const initial = { limit, remaining, resetAt, pausedUntil, unanswered: this.live.size };
     const share = 1 / this.processes;
-    const local = new RateBudget({ clock: this.clock, resetMarginMs: this.resetMarginMs, random: this.random, share, initial });
+    const local = new RateBudget({
+      clock: this.clock,
+      resetMarginMs: this.resetMarginMs,
+      random: this.random,
+      share,
+      initial,
+    });
     for (const grant of this.live.values()) grant.inheritedBy = local;
     this.local = local;
     this.cancelTimer();

@@ -11,7 +11,10 @@ import type { RedisPair } from './redis-connection.js';
 export class RedisDurations implements DurationStore {
   private readonly key: string;
 
-  constructor(private readonly redis: RedisPair, gateway: string) {
+  constructor(
+    private readonly redis: RedisPair,
+    gateway: string,
+  ) {
     this.key = `pipeline:durations:{${createHash('sha256').update(gateway).digest('hex').slice(0, 32)}}`;
   }
 

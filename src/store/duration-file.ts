@@ -13,7 +13,10 @@ export class DurationFile implements DurationStore {
   readonly path: string;
   private readonly learned = new Map<string, LearnedDuration>();
 
-  constructor(home: string, private readonly gateway: string) {
+  constructor(
+    home: string,
+    private readonly gateway: string,
+  ) {
     const name = createHash('sha256').update(gateway).digest('hex').slice(0, 16);
     this.path = join(home, 'durations', `${name}.json`);
   }
@@ -27,7 +30,9 @@ export class DurationFile implements DurationStore {
       return {};
     }
     const models = (parsed as { models?: Record<string, unknown> } | null)?.models ?? {};
-    return Object.fromEntries(Object.entries(models).filter((entry): entry is [string, LearnedDuration] => isLearnedDuration(entry[1])));
+    return Object.fromEntries(
+      Object.entries(models).filter((entry): entry is [string, LearnedDuration] => isLearnedDuration(entry[1])),
+    );
   }
 
   record(slug: string, learned: LearnedDuration): void {

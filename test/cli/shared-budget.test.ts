@@ -13,7 +13,9 @@ const PASSWORD = 'budget-pass-7f3a';
 
 function batchRecipe(count: number, tag: string): string {
   const prompts = Array.from({ length: count }, (_, i) => `"${tag} shot ${i}"`).join(', ');
-  return `version: 1\nname: shared\nsettings: { concurrency: 8 }\nsteps:\n  image:\n    uses: ${SLUG}\n    for_each: [${prompts}]\n    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }\n`;
+  const withLine = '    with: { prompt: "${{ item }}", aspect_ratio: "1:1" }\n';
+  const step = `  image:\n    uses: ${SLUG}\n    for_each: [${prompts}]\n${withLine}`;
+  return `version: 1\nname: shared\nsettings: { concurrency: 8 }\nsteps:\n${step}`;
 }
 
 let dir: string;
@@ -34,20 +36,39 @@ afterAll(async () => {
  * Three `pipeline run` processes on one key and one Redis, each with its own home (as on three
  * machines). Each is wrapped: a bare execa promise would make Promise.all wait for the processes.
  */
-async function startThree(gateway: LocalGateway, images: number, name: string): Promise<Array<{ process: ResultPromise }>> {
+async function startThree(
+  gateway: LocalGateway,
+  images: number,
+  name: string,
+): Promise<Array<{ process: ResultPromise }>> {
   return Promise.all(
     ['a', 'b', 'c'].map(async (tag) => {
       const recipe = join(dir, `${name}-${tag}.yaml`);
       await writeFile(recipe, batchRecipe(images, `${name} ${tag}`));
-      const env = { PIPELINE_HOME: join(dir, `${name}-${tag}`), PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey, PIPELINE_REDIS_URL: redis.url, CI: 'true' };
+      const env = {
+        PIPELINE_HOME: join(dir, `${name}-${tag}`),
+        PIPELINE_BASE_URL: gateway.baseUrl,
+        PIPELINE_API_KEY: gateway.apiKey,
+        PIPELINE_REDIS_URL: redis.url,
+        CI: 'true',
+      };
       return { process: execa('node', [cli, 'run', recipe, '--json'], { reject: false, env, extendEnv: true }) };
     }),
   );
 }
 
 describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () => {
-  it('follow one window: 40 images each against 30 requests per 6 s, at most one 429 in all', { timeout: 240_000 }, async () => {
-    const gateway = await startLocalGateway({ rpm: 30, windowSeconds: 6, maxConcurrent: 8, latencyScale: 2 / 3.5, latencyJitter: 0, seed: 1 });
+  it('follow one window: 40 images each against 30 requests per 6 s, at most one 429 in all', {
+    timeout: 240_000,
+  }, async () => {
+    const gateway = await startLocalGateway({
+      rpm: 30,
+      windowSeconds: 6,
+      maxConcurrent: 8,
+      latencyScale: 2 / 3.5,
+      latencyJitter: 0,
+      seed: 1,
+    });
     try {
       const results = await Promise.all((await startThree(gateway, 40, 'all')).map((run) => run.process));
       for (const result of results) {
@@ -63,12 +84,22 @@ describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () =
     }
   });
 
-  it('finish when Redis stops mid-run: exit 0, one warning each, nothing submitted twice', { timeout: 240_000 }, async () => {
-    const gateway = await startLocalGateway({ rpm: 30, windowSeconds: 6, maxConcurrent: 8, latencyScale: 2 / 3.5, latencyJitter: 0, seed: 2 });
+  it('finish when Redis stops mid-run: exit 0, one warning each, nothing submitted twice', {
+    timeout: 240_000,
+  }, async () => {
+    const gateway = await startLocalGateway({
+      rpm: 30,
+      windowSeconds: 6,
+      maxConcurrent: 8,
+      latencyScale: 2 / 3.5,
+      latencyJitter: 0,
+      seed: 2,
+    });
     try {
       const running = await startThree(gateway, 20, 'lost');
       // Stop Redis once the three are well under way.
-      for (let i = 0; i < 6000 && (gateway.stats().tasks.submitted[SLUG] ?? 0) < 15; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 6000 && (gateway.stats().tasks.submitted[SLUG] ?? 0) < 15; i++)
+        await new Promise((r) => setTimeout(r, 10));
       expect(gateway.stats().tasks.submitted[SLUG]).toBeGreaterThanOrEqual(15);
       await redis.stop();
       const results = await Promise.all(running.map((run) => run.process));
@@ -76,7 +107,8 @@ describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () =
       for (const result of results) {
         expect(result.exitCode, String(result.stderr)).toBe(0);
         expect(JSON.parse(String(result.stdout)).files).toHaveLength(20);
-        const warnings = String(result.stderr).match(/warning: lost Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/g) ?? [];
+        const warnings =
+          String(result.stderr).match(/warning: lost Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/g) ?? [];
         expect(warnings, String(result.stderr)).toHaveLength(1);
         expect(String(result.stderr)).not.toContain(PASSWORD);
       }
@@ -93,7 +125,10 @@ describe.skipIf(!redisTestsRun)('--redis at the start', () => {
     await writeFile(recipe, batchRecipe(1, 'x'));
     // Port 1 on loopback: nothing listens there.
     const url = `redis://:${PASSWORD}@127.0.0.1:1`;
-    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', url], { reject: false, env: { PIPELINE_HOME: join(dir, 'unreachable'), CI: 'true' } });
+    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', url], {
+      reject: false,
+      env: { PIPELINE_HOME: join(dir, 'unreachable'), CI: 'true' },
+    });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('cannot reach Redis at redis://:***@127.0.0.1:1');
     expect(`${result.stdout}${result.stderr}`).not.toContain(PASSWORD);
@@ -102,7 +137,10 @@ describe.skipIf(!redisTestsRun)('--redis at the start', () => {
   it('refuses a URL that is not redis:// or rediss://, naming the flag', async () => {
     const recipe = join(dir, 'bad-url.yaml');
     await writeFile(recipe, batchRecipe(1, 'x'));
-    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', 'http://127.0.0.1:6379'], { reject: false, env: { PIPELINE_HOME: join(dir, 'bad-url'), CI: 'true' } });
+    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', 'http://127.0.0.1:6379'], {
+      reject: false,
+      env: { PIPELINE_HOME: join(dir, 'bad-url'), CI: 'true' },
+    });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--redis (or PIPELINE_REDIS_URL) must be a redis:// or rediss:// URL');
   });

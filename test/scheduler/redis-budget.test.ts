@@ -110,7 +110,14 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     const clock = new ManualClock(T0);
     const teamA = await budgetFor(clock, 'key-team-a');
     const teamB = await budgetFor(clock, 'key-team-b');
-    teamA.budget.observe({ status: 429, observedAt: T0, limit: 1, remaining: 0, resetAt: T0 + 60_000, retryAfterMs: 60_000 });
+    teamA.budget.observe({
+      status: 429,
+      observedAt: T0,
+      limit: 1,
+      remaining: 0,
+      resetAt: T0 + 60_000,
+      retryAfterMs: 60_000,
+    });
     await teamA.pair.commands.ping();
     const a = request(teamA.budget);
     const b = [request(teamB.budget)];
@@ -174,9 +181,15 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     const reader = await openRedis(server.url);
     if (!writer.ok || !reader.ok) throw new Error('no Redis');
     try {
-      new RedisDurations(writer.value, 'https://g.example/api/v1').record('vendor-b/video', { mean: 3300, variance: 4, samples: 2 });
+      new RedisDurations(writer.value, 'https://g.example/api/v1').record('vendor-b/video', {
+        mean: 3300,
+        variance: 4,
+        samples: 2,
+      });
       await writer.value.commands.ping();
-      expect(await new RedisDurations(reader.value, 'https://g.example/api/v1').load()).toEqual({ 'vendor-b/video': { mean: 3300, variance: 4, samples: 2 } });
+      expect(await new RedisDurations(reader.value, 'https://g.example/api/v1').load()).toEqual({
+        'vendor-b/video': { mean: 3300, variance: 4, samples: 2 },
+      });
       expect(await new RedisDurations(reader.value, 'https://other.example/api/v1').load()).toEqual({});
     } finally {
       await writer.value.close();

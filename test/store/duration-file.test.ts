@@ -36,7 +36,10 @@ describe('DurationFile', () => {
   it('ignores a damaged file and implausible entries', async () => {
     const file = new DurationFile(join(home, 'damaged'), 'g');
     await mkdir(join(file.path, '..'), { recursive: true });
-    await writeFile(file.path, '{"models": {"a": {"mean": -1, "variance": 0, "samples": 1}, "b": {"mean": 5, "variance": 0, "samples": 2}}}');
+    await writeFile(
+      file.path,
+      '{"models": {"a": {"mean": -1, "variance": 0, "samples": 1}, "b": {"mean": 5, "variance": 0, "samples": 2}}}',
+    );
     expect(await file.load()).toEqual({ b: { mean: 5, variance: 0, samples: 2 } });
     await writeFile(file.path, '{"models": {');
     expect(await file.load()).toEqual({});
@@ -54,7 +57,9 @@ describe('pipeline run --local, twice in one home', () => {
   it('writes the learned durations when a run ends and goes on from them in the next run', async () => {
     const recipe = join(home, 'three.yaml');
     const prompts = '["a", "b", "c"]';
-    await writeFile(recipe, `version: 1\nname: three\nsteps:\n  image:\n    uses: vendor-a/vendor-a-v3-t2i\n    for_each: ${prompts}\n    with: { prompt: "\${{ item }}" }\n`);
+    const withLine = '    with: { prompt: "${{ item }}" }\n';
+    const step = `  image:\n    uses: vendor-a/vendor-a-v3-t2i\n    for_each: ${prompts}\n${withLine}`;
+    await writeFile(recipe, `version: 1\nname: three\nsteps:\n${step}`);
     const env = { PIPELINE_HOME: join(home, 'cli'), PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true' };
     const samples = async () => {
       const file = new DurationFile(join(home, 'cli'), 'local gateway, latency scale 0.02');
