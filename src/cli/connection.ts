@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
 import type { DurationStore } from '../expected-durations.js';
+import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget } from '../scheduler/budget-interface.js';
 import type { RedisPair } from '../scheduler/redis-connection.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -39,6 +40,8 @@ export function addConnectionOptions(command: Command): Command {
 export interface Connection {
   client: GatewayClient;
   budget: Budget;
+  /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
+  observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
   clock: Clock;
   /** Learned task durations of this gateway, from earlier runs (in Redis, or a file under home). */
@@ -113,12 +116,18 @@ export async function connect(
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const { maxPerMinute } = budgetOptions;
   const budget = await makeBudget(clock, apiKey, endpoints.baseUrl, redis, maxPerMinute === undefined ? {} : { maxPerMinute });
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe });
+  const observers: Connection['observers'] = [];
+  const onRateLimit = (observation: RateLimitObservation) => {
+    budget.observe(observation);
+    for (const observer of observers) observer(observation);
+  };
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit });
   // The built-in gateway's port changes each run; its speed is what the durations depend on.
   const gatewayId = flags.local ? `local gateway, latency scale ${scale}` : endpoints.baseUrl;
   return {
     client,
     budget,
+    observers,
     endpoints,
     clock,
     durations: await durationStore(gatewayId, redis, budgetOptions.home),

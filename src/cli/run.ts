@@ -16,7 +16,10 @@ function addExecutionOptions(command: Command): Command {
     .option('--redis <url>', 'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)')
     .option('--webhook-listen <host:port>', 'results arrive by webhook at this address (port 0: a free one), with a slow safety poll')
     .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
-    .option('--json', 'print the run and its outputs as JSON on stdout');
+    .option('--json', 'print the run and its outputs as JSON on stdout')
+    .option('--no-cache', 'neither read nor write the step cache: every step runs')
+    .option('--refresh', 'run every step again and store the results in the step cache')
+    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
 }
 
 function parseRpm(value: string): RpmFlag {
@@ -41,6 +44,7 @@ export function registerRunCommands(program: Command): void {
       const result = loadRecipe(recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
+        (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
       }
       const { startRun } = await import('./run-session.js');

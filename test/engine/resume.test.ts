@@ -107,7 +107,8 @@ describe('a run killed with SIGKILL, then resumed', () => {
 
   it('stops on Ctrl-C with exit 130, prints the command that resumes, and resumes', async () => {
     await rm(join(home, 'runs'), { recursive: true, force: true });
-    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml')], { reject: false, env: env() });
+    // The first test's pictures are in the step cache: this run must make its own.
+    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml'), '--no-cache'], { reject: false, env: env() });
     const runId = await waitForJournal((events) => count(events, 'task-submitted') >= 2);
     run.kill('SIGINT');
     const stopped = await run;
