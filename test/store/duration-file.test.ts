@@ -65,10 +65,11 @@ describe('pipeline run --local, twice in one home', () => {
       const file = new DurationFile(join(home, 'cli'), 'local gateway, latency scale 0.02');
       return JSON.parse(await readFile(file.path, 'utf8')).models['vendor-a/vendor-a-v3-t2i'].samples;
     };
-    const first = await execa('node', [cli, 'run', recipe, '--local'], { reject: false, env });
+    // --no-cache: the second run must run its tasks, not take them from the step cache.
+    const first = await execa('node', [cli, 'run', recipe, '--local', '--no-cache'], { reject: false, env });
     expect(first.exitCode, first.stderr).toBe(0);
     expect(await samples()).toBe(3);
-    const second = await execa('node', [cli, 'run', recipe, '--local'], { reject: false, env });
+    const second = await execa('node', [cli, 'run', recipe, '--local', '--no-cache'], { reject: false, env });
     expect(second.exitCode, second.stderr).toBe(0);
     expect(await samples()).toBe(6);
   });
