@@ -4,6 +4,7 @@ import type { DurationStore } from '../expected-durations.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget } from '../scheduler/budget-interface.js';
 import type { RedisPair } from '../scheduler/redis-connection.js';
+import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
 import { redact, registerSecret } from './output.js';
@@ -40,6 +41,8 @@ export function addConnectionOptions(command: Command): Command {
 export interface Connection {
   client: GatewayClient;
   budget: Budget;
+  /** Counts every request sent: the live view's rate and the journal's per-second record. */
+  traffic: TrafficMeter;
   /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
   observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
@@ -121,13 +124,15 @@ export async function connect(
     budget.observe(observation);
     for (const observer of observers) observer(observation);
   };
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit });
+  const traffic = new TrafficMeter(endpoints, clock);
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit, onRequest: traffic.record });
   // The built-in gateway's port changes each run; its speed is what the durations depend on.
   const gatewayId = flags.local ? `local gateway, latency scale ${scale}` : endpoints.baseUrl;
   return {
     client,
     budget,
     observers,
+    traffic,
     endpoints,
     clock,
     durations: await durationStore(gatewayId, redis, budgetOptions.home),

@@ -8,6 +8,7 @@ import { registerFilesCommand } from './files.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
+import { registerReportCommand } from './report.js';
 import { registerRunCommands } from './run.js';
 import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
@@ -32,6 +33,7 @@ const program = new Command()
 
 registerRunCommands(program);
 registerRunsCommand(program);
+registerReportCommand(program);
 registerValidateCommand(program);
 registerPlanCommand(program);
 registerGatewayCommand(program);
