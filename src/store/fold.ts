@@ -137,6 +137,8 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
         path: event.path,
         expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (expiries.get(event.task_id) ?? null),
       });
+      // A resume downloads again an item whose download a kill cut short: one file, its last write.
+      state.files = state.files.filter((file) => file.path !== event.path);
       state.files.push({ step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':
