@@ -104,9 +104,10 @@ describe('one fold of the journal', () => {
 
 describe('files written again by a resume', () => {
   it('lists a file once, with the size of its last write', () => {
-    const start = { t: 0, type: 'run-started', run_id: 'r', recipe: 'x.yaml', name: 'x', rows: [{}], sets: [], batch: null } as const;
-    const written = (bytes: number) =>
-      ({ t: 1, type: 'output-written', row: 0, step: 'image', index: 0, task_id: 't', url: 'http://g/r/1.png', path: '/o/image-1.png', bytes }) as const;
+    const start: JournalEvent = { t: 0, type: 'run-started', run_id: 'r', recipe: 'x.yaml', name: 'x', rows: [{}], sets: [], batch: null };
+    const written = (bytes: number): JournalEvent => ({
+      t: 1, type: 'output-written', row: 0, step: 'image', index: 0, task_id: 't', url: 'http://g/r/1.png', path: '/o/image-1.png', bytes,
+    });
     const folded = foldJournal({ events: [start, written(10), written(12)], damagedLines: [] });
     expect(folded.ok && folded.value.files).toEqual([{ step: 'image', row: 0, path: '/o/image-1.png', bytes: 12 }]);
   });
