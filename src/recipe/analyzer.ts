@@ -1,4 +1,5 @@
 import { dirname, resolve } from 'node:path';
+import { didYouMean } from '../expressions/expressions.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan, PlannedStep, StepId, ValueTemplate } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
@@ -79,7 +80,10 @@ function checkNeeds(drafts: StepDraft[], byId: Map<string, StepDraft>, file: Sou
   for (const draft of drafts) {
     for (const need of draft.needs) {
       if (need.step === draft.id) diagnostics.push(error(file, file.locate(need.path), `step '${draft.id}' cannot need itself`));
-      else if (!byId.has(need.step)) diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs`));
+      else if (!byId.has(need.step)) {
+        const hint = didYouMean(need.step, [...byId.keys()].filter((id) => id !== draft.id));
+        diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs${hint}`));
+      }
     }
   }
 }
