@@ -21,7 +21,19 @@ import { connect, type BudgetOptions, type Connection, type ConnectionFlags } fr
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
+import { commandName } from './invocation.js';
 import { printJson, printLine, redact, shown } from './output.js';
+import type { StepSummary } from '../store/summary.js';
+
+/** One line for every step that never ran: after a stop they can be thousands. */
+function cancelledLine(steps: StepSummary[], rows: number): string {
+  const cancelled = steps.filter((s) => s.status === 'cancelled');
+  if (cancelled.length === 0) return '';
+  const names = [...new Set(cancelled.map((s) => s.step))];
+  const shownNames = names.length > 5 ? `${names.slice(0, 5).join(', ')}…` : names.join(', ');
+  const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
+  return `${cancelled.length} step${cancelled.length === 1 ? '' : 's'}${inRows} cancelled: ${shownNames}`;
+}
 
 
 /** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
@@ -213,8 +225,9 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
+  const cancelled = cancelledLine(summary.steps, plan.rows.length);
   if (result.status === 'interrupted') {
-    process.stderr.write(`\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
+    process.stderr.write(`\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${commandName()} resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
@@ -228,8 +241,9 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
     }
     if (copied.length > 0) printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
-    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}\n`);
-    if (failed.length > 0) process.stderr.write(`Details: pipeline runs show ${paths.id}\n`);
+    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`);
+    if (cancelled) process.stderr.write(`  ${cancelled}\n`);
+    if (failed.length > 0 || cancelled) process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
   return result.status === 'succeeded' ? 0 : 1;
 }

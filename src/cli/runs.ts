@@ -80,12 +80,12 @@ export function registerRunsCommand(program: Command): void {
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
-        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
+        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.continued ? 'failed (continued)' : s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
       );
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();
-        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}): ${step.error!.message}`);
+        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`);
       }
       if (summary.files.length > 0) {
         printLine();

@@ -7,6 +7,8 @@ export type JournalEvent =
   | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
   | { type: 'step-started'; t: number; row: number; step: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
+  /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
+  | { type: 'step-cancelled'; t: number; row: number; step: string; reason: string }
   | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
   | { type: 'submission-unknown'; t: number; row: number; step: string; index: number; request: string; message: string }
@@ -16,7 +18,7 @@ export type JournalEvent =
   | { type: 'upload-done'; t: number; hash: string; path: string; file_id: string; url: string; expires_at: number | null }
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
   | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
-  | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string }
+  | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string; continued?: boolean }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
   | { type: 'run-interrupted'; t: number };
 
