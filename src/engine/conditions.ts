@@ -5,7 +5,11 @@
  */
 import { STATUS_FUNCTIONS, type Expr, type StepConclusion } from '../expressions/expressions.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
-import type { StepOutcome } from './engine.js';
+
+/** As much of a step's outcome as the rules read. */
+interface StepOutcome {
+  status: 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+}
 
 function callsStatus(expr: Expr): boolean {
   switch (expr.kind) {

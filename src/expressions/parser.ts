@@ -93,7 +93,9 @@ class Parser {
     }
     if (this.peek()?.text === '(') return this.access(this.call(token, depth));
     if (!(ROOTS as readonly string[]).includes(token.text)) {
-      throw new ExpressionSyntaxError(`unknown name '${token.text}'${didYouMean(token.text, ROOTS)}; an expression starts with ${ROOTS.join(', ')}, a function or a literal`, token.start);
+      const hint = didYouMean(token.text, ROOTS);
+      const starts = `${hint ? ' An' : '; an'} expression starts with ${ROOTS.join(', ')}, a function or a literal`;
+      throw new ExpressionSyntaxError(`unknown name '${token.text}'${hint}${starts}`, token.start);
     }
     const { segments, end } = this.segments(token.end);
     return { kind: 'path', root: token.text, segments, start: token.start, end };
@@ -104,7 +106,8 @@ class Parser {
     const name = FUNCTION_BY_LOWER.get(token.text.toLowerCase());
     if (!name) {
       const known = Object.keys(FUNCTIONS);
-      throw new ExpressionSyntaxError(`unknown function '${token.text}'${didYouMean(token.text, known)}; the functions are ${known.join(', ')}`, token.start);
+      const hint = didYouMean(token.text, known);
+      throw new ExpressionSyntaxError(`unknown function '${token.text}'${hint}${hint ? ' The' : '; the'} functions are ${known.join(', ')}`, token.start);
     }
     this.next();
     const args: Expr[] = [];
