@@ -1,14 +1,14 @@
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
- * A duration as people write it — `90s`, `15m`, `1h30m`, `500ms` — or a number of milliseconds,
+ * A duration as people write it — `90s`, `15m`, `1h30m`, `500ms`, `7d` — or a number of milliseconds,
  * converted to milliseconds once, at the edge. Undefined when the text is not a duration.
  */
 export function parseDuration(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
   return parts.reduce((total, [, amount, unit]) => total + Number(amount) * UNITS[unit!]!, 0);
 }

@@ -42,6 +42,16 @@ export interface PlannedStep {
   runs: Array<number | 'dynamic'>;
   /** 0 for steps with no dependencies. */
   layer: number;
+  cache: StepCachePolicy;
+}
+
+/** Whether a step's outputs are reused from the step cache, for how long, and what else keys them. */
+export interface StepCachePolicy {
+  enabled: boolean;
+  /** How old an entry may be; null: no expiry. */
+  ttlMs: number | null;
+  /** The recipe's `cache.key`, rendered with the step's input and added to the key. */
+  key?: ValueTemplate;
 }
 
 export interface PlanSettings {
@@ -50,6 +60,8 @@ export interface PlanSettings {
   retries: number;
   timeoutMs: number;
   pollMs: number;
+  /** `settings.cache`: the default of the steps that do not set `cache`. */
+  cache: boolean;
 }
 
 export interface Plan {

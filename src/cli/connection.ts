@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
+import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { RateBudget } from '../scheduler/budget.js';
 import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
@@ -33,6 +34,8 @@ export function addConnectionOptions(command: Command): Command {
 export interface Connection {
   client: GatewayClient;
   budget: RateBudget;
+  /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
+  observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
   clock: Clock;
   close(): Promise<void>;
@@ -102,10 +105,16 @@ export async function connect(
   registerSecret(apiKey);
   const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
   const budget = new RateBudget({ clock, ...budgetOptions });
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit: budget.observe });
+  const observers: Connection['observers'] = [];
+  const onRateLimit = (observation: RateLimitObservation) => {
+    budget.observe(observation);
+    for (const observer of observers) observer(observation);
+  };
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit });
   return {
     client,
     budget,
+    observers,
     endpoints,
     clock,
     async close() {

@@ -52,7 +52,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--file-ttl <s>', 'seconds an uploaded file is kept (default 604800)', numberFlag('--file-ttl', { min: 1 }))
     .option('--seed <n>', 'seed of every random choice, for reproducible runs', numberFlag('--seed', { integer: true, min: 0, max: 2 ** 31 - 1 }))
     .option('--data-dir <dir>', 'where generated and uploaded files live (default: a temporary folder, removed on exit)')
-    .option('--no-ffmpeg', 'never use ffmpeg for video output, even when it is on PATH')
+    .option('--no-ffmpeg', 'never use ffmpeg for video output, even when one is available')
     .action(async (flags: ServeFlags) => {
       // commander sets only the flags that were given, so the spread carries no undefined values.
       const { key, balance, price, resultTtl, fileTtl, ffmpeg, ...same } = flags;

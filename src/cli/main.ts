@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAccountCommand } from './account.js';
+import { registerCacheCommand } from './cache-command.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
 import { registerGatewayCommand } from './gateway-serve.js';
@@ -38,6 +39,7 @@ registerAccountCommand(program);
 registerModelsCommand(program);
 registerFilesCommand(program);
 registerTaskCommand(program);
+registerCacheCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,4 +1,11 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { CacheStore } from '../cache/store.js';
+import type { Plan } from '../plan.js';
+import { cacheDir } from './cache-setup.js';
+import { annotateDiagnostics } from './github-actions.js';
+import { cachedRuns } from './plan-cache.js';
+import { pipelineHome } from './pipeline-home.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
@@ -10,16 +17,29 @@ function printText(estimate: PlanEstimate): void {
   const { totals } = estimate;
   printLine(`${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`);
   printLine();
+  // The CACHED column appears only when the step cache holds some of the runs.
+  const cached = totals.cached > 0;
   printTable(
-    ['LAYER', 'STEP', 'ACTION', 'RUNS', 'NEEDS'],
-    estimate.steps.map((s) => [s.layer + 1, s.id, s.model ?? s.action, s.runs, s.depends_on.join(', ')]),
+    ['LAYER', 'STEP', 'ACTION', 'RUNS', ...(cached ? ['CACHED'] : []), 'NEEDS'],
+    estimate.steps.map((s) => [s.layer + 1, s.id, s.model ?? s.action, s.runs, ...(cached ? [s.cached] : []), s.depends_on.join(', ')]),
   );
   printLine();
-  const tasks = Object.entries(totals.tasks).map(([slug, n]) => `${n} × ${slug}`);
+  if (cached) printLine(`cached     ${totals.cached} run${totals.cached === 1 ? '' : 's'} from the step cache, not counted below`);
+  const tasks = Object.entries(totals.tasks).filter(([, n]) => n !== 0).map(([slug, n]) => `${n} × ${slug}`);
   const r = totals.requests;
   printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}`);
   printLine(`requests   at least ${r.total}: ${r.submissions} submissions, ${r.polls} polls, ${r.uploads} uploads, ${r.tool_calls} tool calls, ${r.text_calls} text calls${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`);
   printLine(`wall time  at least ${formatDuration(totals.least_wall_ms)} at ${totals.assumptions.rpm} requests a minute${totals.assumptions.rpm_source === 'default' ? ' (assumed; the gateway sets it)' : ''} and ${totals.assumptions.concurrency} tasks at once`);
+}
+
+/** What the step cache holds of the plan's runs; nothing when there is no cache folder yet. */
+async function cachedRunsOf(plan: Plan, flags: { cache?: boolean; cacheDir?: string }): Promise<Map<string, number>> {
+  const dir = cacheDir(flags.cacheDir, pipelineHome());
+  if (flags.cache === false || !existsSync(dir)) return new Map();
+  const store = CacheStore.open(dir, { now: Date.now, warn: (message) => printError(`warning: ${message}`) });
+  if (!store.ok) return new Map();
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
+  return cachedRuns(plan, store.value, env);
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -32,16 +52,20 @@ export function registerPlanCommand(program: Command): void {
     .option('--format <format>', 'text, json or mermaid', 'text')
     .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', numberFlag('--rpm', { integer: true, min: 1 }))
     .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
-    .action(async (recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number }) => {
+    .option('--cache-dir <dir>', 'the step cache to look in (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
+    .option('--no-cache', 'count every run, as a run with --no-cache or --refresh makes them')
+    .action(async (recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number; cache?: boolean; cacheDir?: string }) => {
       if (!['text', 'json', 'mermaid'].includes(flags.format)) throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
       const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js'), import('../recipe/estimate.js')]);
       const result = loadRecipe(recipe, flags);
       if (!result.ok) {
         printError(formatDiagnostics(result.error));
+        annotateDiagnostics(result.error);
         process.exitCode = 2;
         return;
       }
-      const estimate = estimatePlan(result.value, { ...(flags.rpm ? { rpm: flags.rpm } : {}), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
+      const cached = await cachedRunsOf(result.value, flags);
+      const estimate = estimatePlan(result.value, { ...(flags.rpm ? { rpm: flags.rpm } : {}), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}), cached });
       if (flags.format === 'json') printJson(estimate);
       else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
       else printText(estimate);

@@ -5,6 +5,7 @@ import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
+import type { CacheCounts, RunCache } from '../engine/run-cache.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import { ConsoleReporter } from '../engine/reporter.js';
@@ -17,7 +18,10 @@ import { describeLines, FileJournal, readJournalFile, type Journal } from '../st
 import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
+import { openRunCache } from './cache-setup.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
+import { annotateDiagnostics, appendStepSummary, failedStepAnnotations, printAnnotations, runReport } from './github-actions.js';
+import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
@@ -51,6 +55,11 @@ export interface RunFlags extends ConnectionFlags {
   resubmitUnknown?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
   force?: boolean;
+  /** false with `--no-cache`: the step cache is neither read nor written. */
+  cache?: boolean;
+  /** `--refresh`: the step cache is written, not read. */
+  refresh?: boolean;
+  cacheDir?: string;
 }
 
 /** The recipe and its batch file, kept in the run folder so that `resume` runs exactly them. */
@@ -144,6 +153,7 @@ function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState): Plan {
   );
   if (!loaded.ok) {
     process.stderr.write(`${formatDiagnostics(loaded.error)}\n`);
+    annotateDiagnostics(loaded.error);
     throw new UsageError(`the recipe kept in ${shown(paths.recipe)} no longer analyzes; the run cannot be resumed`);
   }
   return loaded.value;
@@ -178,8 +188,12 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
   try {
-    if (flags.webhookUrl && flags.webhookListen) inbox = await openWebhookInbox(flags.webhookUrl, flags.webhookListen);
+    if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
+    const home = resolve(paths.dir, '..', '..');
+    const cache = openRunCache(flags, home, clock, (text) => report.note(text));
+    const traffic = new StepTraffic();
+    connection.observers.push(traffic.observe);
     const ctx: EngineContext = {
       plan,
       client,
@@ -200,11 +214,15 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       env,
       ...(resume ? { resume } : {}),
       ...(inbox ? { webhook: inbox } : {}),
+      ...(cache ? { cache } : {}),
+      withinStep: traffic.within,
     };
     report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
     const result = await runPlan(ctx);
     report.close();
-    return await finish(result, plan, flags, paths, journal, log);
+    const code = await finish(result, plan, flags, paths, journal, log, cache?.counts);
+    reportToGitHub(plan, result, paths, cache, traffic);
+    return code;
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
@@ -214,14 +232,15 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   }
 }
 
-async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger): Promise<number> {
+async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger, cacheCounts: CacheCounts | undefined): Promise<number> {
   const outputs = result.rows.map((row) => row.outputs);
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
   else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
   journal.close();
   const summarised = summariseJournal(readJournalFile(paths.journal));
   if (!summarised.ok) throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
-  const summary = summarised.value;
+  const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };
+  const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
@@ -233,7 +252,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
   process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}\n`);
   if (flags.json) {
-    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied });
+    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied, cache: summary.cache });
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(paths.outputs)}:`);
@@ -248,3 +267,13 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   return result.status === 'succeeded' ? 0 : 1;
 }
 
+
+/** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
+function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, cache: RunCache | undefined, traffic: StepTraffic): void {
+  if (!process.env.GITHUB_STEP_SUMMARY && !process.env.GITHUB_ACTIONS) return;
+  printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
+  const summarised = summariseJournal(readJournalFile(paths.journal));
+  if (!summarised.ok) return;
+  const counts = { cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0, traffic: (key: string) => traffic.byStep.get(key) };
+  appendStepSummary(runReport(plan, result, summarised.value, counts, paths.outputs));
+}

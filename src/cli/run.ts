@@ -13,9 +13,12 @@ function addExecutionOptions(command: Command): Command {
     .option('--out <dir>', "copy the recipe's outputs into this folder under stable names")
     .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
-    .option('--webhook-url <url>', 'public URL that forwards to --webhook-listen: results arrive by webhook, with a slow safety poll')
-    .option('--webhook-listen <host:port>', 'where this process listens for the webhook deliveries')
-    .option('--json', 'print the run and its outputs as JSON on stdout');
+    .option('--webhook-listen <host:port>', 'results arrive by webhook at this address (port 0: a free one), with a slow safety poll')
+    .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
+    .option('--json', 'print the run and its outputs as JSON on stdout')
+    .option('--no-cache', 'neither read nor write the step cache: every step runs')
+    .option('--refresh', 'run every step again and store the results in the step cache')
+    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
 }
 
 function parseRpm(value: string): RpmFlag {
@@ -25,7 +28,7 @@ function parseRpm(value: string): RpmFlag {
 }
 
 function checkExecution(flags: RunFlags): RunFlags {
-  if (Boolean(flags.webhookUrl) !== Boolean(flags.webhookListen)) throw new UsageError('--webhook-url and --webhook-listen go together');
+  if (flags.webhookUrl && !flags.webhookListen) throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
   if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl)) throw new UsageError(`--webhook-url must be an http(s) URL, got ${JSON.stringify(flags.webhookUrl)}`);
   return flags;
 }
@@ -40,6 +43,7 @@ export function registerRunCommands(program: Command): void {
       const result = loadRecipe(recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
+        (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
       }
       const { startRun } = await import('./run-session.js');

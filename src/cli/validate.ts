@@ -16,6 +16,8 @@ export function registerValidateCommand(program: Command): void {
       if (!result.ok) {
         if (flags.json) printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });
         else printError(formatDiagnostics(result.error));
+        const { annotateDiagnostics } = await import('./github-actions.js');
+        annotateDiagnostics(result.error);
         if (!flags.json) printError(`\n${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}`);
         process.exitCode = 2;
         return;

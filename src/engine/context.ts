@@ -9,6 +9,7 @@ import type { Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';
 import type { Reporter } from './reporter.js';
+import type { RunCache } from './run-cache.js';
 import type { Uploads } from './uploads.js';
 
 /** Results that arrive by webhook, for the tasks of this run only. */
@@ -44,6 +45,13 @@ export interface EngineContext {
   /** On resume, send again the submissions whose outcome is unknown. */
   resubmitUnknown: boolean;
   webhook?: WebhookInbox;
+  /**
+   * Runs an item's work tagged with `row/step`, so that the command line can count the requests
+   * and 429s of each step (through async context: the engine passes no tag down itself).
+   */
+  withinStep?: <T>(stepKey: string, work: () => Promise<T>) => Promise<T>;
+  /** The step cache, unless `--no-cache` or no writable cache folder. */
+  cache?: RunCache;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

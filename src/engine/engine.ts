@@ -161,6 +161,9 @@ async function executeStep(ctx: EngineContext, row: number, step: PlannedStep, s
   if (failure) return failStep(run, failure, started);
   const outputs = step.forEach ? list.map((_, index) => results.get(index) ?? null) : (results.get(0) ?? null);
   const ms = ctx.clock.now() - started;
+  const cachedKeys = ctx.cache?.hitKeys.get(stepKey(row, step.id)) ?? [];
+  if (cachedKeys.length === list.length)
+    ctx.journal.append({ type: 'step-cached', row, step: step.id, keys: cachedKeys });
   ctx.journal.append({ type: 'step-finished', row, step: step.id, outputs, duration_ms: ms });
   ctx.report.stepFinished(run.name, ms);
   return { status: 'succeeded', outputs, ms, runs: list.length };

@@ -2,6 +2,8 @@ import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { type Result, unreachable } from '../result.js';
+import { stepKey } from '../store/replay.js';
+import { cachedRun } from './cached-run.js';
 import type { EngineContext } from './context.js';
 import { stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
@@ -69,7 +71,8 @@ async function runWindow(
       const index = next++;
       if (results.has(index)) continue;
       const itemScope: Scope = step.forEach ? { ...run.scope, item: items[index], index } : run.scope;
-      const outcome = await runOne(ctx, row, step, index, itemScope, signal);
+      const work = () => runOne(ctx, row, step, index, itemScope, signal);
+      const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
         failures.push({ index, failure: outcome.error });
         continue;
@@ -118,13 +121,27 @@ async function runOne(
   signal: AbortSignal,
 ): Promise<Result<unknown, StepFailure>> {
   const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
-  if (step.action === 'run') {
-    const command = renderValue(step.run!, scope, `${where}.run`);
-    return command.ok ? runCommand(ctx, command.value, signal) : command;
-  }
-  const rendered = renderValue(step.with, scope, `${where}.with`);
+  const rendered =
+    step.action === 'run'
+      ? renderValue(step.run!, scope, `${where}.run`)
+      : renderValue(step.with, scope, `${where}.with`);
   if (!rendered.ok) return rendered;
-  const input = rendered.value as Record<string, unknown>;
+  const execute = () => dispatch(ctx, row, step, index, rendered.value, signal);
+  if (!ctx.cache || !step.cache.enabled) return execute();
+  return cachedRun({ ctx, row, step, index, scope, label: where }, rendered.value, execute);
+}
+
+/** Runs the item's action on its rendered input (the command, for a `run` step). */
+function dispatch(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  index: number,
+  rendered: unknown,
+  signal: AbortSignal,
+): Promise<Result<unknown, StepFailure>> {
+  if (step.action === 'run') return runCommand(ctx, rendered, signal);
+  const input = rendered as Record<string, unknown>;
   switch (step.action) {
     case 'web-search':
       return runWebSearch(ctx, input, signal);

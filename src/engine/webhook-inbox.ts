@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseTaskResult } from '../gateway/parse.js';
 import type { TaskResult } from '../gateway/types.js';
 import type { WebhookInbox } from './context.js';
@@ -7,11 +8,16 @@ import type { WebhookInbox } from './context.js';
 const MAX_BODY = 4 * 1024 * 1024;
 
 /**
- * Listens for task results on `listen` (HOST:PORT). Submissions carry `{publicUrl}/{token}`; a
+ * Listens for task results on `listen` (HOST:PORT; port 0 takes a free one). Submissions carry
+ * `{publicUrl}/{token}`, where `publicUrl` defaults to the address actually bound (for a gateway
+ * that reaches this machine directly, as in tests); a
  * delivery is accepted only on that token's path and only for a task of this run that is still
  * waiting, so a stranger who finds the address cannot end a task early or inject a result.
  */
-export async function openWebhookInbox(publicUrl: string, listen: string): Promise<WebhookInbox & { close(): Promise<void>; received: () => number }> {
+export async function openWebhookInbox(
+  listen: string,
+  publicUrl?: string,
+): Promise<WebhookInbox & { close(): Promise<void>; received: () => number; port: number }> {
   const token = randomBytes(24).toString('hex');
   const waiting = new Map<string, { resolve: (result: TaskResult) => void; promise: Promise<TaskResult> }>();
   let received = 0;
@@ -49,8 +55,11 @@ export async function openWebhookInbox(publicUrl: string, listen: string): Promi
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
+  const bound = (server.address() as AddressInfo).port;
+  const base = publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   return {
-    url: `${publicUrl.replace(/\/+$/, '')}/${token}`,
+    port: bound,
+    url: `${base.replace(/\/+$/, '')}/${token}`,
     expect(taskId) {
       let entry = waiting.get(taskId);
       if (!entry) {

@@ -41,6 +41,11 @@ export interface LocalGateway {
   dataDir: string;
   stats(): GatewayStatsSnapshot;
   injectFault(fault: Fault): void;
+  /**
+   * Requests received and not yet answered (or dropped). A test on a manual clock reads it to
+   * tell that nothing is in flight before it moves time on.
+   */
+  inFlight(): number;
   /** Resolves once every task submitted so far has ended (its timers must be able to fire). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -100,6 +105,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   let origin = '';
   const { ctx, webhooks } = buildContext(resolved, options.clock ?? systemClock, dataDir, () => origin);
   const app = await buildServer(ctx);
+  let inFlight = 0;
+  app.server.on('request', (_request, response) => {
+    inFlight++;
+    // 'close' follows the answer, and also a connection closed without one.
+    response.once('close', () => inFlight--);
+  });
   try {
     await app.listen({ host: resolved.host, port: resolved.port });
   } catch (error) {
@@ -119,6 +130,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     dataDir,
     stats: () => ctx.stats.snapshot(ctx.accounts.allBalancesUsd()),
     injectFault: (fault) => ctx.faults.add(parseFault(fault)),
+    inFlight: () => inFlight,
     settle: () => ctx.tasks.settle(),
     async close() {
       ctx.tasks.close();

@@ -40,7 +40,7 @@ export interface LocalGatewayOptions {
   dataDir?: string;
   /** Time source. Default: the system clock. */
   clock?: GatewayClock;
-  /** Use ffmpeg from PATH for video output when it is there. Default true. */
+  /** Use ffmpeg for video output when one can be had (PATH, else the packaged build). Default true. */
   useFfmpeg?: boolean;
 }
 

@@ -35,6 +35,7 @@ export interface RawStep {
   retry?: { attempts?: number; backoff?: string | number };
   timeout?: string | number;
   continue_on_error?: boolean;
+  cache?: boolean | { ttl?: string | number; key?: string };
 }
 
 /** A recipe that passed the recipe schema. */
@@ -43,7 +44,7 @@ export interface RawRecipe {
   name: string;
   description?: string;
   inputs?: Record<string, InputDefinition>;
-  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number };
+  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number; cache?: boolean };
   steps: Record<string, RawStep>;
   outputs?: Record<string, string>;
 }
@@ -59,6 +60,7 @@ export interface StepDraft {
   run?: ValueTemplate;
   forEach?: ValueTemplate;
   if?: ValueTemplate;
+  cacheKey?: ValueTemplate;
   references: Reference[];
   needs: Array<{ step: string; path: PathPart[] }>;
   mediaFields: MediaField[];

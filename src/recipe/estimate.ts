@@ -8,8 +8,10 @@ export interface PlanEstimate {
   name: string;
   rows: number;
   layers: string[][];
-  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'> }>;
+  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'>; cached: number }>;
   totals: {
+    /** Runs that will come from the step cache: counted in no request, task or time below. */
+    cached: number;
     /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */
     tasks: Record<string, number | 'dynamic'>;
     requests: { submissions: number; polls: number; uploads: number; tool_calls: number; text_calls: number; total: number; dynamic_steps: string[] };
@@ -39,12 +41,12 @@ interface Tally {
  * largest of three bounds: requests ÷ rpm; the critical path through the layers, each step taking
  * its expected time once per `concurrency` runs; and task time ÷ concurrency.
  */
-export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: number } = {}): PlanEstimate {
+export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: number; cached?: ReadonlyMap<string, number> } = {}): PlanEstimate {
   const rpm = options.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : 100);
   const rpmSource = options.rpm !== undefined ? 'flag' : typeof plan.settings.rpm === 'number' ? 'recipe' : 'default';
   const concurrency = options.concurrency ?? plan.settings.concurrency;
   const tally: Tally = { tasks: {}, requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] }, localFiles: new Set(), finish: new Map(), taskTimeMs: 0 };
-  const steps = plan.steps.map((step) => estimateStep(plan, step, concurrency, tally));
+  const steps = plan.steps.map((step) => estimateStep(plan, step, concurrency, tally, options.cached?.get(step.id) ?? 0));
   const { requests } = tally;
   requests.uploads = tally.localFiles.size;
   requests.total = requests.submissions + requests.polls + requests.uploads + requests.tool_calls + requests.text_calls;
@@ -58,18 +60,22 @@ export function estimatePlan(plan: Plan, options: { rpm?: number; concurrency?: 
     rows: plan.rows.length,
     layers: plan.layers.map((layer) => [...layer]),
     steps,
-    totals: { tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
+    totals: { cached: steps.reduce((sum, s) => sum + s.cached, 0), tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
   };
 }
 
 /** One step's line of the estimate; its requests, local files and finishing time go into the tally. */
-function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally): PlanEstimate['steps'][number] {
+function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally, cached: number): PlanEstimate['steps'][number] {
   const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
   const each = expectedMs(kindOf(step));
-  countRequests(plan, step, known, dynamic, each, tally);
-  for (const media of step.mediaFields) {
+  const toolCalls = tally.requests.tool_calls;
+  countRequests(plan, step, known - cached, dynamic, each, tally);
+  // A cached tool call is one request fewer (web-fetch counts its calls per row, not per run).
+  tally.requests.tool_calls = Math.max(toolCalls, tally.requests.tool_calls - cached);
+  const allCached = !dynamic && cached >= known;
+  for (const media of allCached ? [] : step.mediaFields) {
     for (const row of plan.rows) {
       const value = safeKnown(step, row)?.[media.field];
       for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
@@ -77,8 +83,8 @@ function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally:
   }
   const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
   const start = Math.max(0, ...step.dependsOn.map((dep) => tally.finish.get(dep) ?? 0));
-  tally.finish.set(step.id, start + Math.ceil(perRow / concurrency) * each);
-  return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs };
+  tally.finish.set(step.id, start + (allCached ? 0 : Math.ceil(perRow / concurrency) * each));
+  return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs, cached };
 }
 
 /** The requests a step's known runs make at the least, by its action. */
@@ -106,6 +112,7 @@ function countRequests(plan: Plan, step: PlannedStep, known: number, dynamic: bo
       requests.text_calls += known;
       return;
     case 'upload':
+      if (known <= 0) return;
       for (const row of plan.rows) {
         const path = safeKnown(step, row)?.path;
         if (isLocalFile(path)) tally.localFiles.add(path);

@@ -1,6 +1,6 @@
 import { isLocalPath, validateModelInput } from '../model-schemas/validate.js';
 import { parseDuration } from '../duration.js';
-import type { PlannedStep, PlanSettings, StepId } from '../plan.js';
+import type { PlannedStep, PlanSettings, StepCachePolicy, StepId } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import { checkFile, type FileProbe } from './inputs.js';
@@ -52,6 +52,7 @@ export function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: A
     mediaFields: draft.mediaFields,
     runs,
     layer: 0,
+    cache: cachePolicy(draft, settings),
   };
 }
 
@@ -85,4 +86,20 @@ function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: Sourc
     const where = problem.message === 'is required' && draft.raw.with === undefined ? file.locate(['steps', draft.id], 'key') : at;
     diagnostics.push(error(file, where, `${problem.field} ${problem.message}${draft.model ? ` (${draft.model.slug})` : ''}`));
   }
+}
+
+/** Web pages and search results go stale; what a model made for an input does not. */
+const WEB_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The step's cache policy: its own `cache` wins, else `settings.cache`. A `run` step is cached only
+ * when it asks: a command may read or write anything, which no key can see.
+ */
+function cachePolicy(draft: StepDraft, settings: PlanSettings): StepCachePolicy {
+  const own = draft.raw.cache;
+  const defaultTtl = draft.action === 'web-search' || draft.action === 'web-fetch' ? WEB_TTL_MS : null;
+  if (own === undefined) return { enabled: settings.cache && draft.action !== 'run', ttlMs: defaultTtl };
+  if (typeof own === 'boolean') return { enabled: own, ttlMs: defaultTtl };
+  const ttlMs = own.ttl === undefined ? defaultTtl : (parseDuration(own.ttl) ?? defaultTtl);
+  return { enabled: true, ttlMs, ...(draft.cacheKey ? { key: draft.cacheKey } : {}) };
 }

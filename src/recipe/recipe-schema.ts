@@ -15,7 +15,7 @@ function compiled(schema: JsonSchema): ValidateFunction {
   return validator;
 }
 
-const STEP_KEYS = 'uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, description';
+const STEP_KEYS = 'uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, description';
 const TOP_KEYS = 'version, name, description, inputs, settings, steps, outputs';
 
 function pathOf(instancePath: string): PathPart[] {
@@ -37,6 +37,8 @@ const ONE_OF_MESSAGES: Array<[RegExp, string]> = [
   [/^steps\.[^.]+\.needs$/, 'must be a step id or a list of step ids'],
   [/^steps\.[^.]+\.for_each$/, 'must be an expression giving a list, or a list'],
   [/^steps\.[^.]+\.if$/, 'must be an expression, or true or false'],
+  [/^steps\.[^.]+\.cache$/, 'must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }'],
+  [/^steps\.[^.]+\.cache\.ttl$/, 'must be a duration such as 12h or 7d'],
   [/(timeout|backoff|poll)$/, 'must be a duration such as 90s or 15m'],
 ];
 

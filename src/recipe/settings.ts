@@ -17,5 +17,5 @@ export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics
     if (ms === undefined) diagnostics.push(error(file, file.locate(['settings', key]), `settings.${key} must be a duration such as 90s or 15m`));
     return ms ?? fallback;
   };
-  return { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs) };
+  return { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs), cache: settings.cache ?? true };
 }

@@ -65,6 +65,7 @@ export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: Anal
     ...(raw.run !== undefined ? { run: compile(raw.run, [...path, 'run']) } : {}),
     ...(raw.for_each !== undefined ? { forEach: compile(raw.for_each, [...path, 'for_each']) } : {}),
     ...(raw.if !== undefined ? { if: compile(conditionText(raw.if), [...path, 'if']) } : {}),
+    ...(typeof raw.cache === 'object' && raw.cache.key !== undefined ? { cacheKey: compile(raw.cache.key, [...path, 'cache', 'key']) } : {}),
     references,
     needs,
     mediaFields,

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../result.js';
-import type { JournalEvent, JournalRead, RunStartedEvent } from './journal.js';
+import { CACHED_TASK_ID, type JournalEvent, type JournalRead, type RunStartedEvent } from './journal.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
 export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
@@ -139,7 +139,11 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
     case 'task-finished':
       return applyTaskEvent(state, event, expiries);
     case 'output-written':
-      state.downloads.set(event.url, { path: event.path, expiresAt: expiries.get(event.task_id) ?? null });
+      // A file from the step cache has a URL of an earlier run: a resume must not send it either.
+      state.downloads.set(event.url, {
+        path: event.path,
+        expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (expiries.get(event.task_id) ?? null),
+      });
       state.files.push({ step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':

@@ -17,6 +17,8 @@ export type JournalEvent =
   | { type: 'output-written'; t: number; row: number; step: string; index: number; task_id: string; url: string; path: string; bytes: number }
   | { type: 'upload-done'; t: number; hash: string; path: string; file_id: string; url: string; expires_at: number | null }
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
+  | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
+  | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
   | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
   | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string; continued?: boolean }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
@@ -42,6 +44,9 @@ export interface RunStartedEvent {
   batch_source?: string | null;
   local_files?: Record<string, string>;
 }
+
+/** The `task_id` of an `output-written` whose file came from the step cache, not from a task. */
+export const CACHED_TASK_ID = 'cached';
 
 type EventBody<E> = E extends unknown ? Omit<E, 't'> : never;
 export type NewEvent = EventBody<JournalEvent>;

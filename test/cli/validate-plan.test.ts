@@ -96,8 +96,9 @@ describe('pipeline plan', () => {
     const result = await run(['plan', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--format', 'json', '--rpm', '30']);
     const estimate = JSON.parse(result.stdout);
     expect(Object.keys(estimate)).toEqual(['name', 'rows', 'layers', 'steps', 'totals']);
-    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1] }]);
+    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1], cached: 0 }]);
     expect(estimate.totals).toEqual({
+      cached: 0,
       tasks: { 'vendor-a/vendor-a-v3-t2i': 6 },
       requests: { submissions: 6, polls: 6, uploads: 0, tool_calls: 0, text_calls: 0, total: 12, dynamic_steps: [] },
       least_wall_ms: 24_000,

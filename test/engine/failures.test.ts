@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { runPlan } from '../../src/engine/engine.js';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
 import { startLocalGateway, type Fault, type LocalGateway, type LocalGatewayOptions } from '../../src/local-gateway/index.js';
-import { systemClock } from '../../src/clock.js';
 import { summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { runPlanSkippingTime } from '../support/run-engine.js';
 
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 const IMAGE = `version: 1
@@ -56,12 +56,13 @@ const CASES: Case[] = [
 
 describe('every failure class surfaces as a clear step failure', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s: in the console, the journal and runs show', async (_name, c) => {
-    gateway = await startLocalGateway({ latencyScale: 0, seed: 1, ...c.gateway });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1, ...c.gateway });
     if (c.fault) gateway.injectFault(c.fault);
     let console = '';
     const report = new ConsoleReporter((text) => (console += text), false, () => Date.now());
-    const engine = await engineFor(c.recipe ?? IMAGE, gateway, systemClock, { report, ...(c.timeoutMs ? { client: { timeouts: { headersMs: c.timeoutMs } } } : {}) });
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(c.recipe ?? IMAGE, gateway, clock, { report, ...(c.timeoutMs ? { client: { timeouts: { headersMs: c.timeoutMs } } } : {}) });
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     const step = Object.values(result.rows[0]!.steps)[0]!;
     expect(result.status).toBe('failed');
     expect(step.status).toBe('failed');
@@ -79,20 +80,22 @@ describe('every failure class surfaces as a clear step failure', () => {
   });
 
   it('never sends a submission twice after an unknown outcome', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, seed: 1 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
     gateway.injectFault({ kind: 'drop-after', route: SUBMIT });
-    const engine = await engineFor(IMAGE.replace('attempts: 0', 'attempts: 3'), gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(IMAGE.replace('attempts: 0', 'attempts: 3'), gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.rows[0]!.steps.image!.failure?.reason).toBe('outcome-unknown');
     expect(gateway.stats().requests.by_route[SUBMIT]).toBe(1);
     await engine.close();
   });
 
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, seed: 1 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
     gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT });
-    const engine = await engineFor(IMAGE.replace('attempts: 0', 'attempts: 1, backoff: 10ms'), gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(IMAGE.replace('attempts: 0', 'attempts: 1, backoff: 10ms'), gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     // A 400 is a certain refusal: nothing paid is in doubt, but sending it again would fail again.
     expect(result.rows[0]!.steps.image!.status).toBe('failed');
     expect(gateway.stats().requests.by_route[SUBMIT]).toBe(1);

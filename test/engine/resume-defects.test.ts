@@ -59,7 +59,8 @@ const submitted = (slug: string) => gateway.stats().tasks.submitted[slug] ?? 0;
 
 /** Starts the twelve-picture run and stops it with Ctrl-C once `after` tasks are submitted: nothing is left in doubt. */
 async function interruptedRun(after: number): Promise<string> {
-  const run = pipeline(['run', join(root, 'twelve.yaml')]);
+  // --no-cache: every test runs the same recipe in one home, and each must submit its own tasks.
+  const run = pipeline(['run', join(root, 'twelve.yaml'), '--no-cache']);
   let runId: string | undefined;
   for (let i = 0; i < 800 && !runId; i++) {
     const ids = existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : [];
@@ -177,7 +178,8 @@ describe('a run whose recipe uses a relative local file', () => {
     // A second run, then the file changes before its resume.
     gateway.injectFault({ kind: 'status', status: 402, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
     await rm(join(home, 'runs'), { recursive: true, force: true });
-    expect((await pipeline(['run', 'recipe.yaml'], project)).exitCode).toBe(1);
+    // --no-cache: the first run's outputs are in the step cache, and this run must submit.
+    expect((await pipeline(['run', 'recipe.yaml', '--no-cache'], project)).exitCode).toBe(1);
     const second = readdirSync(join(home, 'runs'))[0]!;
     const bytes = readFileSync(join(project, 'assets', 'logo.png'));
     writeFileSync(join(project, 'assets', 'logo.png'), withPngText(bytes, 'Comment', 'edited'));

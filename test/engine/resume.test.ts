@@ -27,7 +27,17 @@ beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'pipeline-resume-'));
   await writeFile(join(home, 'twelve.yaml'), RECIPE);
   gatewayProcess = execa('node', [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0.3', '--latency-jitter', '0', '--seed', '3'], { reject: false });
-  urls = JSON.parse(await new Promise<string>((resolve) => gatewayProcess.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().split('\n')[0]!))));
+  // It listens on a port of the system's choosing (--port 0) and prints its URLs as one line of JSON.
+  urls = JSON.parse(
+    await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      gatewayProcess.stdout!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('\n')) resolve(seen.split('\n')[0]!);
+      });
+      gatewayProcess.once('exit', () => reject(new Error('the gateway exited before printing its URLs')));
+    }),
+  );
 });
 afterAll(async () => {
   gatewayProcess.kill('SIGTERM');
@@ -97,7 +107,8 @@ describe('a run killed with SIGKILL, then resumed', () => {
 
   it('stops on Ctrl-C with exit 130, prints the command that resumes, and resumes', async () => {
     await rm(join(home, 'runs'), { recursive: true, force: true });
-    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml')], { reject: false, env: env() });
+    // The first test's pictures are in the step cache: this run must make its own.
+    const run = execa('node', [cli, 'run', join(home, 'twelve.yaml'), '--no-cache'], { reject: false, env: env() });
     const runId = await waitForJournal((events) => count(events, 'task-submitted') >= 2);
     run.kill('SIGINT');
     const stopped = await run;

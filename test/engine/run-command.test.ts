@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway } from '../../src/local-gateway/index.js';
 import { readMp4Info } from '../../src/local-gateway/media/mp4.js';
 import { pngSize } from '../support/http.js';
 
@@ -65,5 +66,22 @@ describe('pipeline run --local', () => {
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("command line:1:13: error: input 'count' must be at most 9, got 99");
     expect(result.stderr).toContain('pipeline: 1 error in recipes/launch-kit.yaml; nothing was run');
+  });
+});
+
+describe('pipeline run --webhook-listen', () => {
+  it('takes every result by webhook at a free port it binds itself, with no --webhook-url', async () => {
+    const gateway = await startLocalGateway({ latencyScale: 0.02, seed: 5 });
+    try {
+      const env = { PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey };
+      const result = await run(['recipes/ci-assets.yaml', '--set', 'palette=["teal","amber"]', '--webhook-listen', '127.0.0.1:0', '--json'], env);
+      expect(result.exitCode, result.stderr).toBe(0);
+      const stats = gateway.stats();
+      const tasks = Object.values(stats.tasks.submitted).reduce((a, b) => a + b, 0);
+      expect(tasks).toBeGreaterThan(0);
+      expect(stats.webhooks.delivered).toBe(tasks);
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -1,11 +1,9 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runPlan } from '../../src/engine/engine.js';
 import { openWebhookInbox } from '../../src/engine/webhook-inbox.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
-import { systemClock } from '../../src/clock.js';
 import { engineFor } from '../support/engine.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { runPlanSkippingTime } from '../support/run-engine.js';
 
 let gateway: LocalGateway | undefined;
 afterEach(async () => {
@@ -13,17 +11,10 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('step semantics', () => {
   it('skips a step whose if is false, and every step that needs it; needs orders steps', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
     const recipe = `version: 1
 name: conditions
 inputs:
@@ -36,8 +27,8 @@ steps:
 outputs:
   second: \${{ steps.second.outputs.stdout }}
 `;
-    const engine = await engineFor(recipe, gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.status).toBe('succeeded');
     const steps = result.rows[0]!.steps;
     expect(steps.fancy).toMatchObject({ status: 'skipped', reason: 'its condition is false' });
@@ -49,15 +40,16 @@ outputs:
   });
 
   it('keeps going past a failure with continue_on_error, and dependants see null outputs', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
     const recipe = `version: 1
 name: tolerant
 steps:
   flaky: { run: "echo broken >&2; exit 3", continue_on_error: true, retry: { attempts: 0 } }
   report: { run: ["node", "-e", "console.log(JSON.stringify({ got: process.argv[1] }))", "\${{ default(steps.flaky.outputs.stdout, 'nothing') }}"] }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     const steps = result.rows[0]!.steps;
     expect(steps.flaky!.failure).toMatchObject({ reason: 'command-failed', message: 'the command exited with 3:\nbroken' });
     expect(steps.report).toMatchObject({ status: 'succeeded', outputs: { json: { got: 'nothing' }, exit_code: 0 } });
@@ -69,21 +61,23 @@ steps:
   });
 
   it('stops at a failure without continue_on_error: later steps are cancelled', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
     const recipe = `version: 1
 name: strict
 steps:
   broken: { run: "exit 1", retry: { attempts: 0 } }
   later: { run: "echo never", needs: broken }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.rows[0]!.steps.later).toMatchObject({ status: 'cancelled', reason: 'it needs broken, which failed' });
     await engine.close();
   });
 
   it.each(['chat', 'responses', 'messages'])('asks for JSON with a schema over the %s protocol and validates it', async (protocol) => {
-    gateway = await startLocalGateway({ latencyScale: 0 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
     const recipe = `version: 1
 name: llm
 steps:
@@ -97,8 +91,8 @@ steps:
       schema: { type: object, required: [prompts], properties: { prompts: { type: array, items: { type: string } } } }
   count: { run: "echo \${{ length(steps.brief.outputs.json.prompts) }}" }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock);
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.status).toBe('succeeded');
     expect(result.rows[0]!.steps.count!.outputs).toMatchObject({ stdout: '4' });
     expect(result.rows[0]!.steps.brief!.outputs).toMatchObject({ usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) } });
@@ -106,7 +100,8 @@ steps:
   });
 
   it('fetches more than 20 URLs as several requests, and uploads a file once per content', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, rpm: 1000 });
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, rpm: 1000 });
     const urls = Array.from({ length: 25 }, (_, i) => `${gateway!.schemaUrl}/web/${i % 2 ? 'nope' : 'bikes.example'}/solar-cargo-bikes.html`);
     const recipe = `version: 1
 name: many
@@ -117,8 +112,8 @@ steps:
   one: { uses: upload, with: { path: ./assets/logo.png } }
   two: { uses: upload, with: { path: ./assets/logo.png } }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock, { sets: [`urls=${JSON.stringify(urls)}`] });
-    const result = await runPlan(engine.ctx);
+    const engine = await engineFor(recipe, gateway, clock, { sets: [`urls=${JSON.stringify(urls)}`] });
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     const read = result.rows[0]!.steps.read!.outputs as { pages: unknown[]; failed: unknown[] };
     expect([read.pages.length, read.failed.length]).toEqual([13, 12]);
     expect(gateway.stats().requests.by_route['POST /tools/v1/web-fetch']).toBe(2);
@@ -130,9 +125,9 @@ steps:
 
 describe('webhook mode', () => {
   it('takes results by webhook for this run only, with few polls', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0.05, latencyJitter: 0 });
-    const port = await freePort();
-    const inbox = await openWebhookInbox(`http://127.0.0.1:${port}/hooks`, `127.0.0.1:${port}`);
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0.05, latencyJitter: 0 });
+    const inbox = await openWebhookInbox('127.0.0.1:0');
     const recipe = `version: 1
 name: hooked
 steps:
@@ -141,13 +136,14 @@ steps:
     for_each: ["a", "b", "c", "d", "e", "f"]
     with: { prompt: "\${{ item }}" }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock);
+    const engine = await engineFor(recipe, gateway, clock);
     engine.ctx.webhook = inbox;
     // A stranger on the path without the token, or with a task of no run, is turned away.
-    expect((await fetch(`http://127.0.0.1:${port}/hooks/guess`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${inbox.port}/guess`, { method: 'POST', body: '{}' })).status).toBe(404);
     const forged = await fetch(inbox.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: 0, data: { task_id: 'task_000000000000000000000000', status: 'success' } }) });
     expect(forged.status).toBe(404);
-    const result = await runPlan(engine.ctx);
+    // The gateway's deliveries are HTTP requests of this process: the clock waits for them too.
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.status).toBe('succeeded');
     const stats = gateway.stats();
     expect(stats.webhooks.delivered).toBe(6);

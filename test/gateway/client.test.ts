@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpGatewayClient, type GatewayClientOptions } from '../../src/gateway/client.js';
-import { openGate } from '../../src/gateway/gate.js';
+import { openGate, type RequestGate } from '../../src/gateway/gate.js';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from '../../src/local-gateway/index.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
-import { drive, ManualClock } from '../support/manual-clock.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { requestsInFlight, runSkippingTime } from '../support/time-skipping.js';
 
 const assets = new URL('../../recipes/assets/', import.meta.url);
 const logoPath = new URL('logo.png', assets).pathname;
@@ -170,18 +171,18 @@ describe('every failure class', () => {
     const { client: c, gateway: gw } = await setup({ rpm: 1, windowSeconds: 10, clock }, { clock, gate: openGate, retry: { maxAttempts: 1 } });
     valueOf(await c.models());
     expect(failureOf(await c.models())).toMatchObject({ reason: 'rate-limited', status: 429, retryAfterMs: 10_000, retryable: true });
-    client = new HttpGatewayClient({ endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl }, apiKey: gw.apiKey, clock, random: () => 0 });
-    let inFlight = 0;
-    const read = (async () => {
-      inFlight++;
-      try {
-        return await client!.models();
-      } finally {
-        inFlight--;
-      }
-    })();
+    // A gate that paces nothing but counts the requests sent and not yet answered, so that the
+    // clock moves only while the client waits out the 429, never while a request is in flight.
+    let unanswered = 0;
+    const counting: RequestGate = {
+      acquire: async () => {
+        unanswered++;
+        return () => unanswered--;
+      },
+    };
+    client = new HttpGatewayClient({ endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl }, apiKey: gw.apiKey, clock, gate: counting, random: () => 0 });
     const start = clock.now();
-    valueOf(await drive(clock, read, () => false));
+    valueOf(await runSkippingTime(clock, client.models(), { busy: requestsInFlight({ budget: { snapshot: () => ({ unanswered }) }, gateway: gw }) }));
     expect(clock.now() - start).toBe(10_000);
     expect(gw.stats().rate_limited).toBe(2);
   });
@@ -306,7 +307,7 @@ describe('rate limits through the shared budget', () => {
     const { client: c, gateway: gw } = await setup({ rpm: 5, windowSeconds: 2, clock }, { clock, gate: budget, onRateLimit: budget.observe });
     const start = clock.now();
     const reads = Promise.all(Array.from({ length: 30 }, () => c.models()));
-    const results = await drive(clock, reads, () => budget.snapshot().unanswered > 0);
+    const results = await runSkippingTime(clock, reads, { busy: requestsInFlight({ budget, gateway: gw }) });
     expect(results.every((r) => r.ok)).toBe(true);
     expect(gw.stats().requests.by_route['GET /api/v1/models']).toBeLessThanOrEqual(31);
     expect(gw.stats().rate_limited).toBeLessThanOrEqual(1);

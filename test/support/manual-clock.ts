@@ -43,6 +43,11 @@ export class ManualClock {
     return this.timers.length;
   }
 
+  /** When each waiting timer is due, soonest first. */
+  dues(): number[] {
+    return this.timers.map((t) => t.due).sort((a, b) => a - b);
+  }
+
   /**
    * Moves time forward by `ms`, firing each due timer at its own moment, in order, and letting
    * the work it starts (promise chains, I/O callbacks) take a turn before the next one.
@@ -60,27 +65,4 @@ export class ManualClock {
     this.current = target;
     await nextTurn();
   }
-}
-
-/**
- * Runs `work` to completion on a manual clock: while requests are in flight (`busy()`), real I/O
- * is given time; when nothing is in flight, the clock jumps to the next timer, if it is near.
- */
-export async function drive<T>(clock: ManualClock, work: Promise<T>, busy: () => boolean, limitMs = 10 * 60_000, maxJumpMs = 60_000): Promise<T> {
-  let settled = false;
-  work.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  const start = clock.now();
-  while (!settled) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    if (settled || busy()) continue;
-    const due = clock.nextDue();
-    // A far timer (a result's expiry) is not jumped to while work may still be under way on real I/O.
-    if (due === undefined || due - clock.now() > maxJumpMs) continue;
-    if (due - start > limitMs) throw new Error(`drive: gave up after ${limitMs} ms of clock time`);
-    await clock.advance(Math.max(0, due - clock.now()));
-  }
-  return work;
 }

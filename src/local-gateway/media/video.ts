@@ -1,19 +1,45 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { readMp4Info, type Mp4Info } from './mp4.js';
 
 const run = promisify(execFile);
 
-let ffmpegAvailable: Promise<boolean> | undefined;
+let ffmpegFound: Promise<string | undefined> | undefined;
 
-/** Whether an `ffmpeg` on PATH answers; asked once per process. */
-export function hasFfmpeg(): Promise<boolean> {
-  ffmpegAvailable ??= run('ffmpeg', ['-hide_banner', '-version'], { timeout: 10_000 }).then(
-    () => true,
-    () => false,
-  );
-  return ffmpegAvailable;
+/**
+ * The ffmpeg to render with: the one on PATH, else the static build that the optional dependency
+ * `@ffmpeg-installer/ffmpeg` ships inside its npm package (so a fresh machine renders video too);
+ * undefined when neither answers. Asked once per process.
+ */
+export function ffmpegPath(): Promise<string | undefined> {
+  ffmpegFound ??= (async () => {
+    for (const candidate of ['ffmpeg', packagedFfmpeg()]) {
+      if (!candidate) continue;
+      const answers = await run(candidate, ['-hide_banner', '-version'], { timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (answers) return candidate;
+    }
+    return undefined;
+  })();
+  return ffmpegFound;
+}
+
+function packagedFfmpeg(): string | undefined {
+  try {
+    return (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path?: string }).path;
+  } catch {
+    // The optional dependency did not install on this platform.
+    return undefined;
+  }
+}
+
+/** Whether any ffmpeg can be had; see `ffmpegPath`. */
+export async function hasFfmpeg(): Promise<boolean> {
+  return (await ffmpegPath()) !== undefined;
 }
 
 export interface VideoRequest {
@@ -45,19 +71,20 @@ export function outputFrame(resolution: '480p' | '720p', ratio: string, input: {
 }
 
 /**
- * Writes the output video to `outPath`. With ffmpeg on PATH the first input is looped or cut to
+ * Writes the output video to `outPath`. With ffmpeg the first input is looped or cut to
  * the duration, scaled and cropped to the frame, re-timed to 24 fps and hue-shifted; without it
  * the first input passes through unchanged.
  */
 export async function renderVideo(inputPath: string, outPath: string, request: VideoRequest, useFfmpeg: boolean): Promise<RenderedVideo> {
   const input = readMp4Info(await readFile(inputPath));
   if (!input) throw new Error('the first reference video is not a readable MP4');
-  if (useFfmpeg && (await hasFfmpeg())) {
+  const ffmpeg = useFfmpeg ? await ffmpegPath() : undefined;
+  if (ffmpeg) {
     const frame = outputFrame(request.resolution, request.ratio, input);
     const filters = `scale=${frame.width}:${frame.height}:force_original_aspect_ratio=increase,crop=${frame.width}:${frame.height},setsar=1,fps=24,hue=h=${request.hueShift}`;
     const audio = request.withAudio ? ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100', '-map', '0:v', '-map', '1:a', '-c:a', 'aac', '-b:a', '64k'] : ['-an'];
     await run(
-      'ffmpeg',
+      ffmpeg,
       ['-hide_banner', '-loglevel', 'error', '-y', '-stream_loop', '-1', '-i', inputPath, ...audio, '-t', String(request.durationSeconds), '-vf', filters, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', outPath],
       { timeout: 120_000 },
     );

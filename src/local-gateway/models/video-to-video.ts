@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { encodePng } from '../media/codecs.js';
 import { readMp4Info } from '../media/mp4.js';
 import { createRaster, paintScene } from '../media/raster.js';
-import { hasFfmpeg, outputFrame, renderVideo } from '../media/video.js';
+import { ffmpegPath, outputFrame, renderVideo } from '../media/video.js';
 import { hashToInt } from '../random.js';
 import { field, TaskInputError, type ModelBehaviour, type Resource } from './behaviour.js';
 
@@ -72,8 +72,9 @@ export const videoToVideo: ModelBehaviour = {
 };
 
 async function lastFrame(videoPath: string, framePath: string, info: { width: number; height: number }, prompt: string, useFfmpeg: boolean): Promise<Buffer> {
-  if (useFfmpeg && (await hasFfmpeg())) {
-    await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-sseof', '-0.5', '-i', videoPath, '-update', '1', '-frames:v', '1', framePath], { timeout: 60_000 });
+  const ffmpeg = useFfmpeg ? await ffmpegPath() : undefined;
+  if (ffmpeg) {
+    await promisify(execFile)(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-sseof', '-0.5', '-i', videoPath, '-update', '1', '-frames:v', '1', framePath], { timeout: 60_000 });
     return readFile(framePath);
   }
   const frame = outputFrame('480p', 'adaptive', info);

@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { err, ok, type Result } from '../result.js';
+import { BlobStore, tempName } from './blobs.js';
+import { type CacheEntry, type CachedFile, parseEntry } from './entry.js';
+import { CACHE_FORMAT } from './key.js';
+
+export type { CacheEntry, CachedFile } from './entry.js';
+
+/** A file of an output, to be stored with the entry. */
+export interface FileToStore {
+  /** Where the run wrote it: its bytes are read from here, and `path` in the outputs names it. */
+  path: string;
+  url: string | null;
+  expires_at: number | null;
+}
+
+export interface StoreOptions {
+  /** Milliseconds since the epoch: a manual clock in tests. */
+  now: () => number;
+  /** A problem the run survives (a damaged entry, a failed write): said once each, never thrown. */
+  warn: (message: string) => void;
+}
+
+/**
+ * The content-addressed step cache on disk: `entries/ab/<key>.json`, one JSON file per key, and
+ * `blobs/ab/<sha256>`, the files of the outputs stored once per content. Every file is written to
+ * `tmp/` and renamed into place, so a reader sees a whole entry or none; two processes that write
+ * one key at once each rename a whole entry, and the last rename stands. A damaged entry is a miss
+ * with a warning, never a crash or a wrong output.
+ */
+export class CacheStore {
+  private readonly entriesDir: string;
+  private readonly tmpDir: string;
+  readonly blobs: BlobStore;
+
+  private constructor(
+    readonly dir: string,
+    private readonly options: StoreOptions,
+  ) {
+    this.entriesDir = join(dir, 'entries');
+    this.tmpDir = join(dir, 'tmp');
+    this.blobs = new BlobStore(join(dir, 'blobs'), this.tmpDir);
+  }
+
+  /** The store in `dir`, created if need be; or why it cannot be written to. */
+  static open(dir: string, options: StoreOptions): Result<CacheStore, string> {
+    try {
+      for (const sub of ['entries', 'blobs', 'tmp']) mkdirSync(join(dir, sub), { recursive: true });
+      // A folder that exists but refuses writes shows up here, once, not at every entry.
+      const probe = join(dir, 'tmp', `probe.${process.pid}.${randomBytes(4).toString('hex')}`);
+      writeFileSync(probe, '');
+      unlinkSync(probe);
+    } catch (error) {
+      return err(`cannot write to the cache folder ${dir}: ${(error as Error).message}`);
+    }
+    return ok(new CacheStore(dir, options));
+  }
+
+  private entryPath(key: string): string {
+    return join(this.entriesDir, key.slice(0, 2), `${key}.json`);
+  }
+
+  /** The entry stored under `key`, unless it is absent, older than `maxAgeMs`, or damaged (warned). */
+  async get(key: string, maxAgeMs: number | null): Promise<CacheEntry | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.entryPath(key), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const parsed = parseEntry(text, key);
+    if ('problem' in parsed) {
+      this.options.warn(`cache entry ${key.slice(0, 12)} is unusable (${parsed.problem}); running the step instead`);
+      return undefined;
+    }
+    const { entry } = parsed;
+    if (maxAgeMs !== null && this.options.now() - entry.created_at > maxAgeMs) return undefined;
+    return entry;
+  }
+
+  /** Stores the outputs and their files under `key`; a failure is a warning, and the run goes on. */
+  async put(key: string, action: string, outputs: unknown, files: FileToStore[], saved: CacheEntry['saved']) {
+    try {
+      const stored: CachedFile[] = [];
+      for (const file of files) stored.push({ ...(await this.blobs.put(file.path)), ...file });
+      const entry: CacheEntry = {
+        format: CACHE_FORMAT,
+        key,
+        action,
+        created_at: this.options.now(),
+        outputs,
+        files: stored,
+        saved,
+      };
+      const target = this.entryPath(key);
+      await mkdir(dirname(target), { recursive: true });
+      const temp = tempName(this.tmpDir, key);
+      await writeFile(temp, JSON.stringify(entry));
+      await rename(temp, target);
+    } catch (error) {
+      this.options.warn(`could not store cache entry ${key.slice(0, 12)}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Puts a stored file's bytes at `dest` (linked, else copied), checked against their hash. */
+  materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
+    return this.blobs.materialize(sha256, dest);
+  }
+
+  /** Every readable entry, oldest first; damaged ones are left out with a warning. */
+  async list(): Promise<CacheEntry[]> {
+    const entries: CacheEntry[] = [];
+    for (const key of await this.keys()) {
+      const entry = await this.get(key, null);
+      if (entry) entries.push(entry);
+    }
+    return entries.sort((a, b) => a.created_at - b.created_at);
+  }
+
+  private async keys(): Promise<string[]> {
+    const keys: string[] = [];
+    for (const shard of await readdir(this.entriesDir).catch(() => [])) {
+      for (const name of await readdir(join(this.entriesDir, shard)).catch(() => [])) {
+        if (name.endsWith('.json')) keys.push(name.slice(0, -'.json'.length));
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * Removes the entries stored more than `olderThanMs` ago (and damaged ones), then the blobs no
+   * entry left names, and stale temp files. A run writing at the same moment may lose a blob it
+   * just stored; its entry is then a miss, never a wrong output.
+   */
+  async prune(olderThanMs: number): Promise<{ entries: number; blobs: number; bytes: number }> {
+    const cutoff = this.options.now() - olderThanMs;
+    const kept = new Set<string>();
+    let entries = 0;
+    for (const key of await this.keys()) {
+      const text = await readFile(this.entryPath(key), 'utf8').catch(() => '');
+      const parsed = parseEntry(text, key);
+      if ('entry' in parsed && parsed.entry.created_at >= cutoff) {
+        for (const file of parsed.entry.files) kept.add(file.sha256);
+        continue;
+      }
+      await unlink(this.entryPath(key)).catch(() => undefined);
+      entries++;
+    }
+    const removed = await this.removeBlobsExcept(kept);
+    await this.removeStaleTemps(cutoff);
+    return { entries, ...removed };
+  }
+
+  private async removeBlobsExcept(kept: Set<string>): Promise<{ blobs: number; bytes: number }> {
+    let blobs = 0;
+    let bytes = 0;
+    for (const shard of await readdir(this.blobs.dir).catch(() => [])) {
+      for (const hash of await readdir(join(this.blobs.dir, shard)).catch(() => [])) {
+        if (kept.has(hash)) continue;
+        const path = join(this.blobs.dir, shard, hash);
+        bytes += (await stat(path).catch(() => ({ size: 0 }))).size;
+        await unlink(path).catch(() => undefined);
+        blobs++;
+      }
+    }
+    return { blobs, bytes };
+  }
+
+  private async removeStaleTemps(cutoff: number): Promise<void> {
+    for (const name of await readdir(this.tmpDir).catch(() => [])) {
+      const path = join(this.tmpDir, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && info.mtimeMs < cutoff) await rm(path, { force: true });
+    }
+  }
+
+  /** Removes every entry and blob; answers how many entries there were. */
+  async clear(): Promise<{ entries: number }> {
+    const entries = (await this.keys()).length;
+    for (const sub of ['entries', 'blobs', 'tmp']) {
+      await rm(join(this.dir, sub), { recursive: true, force: true });
+      await mkdir(join(this.dir, sub), { recursive: true });
+    }
+    return { entries };
+  }
+}

@@ -1,0 +1,114 @@
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { RunResult } from '../engine/engine.js';
+import type { Plan } from '../plan.js';
+import type { Diagnostic } from '../recipe/diagnostics.js';
+import { SourceFile } from '../recipe/source.js';
+import { type Annotation, annotationLines } from '../report/github-commands.js';
+import { type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
+import type { RunSummary } from '../store/summary.js';
+import { redact } from './output.js';
+
+/** GitHub Actions sets GITHUB_ACTIONS=true in every step it runs. */
+export const inGitHubActions = (env: NodeJS.ProcessEnv = process.env) => env.GITHUB_ACTIONS === 'true';
+
+/** Sources that are no file in the workspace: GitHub can annotate them only without a place. */
+const NOT_A_FILE = new Set(['command line']);
+
+export function diagnosticAnnotation(diagnostic: Diagnostic): Annotation {
+  const { file, range } = diagnostic;
+  const base: Annotation = { kind: diagnostic.severity, title: 'pipeline', message: diagnostic.message };
+  if (NOT_A_FILE.has(file.path)) return { ...base, message: `${file.path}: ${diagnostic.message}` };
+  const start = file.position(range.start);
+  const end = file.position(Math.max(range.start, range.end - 1));
+  // GitHub reads col/endColumn only on one line; over several lines the lines alone say where.
+  const columns = start.line === end.line ? { col: start.col, endColumn: end.col + 1 } : {};
+  return { ...base, file: file.path, line: start.line, endLine: end.line, ...columns };
+}
+
+/**
+ * Writes the workflow commands to stderr: the runner reads commands from both streams, and stdout
+ * may be JSON that a later step parses.
+ */
+export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessEnv = process.env): void {
+  if (!inGitHubActions(env) || annotations.length === 0) return;
+  const lines = annotationLines(annotations, env.GITHUB_WORKSPACE, process.cwd());
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+export const annotateDiagnostics = (diagnostics: Diagnostic[]) =>
+  printAnnotations(diagnostics.map(diagnosticAnnotation));
+
+/** Each failed step of the run as an error at its id in the recipe. */
+export function failedStepAnnotations(plan: Plan, recipeText: string, result: RunResult): Annotation[] {
+  const file = new SourceFile(plan.recipePath, recipeText, true);
+  const annotations: Annotation[] = [];
+  for (const [row, outcome] of result.rows.entries()) {
+    for (const [id, step] of Object.entries(outcome.steps)) {
+      if (step.status !== 'failed') continue;
+      const range = file.locate(['steps', id], 'key');
+      const start = file.position(range.start);
+      const where = plan.rows.length > 1 ? `row ${row + 1} ` : '';
+      annotations.push({
+        kind: 'error',
+        file: relative(process.cwd(), plan.recipePath),
+        line: start.line,
+        col: start.col,
+        title: `pipeline: ${where}step ${id} failed`,
+        message: redact(step.failure?.message ?? 'failed'),
+      });
+    }
+  }
+  return annotations;
+}
+
+export interface StepCounts {
+  cached: (stepKey: string) => number;
+  traffic: (stepKey: string) => { requests: number; rateLimited: number } | undefined;
+}
+
+/** The run as the step summary shows it: one table row per step (and row of a batch). */
+export function runReport(plan: Plan, result: RunResult, summary: RunSummary, counts: StepCounts, outputsDir: string) {
+  const report: RunReport = {
+    name: plan.name,
+    runId: summary.run_id,
+    status: result.status,
+    durationMs: summary.duration_ms,
+    steps: [],
+    files: summary.files.map((f) => relative(outputsDir, f.path)),
+    failures: [],
+  };
+  for (const [index, row] of result.rows.entries()) {
+    for (const [id, outcome] of Object.entries(row.steps)) {
+      const key = `${index}/${id}`;
+      const name = plan.rows.length > 1 ? `row ${index + 1} ${id}` : id;
+      const cached = counts.cached(key);
+      const record = summary.steps.find((s) => s.row === index && s.step === id);
+      const traffic = counts.traffic(key);
+      report.steps.push({
+        step: name,
+        status: outcome.status,
+        ran: Math.max(0, outcome.runs - cached),
+        cached,
+        failed: outcome.status === 'failed' ? 1 : 0,
+        tasks: record?.tasks.length ?? 0,
+        requests: traffic?.requests ?? 0,
+        rateLimited: traffic?.rateLimited ?? 0,
+      });
+      if (outcome.status === 'failed')
+        report.failures.push({ step: name, message: outcome.failure?.message ?? 'failed' });
+    }
+  }
+  return report;
+}
+
+/** Appends the run's Markdown summary to $GITHUB_STEP_SUMMARY, when GitHub gave one. */
+export function appendStepSummary(report: RunReport, env: NodeJS.ProcessEnv = process.env): void {
+  const path = env.GITHUB_STEP_SUMMARY;
+  if (!path) return;
+  try {
+    appendFileSync(path, redact(stepSummaryMarkdown(report)));
+  } catch (error) {
+    process.stderr.write(`warning: cannot append to GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
+  }
+}

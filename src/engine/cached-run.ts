@@ -1,0 +1,173 @@
+import { extname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Scope } from '../expressions/expressions.js';
+import type { PlannedStep } from '../plan.js';
+import { ok, type Result } from '../result.js';
+import { CACHED_TASK_ID } from '../store/journal.js';
+import { stepKey } from '../store/replay.js';
+import { actionOf, itemCacheKey } from './cache-key.js';
+import type { EngineContext } from './context.js';
+import type { StepFailure } from './failure.js';
+import type { StoredEntry, StoredFile } from './run-cache.js';
+
+type Outcome = Result<unknown, StepFailure>;
+
+/** One item of a step, as the cache names and files it. */
+export interface CacheItem {
+  ctx: EngineContext;
+  row: number;
+  step: PlannedStep;
+  index: number;
+  scope: Scope;
+  /** `hero` or `hero[2]`. */
+  label: string;
+}
+
+/**
+ * Runs the item through the step cache: its outputs from an entry with the same key when there is
+ * one (and reading is on), else from `execute`, stored afterwards (when writing is on). Items of
+ * this run with one key share one execution.
+ */
+export async function cachedRun(item: CacheItem, input: unknown, execute: () => Promise<Outcome>): Promise<Outcome> {
+  const { ctx, step } = item;
+  const cache = ctx.cache!;
+  const files = {
+    downloads: ctx.downloads,
+    runDir: ctx.runDir,
+    recipeDir: ctx.plan.recipeDir,
+    hashOf: (path: string) => cache.hashOf(path),
+  };
+  const key = await itemCacheKey(files, step, item.scope, input, item.label);
+  if (!key.ok) return key;
+  const shared = cache.inflight.get(key.value);
+  if (shared) {
+    const outcome = await shared;
+    if (!outcome.ok) return execute();
+    hit(item, key.value, { tasks: 0, requests: 0 });
+    return outcome;
+  }
+  const attempt = lookUpOrExecute(item, key.value, input, execute);
+  cache.inflight.set(key.value, attempt);
+  const outcome = await attempt;
+  // A failure is not shared: the next item (or the step's retry) tries for itself.
+  if (!outcome.ok) cache.inflight.delete(key.value);
+  return outcome;
+}
+
+async function lookUpOrExecute(item: CacheItem, key: string, input: unknown, execute: () => Promise<Outcome>) {
+  const { ctx, step } = item;
+  const cache = ctx.cache!;
+  if (cache.mode.read) {
+    const entry = await cache.storage.get(key, step.cache.ttlMs);
+    const restored = entry ? await restore(item, entry, input) : undefined;
+    if (restored !== undefined) {
+      hit(item, key, entry!.saved);
+      return ok(restored);
+    }
+  }
+  cache.counts.misses++;
+  const outcome = await execute();
+  if (outcome.ok && cache.mode.write) await store(item, key, input, outcome.value);
+  return outcome;
+}
+
+function hit(item: CacheItem, key: string, saved: StoredEntry['saved']): void {
+  const { ctx, row, step, index } = item;
+  ctx.cache!.recordHit(stepKey(row, step.id), key, saved);
+  ctx.journal.append({ type: 'item-cached', row, step: step.id, index, key });
+  ctx.report.note(`⚡ ${item.label} cached`);
+}
+
+/** The files a new entry keeps: every path of this run's outputs folder in the outputs, with its URL. */
+function filesOf(ctx: EngineContext, step: PlannedStep, input: unknown, outputs: unknown) {
+  const urls = new Map([...ctx.downloads].map(([url, d]) => [d.path, { url, expires_at: d.expiresAt }]));
+  const paths = new Set<string>();
+  const folder = `${ctx.outputsDir}${sep}`;
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string' && value.startsWith(folder)) paths.add(value);
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(visit);
+  };
+  visit(outputs);
+  const files = [...paths].map((path) => ({ path, ...(urls.get(path) ?? { url: null, expires_at: null }) }));
+  if (step.action === 'upload') {
+    // The uploaded file itself: kept so that a later run can upload it again when the URL expires.
+    const { url } = outputs as { url: string };
+    files.push({ path: sourceOf(ctx, input), url, expires_at: null });
+  }
+  return files;
+}
+
+const sourceOf = (ctx: EngineContext, input: unknown) => {
+  const path = String((input as { path?: unknown }).path);
+  return isAbsolute(path) ? path : resolve(ctx.plan.recipeDir, path);
+};
+
+/** What running the item cost, at the least: a task's submission, one read and each download. */
+function costOf(step: PlannedStep, files: number) {
+  return step.action === 'model' ? { tasks: 1, requests: 2 + files } : { tasks: 0, requests: 1 };
+}
+
+async function store(item: CacheItem, key: string, input: unknown, outputs: unknown): Promise<void> {
+  const { ctx, step } = item;
+  const files = filesOf(ctx, step, input, outputs);
+  await ctx.cache!.storage.put(key, actionOf(step), outputs, files, costOf(step, files.length));
+}
+
+/**
+ * The entry's outputs for this run: each file put in this run's outputs folder under this item's
+ * name, its path in the outputs replaced, its old URL mapped to the new copy (a later step that
+ * finds the URL expired uploads the copy). Undefined, after a warning, when a file is damaged.
+ */
+async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Promise<unknown> {
+  const { ctx, step } = item;
+  const moved = new Map<string, string>();
+  const outputFiles = step.action === 'upload' ? [] : entry.files;
+  for (const [n, file] of outputFiles.entries()) {
+    const dest = join(ctx.outputsDir, fileName(item, n, outputFiles.length, file));
+    const placed = await ctx.cache!.storage.materialize(file.sha256, dest);
+    if (placed !== 'ok') {
+      ctx.cache!.warn(`cache entry ${entry.key.slice(0, 12)}: a file is ${placed}; running ${item.label} instead`);
+      return undefined;
+    }
+    moved.set(file.path, dest);
+    recordFile(item, file, dest);
+  }
+  if (step.action === 'upload') {
+    const file = entry.files.at(-1);
+    if (file?.url) ctx.downloads.set(file.url, { path: sourceOf(ctx, input), expiresAt: 0 });
+  }
+  return replacePaths(entry.outputs, moved);
+}
+
+/** `row-2-hero-3.png` as the model runner names a fresh download of the same item. */
+function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number, file: StoredFile): string {
+  const prefix = `${ctx.plan.rows.length > 1 ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
+  return `${prefix}${count > 1 ? `-${n + 1}` : ''}${extname(file.path)}`;
+}
+
+/**
+ * A cached file's URL is from an earlier run, perhaps of another gateway or long expired: it is
+ * marked expired, so that a later step that sends it uploads the local copy instead (one upload,
+ * and only when that step runs, in place of a task).
+ */
+function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
+  if (file.url) ctx.downloads.set(file.url, { path: dest, expiresAt: 0 });
+  ctx.journal.append({
+    type: 'output-written',
+    row,
+    step: step.id,
+    index,
+    task_id: CACHED_TASK_ID,
+    url: file.url ?? '',
+    path: dest,
+    bytes: file.bytes,
+  });
+}
+
+function replacePaths(value: unknown, moved: Map<string, string>): unknown {
+  if (typeof value === 'string') return moved.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((v) => replacePaths(v, moved));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replacePaths(v, moved)]));
+  return value;
+}

@@ -1,0 +1,228 @@
+import { cpSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { readJournal } from '../../src/store/journal.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
+
+let gateway: LocalGateway;
+let work: string;
+let home: string;
+let recipe: string;
+
+beforeAll(async () => {
+  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 9 });
+});
+afterAll(() => gateway.close());
+beforeEach(async (context) => {
+  // Each test builds in a fresh copy of the recipe and its assets, with a fresh home and cache.
+  work = await mkdtemp(join(tmpdir(), 'pipeline-cache-'));
+  cpSync('recipes/ci-assets.yaml', join(work, 'recipes', 'ci-assets.yaml'));
+  cpSync('recipes/assets', join(work, 'recipes', 'assets'), { recursive: true });
+  home = join(work, 'home');
+  recipe = join(work, 'recipes', 'ci-assets.yaml');
+  context.onTestFinished(() => rm(work, { recursive: true, force: true }));
+});
+
+const env = (extra: Record<string, string> = {}) => ({
+  PIPELINE_HOME: home,
+  PIPELINE_BASE_URL: gateway.baseUrl,
+  PIPELINE_TOOL_URL: gateway.toolUrl,
+  PIPELINE_LLM_URL: gateway.llmUrl,
+  PIPELINE_SCHEMA_URL: gateway.schemaUrl,
+  PIPELINE_API_KEY: gateway.apiKey,
+  CI: 'true',
+  ...extra,
+});
+const pipeline = (args: string[], extra: Record<string, string> = {}) =>
+  execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
+
+/** Runs the recipe, and counts the gateway requests it made by route. */
+async function build(args: string[] = [], extra: Record<string, string> = {}) {
+  const before = gateway.stats().requests.by_route;
+  const result = await pipeline(['run', recipe, '--json', ...args], extra);
+  await gateway.settle();
+  const after = gateway.stats().requests.by_route;
+  const made: Record<string, number> = {};
+  for (const [route, count] of Object.entries(after))
+    if (count !== (before[route] ?? 0)) made[route] = count - (before[route] ?? 0);
+  const report = result.exitCode === 0 ? JSON.parse(result.stdout) : undefined;
+  return { result, made, submitted: made[SUBMIT] ?? 0, report };
+}
+
+const bytesOf = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [name, readFileSync(join(dir, name)).toString('base64')]),
+  );
+const cachedItems = (runId: string) =>
+  readJournal(join(home, 'runs', runId, 'journal.jsonl'))
+    .filter((e) => e.type === 'item-cached')
+    .map((e) => (e.type === 'item-cached' ? `${e.step}[${e.index}]` : ''))
+    .sort();
+
+describe('the step cache, run after run of ci-assets', () => {
+  it('makes no request on the second run, exits 0 and writes byte-identical outputs', async () => {
+    const cold = await build(['--out', join(work, 'out1')]);
+    expect(cold.result.exitCode, cold.result.stderr).toBe(0);
+    expect(cold.submitted).toBe(4);
+    const warm = await build(['--out', join(work, 'out2')]);
+    expect(warm.result.exitCode, warm.result.stderr).toBe(0);
+    // No submission, no upload, no tool or text call, no read: nothing at all.
+    expect(warm.made).toEqual({});
+    expect(bytesOf(join(work, 'out2'))).toEqual(bytesOf(join(work, 'out1')));
+    expect(bytesOf(warm.report.outputs_dir)).toEqual(bytesOf(cold.report.outputs_dir));
+    expect(warm.result.stderr).toMatch(/^⚡ backgrounds\[2\] cached$/m);
+    expect(warm.result.stderr).toMatch(/^⚡ icon cached$/m);
+    expect(warm.report.cache).toEqual({ enabled: true, hits: 4, misses: 0, tasks_saved: 4, requests_saved: 12 });
+    const summary = JSON.parse(readFileSync(join(warm.report.run_dir, 'run.json'), 'utf8'));
+    expect(summary.cache).toMatchObject({ hits: 4, misses: 0, tasks_saved: 4 });
+    const events = readJournal(join(warm.report.run_dir, 'journal.jsonl'));
+    const stepCached = events
+      .filter((e) => e.type === 'step-cached')
+      .map((e) => (e.type === 'step-cached' ? e.step : ''));
+    expect(stepCached.sort()).toEqual(['backgrounds', 'icon']);
+    expect(events.find((e) => e.type === 'item-cached')).toMatchObject({
+      key: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    // No entry holds the API key.
+    const entriesDir = join(home, 'cache', 'entries');
+    const entries = readdirSync(entriesDir).flatMap((shard) =>
+      readdirSync(join(entriesDir, shard)).map((name) => join(entriesDir, shard, name)),
+    );
+    expect(entries).toHaveLength(4);
+    for (const entry of entries) expect(readFileSync(entry, 'utf8')).not.toContain(gateway.apiKey);
+  });
+
+  it('reruns a changed for_each item and the steps that depend on it, and nothing else', async () => {
+    await build(['--set', 'palette=["teal","sand","plum"]']);
+    // The second item changes: only it reruns (the icon uses the first background).
+    const second = await build(['--set', 'palette=["teal","grey","plum"]']);
+    expect(second.result.exitCode, second.result.stderr).toBe(0);
+    expect(second.submitted).toBe(1);
+    expect(cachedItems(second.report.run_id)).toEqual(['backgrounds[0]', 'backgrounds[2]', 'icon[0]']);
+    // The first item changes: it reruns, and so does the icon made from it.
+    const first = await build(['--set', 'palette=["navy","grey","plum"]']);
+    expect(first.submitted).toBe(2);
+    expect(cachedItems(first.report.run_id)).toEqual(['backgrounds[1]', 'backgrounds[2]']);
+  });
+
+  it('reruns the dependents of a local file whose bytes changed', async () => {
+    await build();
+    const logo = join(work, 'recipes', 'assets', 'logo.png');
+    const png = new PNG({ width: 256, height: 256 });
+    png.data.fill(200);
+    writeFileSync(logo, PNG.sync.write(png));
+    const after = await build();
+    expect(after.result.exitCode, after.result.stderr).toBe(0);
+    expect(after.submitted).toBe(1);
+    // The new logo, and the cached first background: its URL is from an earlier run.
+    expect(after.made['POST /api/v1/media/files']).toBe(2);
+    expect(cachedItems(after.report.run_id)).toEqual(['backgrounds[0]', 'backgrounds[1]', 'backgrounds[2]']);
+  });
+
+  it('submits two items with the same key once', async () => {
+    const run = await build(['--set', 'palette=["teal","teal"]']);
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    expect(run.submitted).toBe(2); // one background, one icon
+    expect(run.report.outputs.backgrounds).toHaveLength(2);
+  });
+
+  it('--no-cache neither reads nor writes; --refresh writes without reading', async () => {
+    const uncached = await build(['--no-cache']);
+    expect(uncached.submitted).toBe(4);
+    expect(uncached.report.cache.enabled).toBe(false);
+    expect((await build(['--no-cache'])).submitted).toBe(4);
+    const listed = async () => JSON.parse((await pipeline(['cache', 'list', '--json'])).stdout).entries;
+    expect(await listed()).toEqual([]);
+    await build();
+    const stored = (await listed()).map((e: { created_at: number }) => e.created_at);
+    const refreshed = await build(['--refresh']);
+    expect(refreshed.submitted).toBe(4);
+    // Each refreshed item was stored again (a new icon from a new background is a new entry).
+    const restored = (await listed()).map((e: { created_at: number }) => e.created_at);
+    expect(restored.filter((t: number) => t > Math.max(...stored))).toHaveLength(4);
+    expect((await build()).submitted).toBe(0);
+  });
+
+  it('two runs at once sharing one cache folder both succeed and leave valid entries', async () => {
+    const shared = { PIPELINE_CACHE_DIR: join(work, 'shared-cache') };
+    const [a, b] = await Promise.all([build([], shared), build([], shared)]);
+    expect(a.result.exitCode, a.result.stderr).toBe(0);
+    expect(b.result.exitCode, b.result.stderr).toBe(0);
+    const listed = await pipeline(['cache', 'list', '--json'], shared);
+    expect(listed.stderr).toBe('');
+    // Three backgrounds, and an icon for each first background the two runs made.
+    expect(JSON.parse(listed.stdout).entries.length).toBeGreaterThanOrEqual(4);
+    const third = await build([], shared);
+    expect(third.made).toEqual({});
+    expect(third.result.stderr).not.toMatch(/unusable|could not store/);
+  });
+
+  it('treats a truncated entry as a miss with one warning, and reruns only that item', async () => {
+    const cacheDir = join(work, 'cache');
+    await build(['--cache-dir', cacheDir]);
+    const entries = JSON.parse((await pipeline(['cache', 'list', '--json', '--cache-dir', cacheDir])).stdout).entries;
+    const icon = entries.find((e: { action: string }) => e.action.includes('edit')).key as string;
+    const path = join(cacheDir, 'entries', icon.slice(0, 2), `${icon}.json`);
+    truncateSync(path, 40);
+    const after = await build(['--cache-dir', cacheDir]);
+    expect(after.result.exitCode, after.result.stderr).toBe(0);
+    expect(after.submitted).toBe(1);
+    expect(after.result.stderr.match(/cache entry \w+ is unusable \(it is not whole JSON/g)).toHaveLength(1);
+    // The rerun stored a whole entry again.
+    expect((await build(['--cache-dir', cacheDir])).made).toEqual({});
+  });
+
+  it('an unwritable cache folder is one message, and the run goes on uncached', async () => {
+    const blocked = join(work, 'not-a-folder');
+    writeFileSync(blocked, '');
+    const run = await build(['--cache-dir', join(blocked, 'cache')]);
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    expect(run.submitted).toBe(4);
+    expect(run.result.stderr.match(/cannot write to the cache folder/g)).toHaveLength(1);
+    expect(run.result.stderr).toMatch(/running without the step cache/);
+  });
+
+  it('pipeline plan counts the runs the cache holds for steps whose input is known before the run', async () => {
+    await build(['--set', 'palette=["teal","sand"]']);
+    const planned = await pipeline(['plan', recipe, '--set', 'palette=["teal","sand","plum"]', '--format', 'json']);
+    expect(planned.exitCode, planned.stderr).toBe(0);
+    const estimate = JSON.parse(planned.stdout);
+    expect(estimate.steps.map((s: { id: string; cached: number }) => [s.id, s.cached])).toEqual([
+      ['backgrounds', 2],
+      ['icon', 0],
+      ['manifest', 0],
+    ]);
+    expect(estimate.totals.cached).toBe(2);
+    // One background and the icon are left to make: two submissions.
+    expect(estimate.totals.requests.submissions).toBe(2);
+    expect(estimate.totals.tasks['vendor-a/vendor-a-v3-t2i']).toBe(1);
+    const uncached = JSON.parse((await pipeline(['plan', recipe, '--no-cache', '--format', 'json'])).stdout);
+    expect(uncached.totals.cached).toBe(0);
+  });
+
+  it('lists, prunes and clears the cache, each with --json', async () => {
+    await build();
+    const listed = JSON.parse((await pipeline(['cache', 'list', '--json'])).stdout);
+    expect(listed.entries.map((e: { action: string }) => e.action).sort()).toEqual([
+      'model vendor-a/vendor-a-v3-t2i',
+      'model vendor-a/vendor-a-v3-t2i',
+      'model vendor-a/vendor-a-v3-t2i',
+      'model vendor-b/vendor-b-5.0-lite-edit',
+    ]);
+    const kept = JSON.parse((await pipeline(['cache', 'prune', '--older-than', '30d', '--json'])).stdout);
+    expect(kept.removed).toEqual({ entries: 0, blobs: 0, bytes: 0 });
+    expect(JSON.parse((await pipeline(['cache', 'clear', '--json'])).stdout).removed).toEqual({ entries: 4 });
+    expect(JSON.parse((await pipeline(['cache', 'list', '--json'])).stdout).entries).toEqual([]);
+    expect((await build()).submitted).toBe(4);
+  });
+});

@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CacheStore } from '../../src/cache/store.js';
+import { systemClock } from '../../src/clock.js';
+import { runPlan } from '../../src/engine/engine.js';
+import { RunCache } from '../../src/engine/run-cache.js';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { engineFor } from '../support/engine.js';
+
+const SEARCH = 'POST /tools/v1/web-search';
+const TEXT = 'POST /llm/v1/chat/completions';
+const HOUR = 3_600_000;
+
+let gateway: LocalGateway;
+let dir: string;
+/** The store's clock: only the cache's notion of age moves, by hand. */
+let now: number;
+
+beforeAll(async () => {
+  gateway = await startLocalGateway({ latencyScale: 0, seed: 5 });
+});
+afterAll(() => gateway.close());
+beforeEach(async (context) => {
+  dir = await mkdtemp(join(tmpdir(), 'step-cache-'));
+  now = Date.UTC(2026, 10, 22);
+  context.onTestFinished(() => rm(dir, { recursive: true, force: true }));
+});
+
+/** One run of `recipe` with the step cache in `dir`: the gateway calls made, and the items taken from the cache. */
+async function run(recipe: string, sets: string[] = [], mode = { read: true, write: true }) {
+  const store = CacheStore.open(join(dir, 'cache'), { now: () => now, warn: () => {} });
+  if (!store.ok) throw new Error(store.error);
+  const engine = await engineFor(recipe, gateway, systemClock, { sets });
+  engine.ctx.cache = new RunCache(store.value, mode, () => {});
+  const before = gateway.stats().requests.by_route;
+  const result = await runPlan(engine.ctx);
+  const after = gateway.stats().requests.by_route;
+  const cached = engine
+    .events()
+    .flatMap((e) => (e.type === 'item-cached' ? [e.step] : []))
+    .sort();
+  await engine.close();
+  expect(result.status).toBe('succeeded');
+  const made = (route: string) => (after[route] ?? 0) - (before[route] ?? 0);
+  return { search: made(SEARCH), text: made(TEXT), cached, outputs: result.rows[0]!.outputs };
+}
+
+const RECIPE = `version: 1
+name: ttl
+steps:
+  news: { uses: web-search, with: { query: "bike lanes" } }
+  words: { uses: llm, with: { model: openai/gpt-test, prompt: "Name a colour" } }
+  short: { uses: llm, with: { model: openai/gpt-test, prompt: "Name a fruit" }, cache: { ttl: 1h } }
+outputs:
+  words: \${{ steps.words.outputs.text }}
+`;
+
+describe('the step cache in the engine', () => {
+  it('keeps web-search results 24 hours, llm answers with no expiry, and honours a step ttl', async () => {
+    expect(await run(RECIPE)).toMatchObject({ search: 1, text: 2, cached: [] });
+    now += 59 * 60_000;
+    expect(await run(RECIPE)).toMatchObject({ search: 0, text: 0, cached: ['news', 'short', 'words'] });
+    now += 2 * 60_000;
+    // Past an hour: the step with ttl 1h runs again (and is stored again).
+    expect(await run(RECIPE)).toMatchObject({ search: 0, text: 1, cached: ['news', 'words'] });
+    now += 24 * HOUR;
+    expect(await run(RECIPE)).toMatchObject({ search: 1, text: 1, cached: ['words'] });
+  });
+
+  it('gives the same outputs from the cache as from the run that stored them', async () => {
+    const first = await run(RECIPE);
+    const second = await run(RECIPE);
+    expect(second.cached).toContain('words');
+    expect(second.outputs).toEqual(first.outputs);
+  });
+
+  it('reruns a run step unless it says cache: true, and a step whose cache.key changed', async () => {
+    const recipe = `version: 1
+name: commands
+inputs:
+  version: { type: string, default: "1" }
+steps:
+  always: { run: "echo always" }
+  kept: { run: "echo kept", cache: true }
+  keyed:
+    uses: llm
+    with: { model: openai/gpt-test, prompt: "Name a tree" }
+    cache: { key: "\${{ inputs.version }}" }
+`;
+    await run(recipe);
+    expect((await run(recipe)).cached).toEqual(['kept', 'keyed']);
+    const bumped = await run(recipe, ['version=2']);
+    expect(bumped).toMatchObject({ text: 1, cached: ['kept'] });
+  });
+
+  it('with reading off (--refresh) runs everything and stores it for the next run', async () => {
+    await run(RECIPE);
+    expect(await run(RECIPE, [], { read: false, write: true })).toMatchObject({ search: 1, text: 2, cached: [] });
+    now += 2 * HOUR;
+    // The refresh stored fresh entries: only the 1h step has expired since.
+    expect(await run(RECIPE)).toMatchObject({ search: 0, text: 1 });
+  });
+});

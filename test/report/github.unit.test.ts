@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { annotationLines, escapeData, escapeProperty, workflowCommand } from '../../src/report/github-commands.js';
+import { stepSummaryMarkdown, SUMMARY_LIMIT_BYTES, type RunReport } from '../../src/report/step-summary.js';
+
+describe('workflow commands', () => {
+  it('escapes %, CR and LF in data, and also : and , in properties', () => {
+    expect(escapeData('100% done\r\nnext')).toBe('100%25 done%0D%0Anext');
+    expect(escapeProperty('a:b,c%\n')).toBe('a%3Ab%2Cc%25%0A');
+  });
+
+  it('gives the path relative to the workspace, and every location property', () => {
+    const line = workflowCommand(
+      {
+        kind: 'error',
+        file: '/ws/recipes/a.yaml',
+        line: 3,
+        col: 5,
+        endLine: 3,
+        endColumn: 9,
+        title: 'pipeline: x',
+        message: 'bad\nvalue',
+      },
+      '/ws',
+      '/elsewhere',
+    );
+    expect(line).toBe(
+      '::error file=recipes/a.yaml,line=3,col=5,endLine=3,endColumn=9,title=pipeline%3A x::bad%0Avalue',
+    );
+    expect(workflowCommand({ kind: 'warning', file: 'b.yaml', message: 'm' }, undefined, '/cwd')).toBe(
+      '::warning file=b.yaml::m',
+    );
+  });
+
+  it('annotates ten of each kind, then says in one line how many more', () => {
+    const errors = Array.from({ length: 13 }, (_, n) => ({ kind: 'error' as const, message: `e${n}` }));
+    const lines = annotationLines([...errors, { kind: 'warning', message: 'w' }], undefined, '/');
+    expect(lines.filter((l) => l.startsWith('::error'))).toHaveLength(10);
+    expect(lines.filter((l) => l.startsWith('::warning'))).toEqual(['::warning::w']);
+    expect(lines.filter((l) => l.startsWith('::notice'))).toEqual([expect.stringContaining('3 more errors')]);
+  });
+});
+
+const report = (over: Partial<RunReport> = {}): RunReport => ({
+  name: 'ci-assets',
+  runId: 'r1',
+  status: 'failed',
+  durationMs: 1500,
+  steps: [{ step: 'a|b', status: 'succeeded', ran: 1, cached: 2, failed: 0, tasks: 1, requests: 4, rateLimited: 0 }],
+  files: ['outputs/a.png'],
+  failures: [{ step: 'icon', message: 'line one\nline two' }],
+  ...over,
+});
+
+describe('the step summary', () => {
+  it('is a Markdown table with a header, a separator and one row per step', () => {
+    const text = stepSummaryMarkdown(report());
+    const table = text.split('\n').filter((l) => l.startsWith('|'));
+    expect(table[0]).toBe('| Step | Status | Ran | Cached | Failed | Tasks | Requests | 429s |');
+    expect(table[1]).toMatch(/^\|(-|-:|--:)/);
+    expect(table[2]).toBe('| a\\|b | succeeded | 1 | 2 | 0 | 1 | 4 | 0 |');
+    expect(text).toContain('**icon**: line one line two');
+    expect(text).toContain('- `outputs/a.png`');
+    expect(text).toMatch(/failed in 1\.5 s/);
+  });
+
+  it('stays under 1 MiB however many steps, files and failures there are', () => {
+    const steps = Array.from({ length: 30_000 }, (_, n) => ({ ...report().steps[0]!, step: `step-${n}` }));
+    const files = Array.from({ length: 30_000 }, (_, n) => `outputs/file-${n}.png`);
+    const failures = Array.from({ length: 5000 }, (_, n) => ({ step: `s${n}`, message: 'x'.repeat(3000) }));
+    const text = stepSummaryMarkdown(report({ steps, files, failures }));
+    expect(Buffer.byteLength(text)).toBeLessThan(SUMMARY_LIMIT_BYTES);
+    expect(text).toMatch(/_…and \d+ more steps_/);
+    expect(text).toMatch(/_…and \d+ more files_/);
+    expect(text).toMatch(/_…and \d+ more failures_/);
+  });
+});
