@@ -23,6 +23,14 @@ if (usageFile) {
   });
 }
 
+// A reader that closed the pipe (`pipeline runs list | head -1`) has all it wanted: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 const program = new Command()
   .name('pipeline')
   .description('Run YAML recipes of web, LLM, image and video generation steps against an asynchronous, rate-limited generation gateway.')
