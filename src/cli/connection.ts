@@ -38,6 +38,8 @@ export interface Connection {
   observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
   clock: Clock;
+  /** Fails at once, with the address, when the gateway cannot be reached or refuses the key. */
+  check(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +119,11 @@ export async function connect(
     observers,
     endpoints,
     clock,
+    async check() {
+      if (flags.local) return;
+      const { checkGateway } = await import('./preflight.js');
+      await checkGateway(endpoints, apiKey, clock, flags);
+    },
     async close() {
       await client.close();
       await stopLocal?.();

@@ -84,6 +84,7 @@ function budgetOptions(plan: Plan, flags: RunFlags): BudgetOptions {
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
   const connection = await connect(flags, budgetOptions(plan, flags));
+  await checkedOrClosed(connection);
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
@@ -103,6 +104,16 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
   return execute(plan, flags, connection, paths, journal, undefined);
 }
 
+/** An unreachable gateway or a refused key ends the command before a run exists or a step starts. */
+async function checkedOrClosed(connection: Connection): Promise<void> {
+  try {
+    await connection.check();
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
 /** Resumes a run from its journal with the recipe and inputs it kept. */
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
   if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
@@ -118,6 +129,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   const plan = { ...analyzeKeptRecipe(paths, state), rows: state.rows };
   checkLocalFiles(state, flags);
   const connection = await connect(flags, budgetOptions(plan, flags));
+  await checkedOrClosed(connection);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
   await journal.appendDurable({ type: 'run-resumed', ...accepted });

@@ -95,4 +95,30 @@ describe('the command line without rough edges', () => {
     expect(code).toBe(0);
   });
 
+
+  it('an unreachable gateway fails in under 5 s, with the address and a hint, before a run exists', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
+    const started = performance.now();
+    const result = await pipeline(['run', recipe], { PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1' });
+    const took = performance.now() - started;
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toBe(
+      'pipeline: could not connect to 127.0.0.1:9 (PIPELINE_BASE_URL): connection refused. Is the gateway running there? --local uses the built-in one',
+    );
+    expect(took).toBeLessThan(5000);
+    expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+  });
+
+  it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
+    const result = await pipeline(['run', recipe], { PIPELINE_API_KEY: 'sk-wrong-key-0123456789' });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^pipeline: the gateway at 127\.0\.0\.1:\d+ refused the API key \(PIPELINE_API_KEY\); nothing was run: .*401/);
+    expect(result.stderr).not.toContain('sk-wrong-key-0123456789');
+    expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+  });
 });
