@@ -5,6 +5,7 @@ import { registerAccountCommand } from './account.js';
 import { registerCacheCommand } from './cache-command.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
+import { addHelpTexts } from './help-text.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
@@ -48,6 +49,7 @@ registerModelsCommand(program);
 registerFilesCommand(program);
 registerTaskCommand(program);
 registerCacheCommand(program);
+addHelpTexts(program);
 
 try {
   await program.parseAsync(process.argv);

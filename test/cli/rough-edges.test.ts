@@ -122,3 +122,24 @@ describe('the command line without rough edges', () => {
     expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
   });
 });
+
+describe('--help', () => {
+  const commands = ['run', 'resume', 'validate', 'plan', 'runs show', 'runs list', 'gateway serve', 'account', 'models schema', 'files upload', 'task wait', 'cache prune'];
+  it.each(commands)(
+    '%s has examples and the exit codes',
+    async (command) => {
+      const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
+      expect(help.exitCode).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx pipeline ${command}[ \\n]`));
+      expect(help.stdout).toMatch(/\nExit codes:\n  0    it worked\n  1    .+\n  2    a usage error/);
+    },
+  );
+
+  it('run --help names PIPELINE_HOME and its default; resume describes its argument', async () => {
+    const run = await execa('node', [cli, 'run', '--help']);
+    expect(run.stdout).toContain('PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)');
+    expect(run.stdout).toContain('130  stopped by Ctrl-C');
+    const resume = await execa('node', [cli, 'resume', '--help']);
+    expect(resume.stdout.replace(/\s+/g, ' ')).toContain('run_id a run id, a prefix of exactly one run id, or latest (the newest run)');
+  });
+});
