@@ -53,6 +53,8 @@ export interface RunFlags extends ConnectionFlags {
   webhookListen?: string;
   json?: boolean;
   resubmitUnknown?: boolean;
+  /** `run --batch` only: leave out invalid rows and list them. */
+  skipInvalidRows?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
   force?: boolean;
   /** false with `--no-cache`: the step cache is neither read nor written. */

@@ -37,14 +37,22 @@ export function registerRunCommands(program: Command): void {
   addExecutionOptions(program.command('run').description("Run a recipe: every step, under the gateway's rate limit, journaled so it can be resumed.").argument('<recipe>', 'the recipe file'))
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl), all under one budget')
+    .option('--skip-invalid-rows', 'with --batch: run the valid rows and list the invalid ones, instead of running none')
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
       const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);
-      const result = loadRecipe(recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
+      if (flags.skipInvalidRows && !flags.batch) throw new UsageError('--skip-invalid-rows goes with --batch');
+      const rows = { ...(flags.batch ? { batch: flags.batch } : {}), ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}) };
+      const result = loadRecipe(recipe, { set: flags.set, ...rows });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
+      }
+      const skipped = result.value.skippedRows ?? [];
+      if (skipped.length > 0) {
+        const lines = skipped.map((s) => `  ${s.where}: ${s.message}`).join('\n');
+        process.stderr.write(`--skip-invalid-rows: ${skipped.length} problem${skipped.length === 1 ? '' : 's'} in rows left out:\n${lines}\n`);
       }
       const { startRun } = await import('./run-session.js');
       process.exitCode = await startRun(result.value, flags, { recipeText: readFileSync(recipe, 'utf8'), batchPath: flags.batch, home: pipelineHome() });

@@ -36,7 +36,8 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const recipeDir = dirname(resolve(input.cwd, input.path));
 
   const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
-  const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics);
+  const skipped: Diagnostic[] = [];
+  const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped);
   const modelSchema = onceEach(deps.modelSchema);
   const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics));
   const byId = new Map(drafts.map((d) => [d.id, d]));
@@ -60,6 +61,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     recipePath: resolve(input.cwd, input.path),
     recipeDir,
     rows,
+    ...(skipped.length > 0 ? { skippedRows: sortDiagnostics(skipped).map(skippedRow) } : {}),
     settings,
     steps,
     layers: assignLayers(steps),
@@ -122,4 +124,10 @@ function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {
     seen.add(key);
     return true;
   });
+}
+
+/** A batch row left out by --skip-invalid-rows, as the run lists it. */
+function skippedRow(diagnostic: Diagnostic): { where: string; message: string } {
+  const { line, col } = diagnostic.file.position(diagnostic.range.start);
+  return { where: `${diagnostic.file.path}:${line}:${col}`, message: diagnostic.message };
 }

@@ -143,3 +143,30 @@ describe('--help', () => {
     expect(resume.stdout.replace(/\s+/g, ' ')).toContain('run_id a run id, a prefix of exactly one run id, or latest (the newest run)');
   });
 });
+
+describe('--batch with bad rows', () => {
+  const ROWS = 'title,style,aspect_ratio\nGood one,photo,16:9\nToo,many,cells,here\nBad ratio,photo,5:5\nGood two,photo,1:1\n';
+  const recipe = fileURLToPath(new URL('../../recipes/batch-thumbnails.yaml', import.meta.url));
+
+  it('reports every bad row, a column-count error hiding none of the others', async () => {
+    const rows = join(home, 'rows.csv');
+    await writeFile(rows, ROWS);
+    const result = await pipeline(['validate', recipe, '--batch', rows]);
+    expect(result.exitCode).toBe(2);
+    const errors = result.stderr.split('\n').filter((line) => line.includes(': error: '));
+    expect(errors).toEqual([
+      `${rows}:3:1: error: this row has 4 values but the header has 3 columns (title, style, aspect_ratio)`,
+      `${rows}:4:1: error: input 'aspect_ratio' must be one of "16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", got "5:5"`,
+    ]);
+  });
+
+  it('--skip-invalid-rows runs the valid rows and lists the skipped ones', async () => {
+    const rows = join(home, 'rows.csv');
+    await writeFile(rows, ROWS);
+    const result = await pipeline(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`--skip-invalid-rows: 2 problems in rows left out:\n  ${rows}:3:1: this row has 4 values`);
+    expect(result.stderr).toContain(`  ${rows}:4:1: input 'aspect_ratio' must be one of`);
+    expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
+  });
+});
