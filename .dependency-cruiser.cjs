@@ -71,6 +71,13 @@ module.exports = {
       to: { path: '^src/(engine|store|recipe)/' },
     },
     {
+      name: 'report-and-live-view-read-only',
+      comment: 'The HTML report and the live view read the run; nothing that runs one depends on them.',
+      severity: 'error',
+      from: { path: '^src/(engine|scheduler|gateway|store|recipe)/|^src/plan\\.ts$' },
+      to: { path: '^src/(report|live)/' },
+    },
+    {
       name: 'recipe-above-execution',
       comment: 'The analyzer only produces a plan; it knows nothing that runs one.',
       severity: 'error',

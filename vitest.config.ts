@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Each file starts its own gateways on free loopback ports; files run in parallel.
     pool: 'forks',
+    // The suite itself may run inside GitHub Actions: its CLI processes must not print workflow
+    // commands or append to the job's summary unless a test asks for that.
+    env: { GITHUB_ACTIONS: '', GITHUB_STEP_SUMMARY: '' },
   },
 });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { RateBudget } from '../scheduler/budget.js';
+import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
 import { registerSecret } from './output.js';
@@ -34,6 +35,8 @@ export function addConnectionOptions(command: Command): Command {
 export interface Connection {
   client: GatewayClient;
   budget: RateBudget;
+  /** Counts every request sent: the live view's rate and the journal's per-second record. */
+  traffic: TrafficMeter;
   /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
   observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
@@ -112,11 +115,13 @@ export async function connect(
     budget.observe(observation);
     for (const observer of observers) observer(observation);
   };
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit });
+  const traffic = new TrafficMeter(endpoints, clock);
+  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit, onRequest: traffic.record });
   return {
     client,
     budget,
     observers,
+    traffic,
     endpoints,
     clock,
     async check() {

@@ -9,6 +9,7 @@ import { addHelpTexts } from './help-text.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
+import { registerReportCommand } from './report.js';
 import { registerRunCommands } from './run.js';
 import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
@@ -41,6 +42,7 @@ const program = new Command()
 
 registerRunCommands(program);
 registerRunsCommand(program);
+registerReportCommand(program);
 registerValidateCommand(program);
 registerPlanCommand(program);
 registerGatewayCommand(program);

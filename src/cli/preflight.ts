@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { GatewayEndpoints } from '../gateway/client.js';
 import type { GatewayFailure } from '../gateway/failures.js';
-import type { ConnectionFlags } from './connection.js';
 import { GatewayRefusal } from './errors.js';
 
 /** A run learns that the gateway is unreachable or refuses the key within this time, before it starts. */
@@ -28,7 +27,7 @@ function why(failure: GatewayFailure): string {
  * the gateway refuses fails at once, naming the address and where it came from. Other answers
  * (a 429, a 5xx) let the run start: its own requests are retried as usual.
  */
-export async function checkGateway(endpoints: GatewayEndpoints, apiKey: string, clock: Clock, flags: ConnectionFlags): Promise<void> {
+export async function checkGateway(endpoints: GatewayEndpoints, apiKey: string, clock: Clock, flags: { baseUrl?: string; apiKey?: string }): Promise<void> {
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
   const probe = new HttpGatewayClient({ endpoints, apiKey, clock, timeouts, retry: { maxAttempts: 0 } });

@@ -9,6 +9,7 @@ import type { CacheCounts, RunCache } from '../engine/run-cache.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import { ConsoleReporter } from '../engine/reporter.js';
+import { LiveView, type TrafficGauge } from '../live/live-view.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import type { Plan } from '../plan.js';
@@ -19,6 +20,7 @@ import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
+import { writeRunReport } from './report.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
 import { annotateDiagnostics, appendStepSummary, failedStepAnnotations, printAnnotations, runReport } from './github-actions.js';
 import { StepTraffic } from './step-traffic.js';
@@ -55,6 +57,8 @@ export interface RunFlags extends ConnectionFlags {
   resubmitUnknown?: boolean;
   /** `run --batch` only: leave out invalid rows and list them. */
   skipInvalidRows?: boolean;
+  /** False with `--no-report`: no report.html at the end. */
+  report?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
   force?: boolean;
   /** false with `--no-cache`: the step cache is neither read nor written. */
@@ -102,6 +106,7 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
     cwd: process.cwd(),
     batch_source: source.batchPath ? resolve(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
+    dag: plan.steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.dependsOn, ...(s.model ? { model: s.model.slug } : {}) })),
   });
   return execute(plan, flags, connection, paths, journal, undefined);
 }
@@ -182,11 +187,29 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
   process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
+/**
+ * The live view's footer: requests and 429s counted by the meter; the limit is the run's cap, else
+ * the one the gateway's headers announce (a limit per minute, as the gateway names it: `rpm`).
+ */
+function gaugeOf(connection: Connection, cap: number | undefined): TrafficGauge {
+  return {
+    perMinute: () => connection.traffic.perMinute(),
+    get rateLimited() {
+      return connection.traffic.rateLimited;
+    },
+    limit: () => cap ?? connection.budget.snapshot().limit,
+  };
+}
+
 async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined): Promise<number> {
   const { clock, client } = connection;
+  connection.traffic.attach(journal);
   const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
-  const live = Boolean(process.stderr.isTTY) && !process.env.CI;
-  const report = new ConsoleReporter((text) => process.stderr.write(redact(text)), live, () => clock.now());
+  // A terminal of no rows (a pseudo-terminal nobody sized) could show no frame: it gets plain lines.
+  const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.stderr.rows !== 0;
+  const report = live
+    ? new LiveView({ stream: process.stderr, clock, traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute), redact })
+    : new ConsoleReporter((text) => process.stderr.write(redact(text)), false, () => clock.now());
   const controller = new AbortController();
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
@@ -234,6 +257,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
     report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
     const result = await runPlan(ctx);
     report.close();
+    connection.traffic.flush();
     const code = await finish(result, plan, flags, paths, journal, log, cache?.counts);
     reportToGitHub(plan, result, paths, cache, traffic);
     return code;
@@ -257,6 +281,7 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
+  if (flags.report !== false) await writeRunReport(paths, log);
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   const cancelled = cancelledLine(summary.steps, plan.rows.length);
   if (result.status === 'interrupted') {

@@ -18,7 +18,8 @@ function addExecutionOptions(command: Command): Command {
     .option('--json', 'print the run and its outputs as JSON on stdout')
     .option('--no-cache', 'neither read nor write the step cache: every step runs')
     .option('--refresh', 'run every step again and store the results in the step cache')
-    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
+    .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
+    .option('--no-report', 'do not write report.html when the run ends (pipeline report RUN_ID writes it later)');
 }
 
 function parseRpm(value: string): RpmFlag {

@@ -167,9 +167,20 @@ async function submit(
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
   const taskId = submitted.value.taskId;
-  ctx.journal.append({ type: 'task-submitted', row, step, index, slug, request, task_id: taskId });
+  ctx.journal.append({ type: 'task-submitted', row, step, index, slug, request, task_id: taskId, input: shortened(input) });
   ctx.report.taskSubmitted(item.label, taskId);
   return ok(taskId);
+}
+
+/** An input as the journal keeps it for the report: strings past 2,000 characters are cut. */
+function shortened(input: Input): Record<string, unknown> {
+  const cut = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.length > 2000 ? `${value.slice(0, 2000)}…` : value;
+    if (Array.isArray(value)) return value.map(cut);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v)]));
+    return value;
+  };
+  return cut(input) as Record<string, unknown>;
 }
 
 /** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
@@ -215,6 +226,8 @@ async function awaitTask(
       status: result.status,
       duration_ms: result.durationMs ?? null,
       result_expires_at: result.resultExpiresAt ?? null,
+      polls,
+      ...(result.error ? { error: result.error.message } : {}),
     });
     const elapsed =
       result.submitTime !== undefined && result.endTime !== undefined

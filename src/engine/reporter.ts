@@ -17,6 +17,8 @@ export const silentReporter: Reporter = { stepStarted() {}, taskSubmitted() {}, 
 
 /** Above this many runs a step reports progress every tenth, not a line per task. */
 const DETAILED_RUNS = 10;
+/** The longest a large for_each goes without a progress line. */
+const PROGRESS_EVERY_MS = 30_000;
 
 /**
  * Plain lines, one per event, for CI and pipes; on a terminal a status line under them shows the
@@ -26,6 +28,7 @@ const DETAILED_RUNS = 10;
 export class ConsoleReporter implements Reporter {
   private readonly running = new Map<string, number>();
   private readonly runs = new Map<string, number>();
+  private readonly progressAt = new Map<string, number>();
   private tasks = 0;
   private statusShown = false;
 
@@ -71,7 +74,12 @@ export class ConsoleReporter implements Reporter {
   itemFinished(label: string, done: number, total: number): void {
     if (total <= DETAILED_RUNS) return;
     const tenth = Math.ceil(total / 10);
-    if (done % tenth === 0 && done < total) this.line(`  ${label}: ${done} of ${total} done`);
+    // A slow fan-out still says something every half minute.
+    const quiet = this.now() - (this.progressAt.get(label) ?? this.running.get(label) ?? this.now()) >= PROGRESS_EVERY_MS;
+    if ((done % tenth === 0 || quiet) && done < total) {
+      this.progressAt.set(label, this.now());
+      this.line(`  ${label}: ${done} of ${total} done`);
+    }
   }
 
   stepFinished(label: string, ms: number): void {

@@ -28,12 +28,21 @@ export interface GatewayClientOptions {
   gate?: RequestGate;
   /** Told the rate-limit headers of every answer. */
   onRateLimit?: RateLimitListener;
+  /** Told every request sent, with its answer's status (null: no answer), for the run's traffic record. */
+  onRequest?: (sent: SentRequest) => void;
   timeouts?: Partial<Timeouts>;
   retry?: Partial<RetryPolicy>;
   /** Jitter source in [0, 1). Default Math.random. */
   random?: () => number;
   /** Largest upload, checked before sending. Default 16 MiB. */
   uploadLimitBytes?: number;
+}
+
+export interface SentRequest {
+  kind: RequestClass;
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  status: number | null;
 }
 
 export interface Exchange {
@@ -123,6 +132,8 @@ export class GatewayRequester {
         ...(body !== undefined ? { body } : {}),
         ...(exchange.signal ? { signal: exchange.signal } : {}),
       });
+      const { kind, method, url } = exchange;
+      this.options.onRequest?.({ kind, method, url, status: sent.ok ? sent.value.status : null });
       if (!sent.ok) return sent;
       return await this.readAnswer(sent.value, exchange.signal);
     } finally {

@@ -12,8 +12,10 @@ export type JournalEvent =
   | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
   | { type: 'submission-unknown'; t: number; row: number; step: string; index: number; request: string; message: string }
-  | { type: 'task-submitted'; t: number; row: number; step: string; index: number; slug: string; request: string; task_id: string }
-  | { type: 'task-finished'; t: number; row: number; step: string; index: number; task_id: string; status: string; duration_ms: number | null; result_expires_at: number | null }
+  /** `input`: what the model was asked (long strings cut), for the report. */
+  | { type: 'task-submitted'; t: number; row: number; step: string; index: number; slug: string; request: string; task_id: string; input?: Record<string, unknown> }
+  /** `polls`: reads of the task; `error`: the gateway's message for a task that failed. */
+  | { type: 'task-finished'; t: number; row: number; step: string; index: number; task_id: string; status: string; duration_ms: number | null; result_expires_at: number | null; polls?: number; error?: string }
   | { type: 'output-written'; t: number; row: number; step: string; index: number; task_id: string; url: string; path: string; bytes: number }
   | { type: 'upload-done'; t: number; hash: string; path: string; file_id: string; url: string; expires_at: number | null }
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
@@ -22,7 +24,12 @@ export type JournalEvent =
   | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
   | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string; continued?: boolean }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
-  | { type: 'run-interrupted'; t: number };
+  | { type: 'run-interrupted'; t: number }
+  /** The requests sent in one second (`second`: its start, ms since the epoch) by kind, and the 429s among them. */
+  | { type: 'requests'; t: number; second: number; counts: Partial<Record<TrafficKind, number>>; rate_limited: number };
+
+/** Requests as the report and the live view count them. */
+export type TrafficKind = 'submit' | 'poll' | 'upload' | 'tool' | 'text' | 'other';
 
 /**
  * How a run began. `recipe` is the original recipe's absolute path and `cwd` the folder the run was
@@ -43,6 +50,8 @@ export interface RunStartedEvent {
   cwd?: string;
   batch_source?: string | null;
   local_files?: Record<string, string>;
+  /** The recipe's steps and what each depends on: the report draws the DAG from it. */
+  dag?: Array<{ id: string; action: string; depends_on: string[]; model?: string }>;
 }
 
 /** The `task_id` of an `output-written` whose file came from the step cache, not from a task. */

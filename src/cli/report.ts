@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import { writeReport } from '../report/write-report.js';
+import { runExists, runPaths, type RunPaths } from '../store/run-store.js';
+import { UsageError } from './errors.js';
+import { printError, printLine, shown } from './output.js';
+import { pipelineHome } from './pipeline-home.js';
+
+export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
+
+/** The report every run writes as it ends; a report that cannot be made never fails the run. */
+export async function writeRunReport(paths: RunPaths, log: Logger): Promise<void> {
+  try {
+    const written = await writeReport(paths.journal, reportPathOf(paths));
+    if (!written.ok) throw new Error(written.error.message);
+    process.stderr.write(`report: ${shown(written.value.path)}\n`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.warn({ error: message }, 'report not written');
+    printError(`warning: the report of run ${paths.id} could not be written: ${message}`);
+  }
+}
+
+/** The page in the system's browser; a missing opener is a warning, the report is written anyway. */
+function openInBrowser(path: string): void {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [path]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', path]]
+        : ['xdg-open', [path]];
+  const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+  child.on('error', (error) =>
+    printError(`warning: --open: could not start ${command}: ${error.message}; open ${shown(path)} yourself`),
+  );
+  child.unref();
+}
+
+function checkOut(out: string): string {
+  const path = resolve(out);
+  if (existsSync(path) && statSync(path).isDirectory())
+    throw new UsageError(`--out must name a file, and ${shown(path)} is a folder`);
+  if (!existsSync(dirname(path))) throw new UsageError(`--out: the folder ${shown(dirname(path))} does not exist`);
+  return path;
+}
+
+export function registerReportCommand(program: Command): void {
+  program
+    .command('report')
+    .description("Write a run's HTML report again from its journal (runs/<id>/report.html): gallery, timeline, steps.")
+    .argument('<run_id>')
+    .option('--out <file>', 'write the report to this file instead (outputs are linked relative to it)')
+    .option('--open', "open the report in the system's browser")
+    .action(async (id: string, flags: { out?: string; open?: boolean }) => {
+      const home = pipelineHome();
+      if (!runExists(home, id))
+        throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
+      const paths = runPaths(home, id);
+      const out = flags.out ? checkOut(flags.out) : reportPathOf(paths);
+      const written = await writeReport(paths.journal, out);
+      if (!written.ok) throw new UsageError(`run ${id} has no report: ${written.error.message}`);
+      printLine(shown(written.value.path));
+      if (flags.open) openInBrowser(written.value.path);
+    });
+}

@@ -1,0 +1,199 @@
+import { relative, sep } from 'node:path';
+
+import type { ReportData, ReportFile, ReportItem, ReportStep } from './data.js';
+import { dagSvg } from './dag-svg.js';
+import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
+import { SCRIPT, STYLE } from './page-assets.js';
+import { timelineSvg } from './timeline-svg.js';
+
+/** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
+export interface PageContext {
+  /** The folder the page is written to: files are linked relative to it. */
+  dir: string;
+  thumbs: Map<string, string | null>;
+  /** Images past the thumbnail limit: linked only. */
+  unthumbed?: number;
+}
+
+/** Past this many items a gallery's cards off screen are not laid out until scrolled to: a large report opens fast. */
+const LARGE_GRID = 60;
+
+const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+const href = (ctx: PageContext, path: string) => relative(ctx.dir, path).split(sep).map(encodeURIComponent).join('/');
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** The prompt when the input has one, else the whole input. */
+function promptOf(item: ReportItem): string {
+  if (!item.input) return '';
+  return typeof item.input.prompt === 'string' ? item.input.prompt : json(item.input);
+}
+
+function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
+  const link = href(ctx, file.path);
+  // `#t=0.1`: the browser shows the first frame, not a black box, before the video is played.
+  if (file.kind === 'video') return html`<video controls preload="metadata" src=${`${link}#t=0.1`}></video>`;
+  if (file.kind === 'audio') return html`<audio controls preload="none" src=${link}></audio>`;
+  const thumb = file.kind === 'image' ? ctx.thumbs.get(file.path) : null;
+  if (thumb) {
+    return html`<a class="full" href=${link} title="show the full image">
+      <img src=${thumb} alt=${alt} decoding="async" />
+    </a>`;
+  }
+  return html`<a href=${link}>${link}</a>`;
+}
+
+function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
+  const prompt = promptOf(item);
+  const took =
+    item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
+  const facts = [
+    item.cached && 'from the cache',
+    item.taskId,
+    took,
+    item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`,
+  ];
+  const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
+  const wholeInput = item.input && typeof item.input.prompt === 'string' ? item.input : null;
+  const output = item.output !== undefined && item.files.length === 0 && !item.taskId ? item.output : undefined;
+  return html`<div class=${`card ${item.status}`} data-step=${step.step} data-status=${item.status} data-text=${text}>
+    ${item.files.map((f) => fileView(ctx, f, prompt.slice(0, 120)))}
+    <div class="prompt">${prompt}</div>
+    ${wholeInput ? html`<details><summary>input</summary><pre>${json(wholeInput)}</pre></details>` : null}
+    <div class="facts">
+      ${badge(item.status)}${' '}${facts.filter(Boolean).join(' · ')}
+    </div>
+    ${item.error ? html`<div class="error">${item.error}</div>` : null}
+    ${outputView(step.action, output)}
+  </div>`;
+}
+
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+const badge = (status: string, id?: string) =>
+  html`<span class="badge" id=${id} style=${`background:${colourOf(status)}`}>${status}</span>`;
+
+/** A result's address as a link only when it is a web address: a `javascript:` URL must not become clickable. */
+const webLink = (url: unknown): string | null => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : null);
+
+const isList = (value: unknown, key: string): value is Record<string, Array<Record<string, unknown>>> =>
+  typeof value === 'object' && value !== null && Array.isArray((value as Record<string, unknown>)[key]);
+
+/** An LLM's answer, web results and fetched pages (folded) readable; anything else as JSON. */
+function outputView(action: string | null, output: unknown): Html | null {
+  if (output === undefined || output === null) return null;
+  const o = output as Record<string, unknown>;
+  if (action === 'llm') {
+    const text = String(o.text ?? '');
+    if (o.json == null) return html`<div class="llm"><pre>${text}</pre></div>`;
+    return html`<div class="llm">
+      <pre>${json(o.json)}</pre>
+      <details><summary>text</summary><pre>${text}</pre></details>
+    </div>`;
+  }
+  if (action === 'web-search' && isList(output, 'results')) {
+    const results = (output.results ?? []).map(
+      (r) => html`<li>
+        <a href=${webLink(r.url)} rel="noreferrer">${String(r.title || r.url)}</a>
+        <div class="meta">${String(r.url)}</div>
+        <div>${String(r.content ?? '').slice(0, 400)}</div>
+      </li>`,
+    );
+    return html`<div>${o.answer ? html`<p>${String(o.answer)}</p>` : null}<ol class="results">${results}</ol></div>`;
+  }
+  if (action === 'web-fetch' && isList(output, 'pages')) {
+    return html`<div>${(output.pages ?? []).map(
+      (p) => html`<details>
+        <summary>${String(p.title || p.url)} <span class="meta">${String(p.url)}</span></summary>
+        <pre>${String(p.content ?? '')}</pre>
+      </details>`,
+    )}</div>`;
+  }
+  return html`<details><summary>outputs</summary><pre>${json(output)}</pre></details>`;
+}
+
+function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
+  const name = `${step.step}${rows > 1 ? ` · row ${step.row + 1}` : ''}`;
+  const mediaItems = step.items.filter((i) => i.taskId !== null || i.files.length > 0 || step.action === 'model');
+  const otherItems = step.items.filter((i) => !mediaItems.includes(i));
+  const items = [...mediaItems, ...otherItems];
+  const took = step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : '';
+  const count = items.length > 0 ? ` · ${items.length} item${items.length === 1 ? '' : 's'}` : '';
+  const grid = html`<div class=${items.length > LARGE_GRID ? 'grid large' : 'grid'}>
+    ${items.map((i) => card(ctx, step, i))}
+  </div>`;
+  return html`<section class="step" data-step=${step.step} data-status=${step.status}>
+    <h2>${name} ${badge(step.status)}<span class="meta"> ${step.model ?? step.action ?? ''}${took}${count}</span></h2>
+    ${step.error ? html`<div class="error">${step.error}</div>` : null}
+    ${items.length > 0 ? grid : null}
+    ${step.action !== 'model' && items.length === 0 ? outputView(step.action, step.output) : null}
+  </section>`;
+}
+
+function header(data: ReportData): Html {
+  const { summary, totals } = data;
+  const r = totals.requests;
+  const cells: Array<[string, string | number]> = [
+    ['tasks', totals.tasks],
+    ['files', totals.files],
+    [
+      'requests',
+      [
+        counted(r.submit, 'submission'),
+        counted(r.poll, 'poll'),
+        counted(r.upload, 'upload'),
+        counted(r.tool, 'tool call'),
+        counted(r.text, 'text call'),
+        ...(r.other ? [`${r.other} other`] : []),
+      ].join(' · '),
+    ],
+    ['429s', totals.rateLimited],
+  ];
+  if (totals.cacheHits !== null) cells.push(['cache hits', totals.cacheHits]);
+  const took = summary.duration_ms === null ? 'not finished' : `took ${seconds(summary.duration_ms)}`;
+  return html`<header>
+    <h1>${summary.name} ${badge(summary.status, 'run-status')}</h1>
+    <div class="meta">
+      <span>run ${summary.run_id}</span><span>recipe ${summary.recipe}</span>
+      <span>started ${when(summary.started_at)} UTC</span><span>${took}</span>
+      <span>${summary.rows} row${summary.rows === 1 ? '' : 's'}</span>
+    </div>
+    <table class="totals"><tbody>
+      ${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}
+    </tbody></table>
+  </header>`;
+}
+
+function controls(data: ReportData): Html {
+  const steps = [...new Set(data.steps.map((s) => s.step))];
+  return html`<div class="controls">
+    <select id="f-step" aria-label="step">
+      <option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}
+    </select>
+    <select id="f-status" aria-label="status"><option value="">any status</option>
+      ${['succeeded', 'failed', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
+    <input id="f-text" type="search" placeholder="search prompts" aria-label="search prompts" />
+    <span id="f-shown" class="meta"></span></div>`;
+}
+
+const unthumbedNote = (ctx: PageContext) =>
+  `${ctx.unthumbed} images past the first ${ctx.thumbs.size} are linked without a thumbnail.`;
+
+/** The whole report as one HTML document. */
+export function renderPage(data: ReportData, ctx: PageContext): string {
+  const dag = dagSvg(data);
+  const body = html`<body>${header(data)}<main>
+    ${dag ? html`<h2>Steps</h2><div class="scroll">${dag}</div>` : null}
+    <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
+    <h2>Outputs</h2>${controls(data)}
+    ${ctx.unthumbed ? html`<p class="meta">${unthumbedNote(ctx)}</p>` : null}
+    ${data.steps.map((s) => stepSection(ctx, s, data.summary.rows))}
+  </main><div id="lightbox"><img alt="full size" /></div>
+  <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;
+  const csp =
+    "default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'";
+  const title = escapeHtml(`${data.summary.name} · ${data.summary.run_id}`);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title>
+<style>${STYLE}</style></head>${body.text}</html>\n`;
+}
