@@ -119,3 +119,23 @@ describe('recipes/fallback-model.yaml', () => {
     expect(result.status).toBe('succeeded');
   });
 });
+
+describe('a video model on a machine without ffmpeg', () => {
+  it('says on the console that the clip was passed through unchanged', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, useFfmpeg: false });
+    const notes: string[] = [];
+    const { silentReporter } = await import('../../src/engine/reporter.js');
+    const recipe = `version: 1
+name: clip
+steps:
+  clip: { uses: vendor-b/vendor-b-2.0-mini-v2v, with: { prompt: dusk, video_urls: [./assets/ride.mp4] } }
+`;
+    const engine = await engineFor(recipe, gateway, systemClock, { report: { ...silentReporter, note: (text) => notes.push(text) } });
+    const result = await runPlan(engine.ctx);
+    await engine.close();
+    expect(result.status).toBe('succeeded');
+    expect(notes).toContain(
+      'note: clip: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)',
+    );
+  });
+});
