@@ -12,7 +12,7 @@ const json = args.includes('--json');
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
-const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'rebuild', 'report-1k'];
+const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'rebuild', 'report-1k', 'shared-key'];
 
 const results = {};
 const chosen = SCENARIOS.filter((name) => !only || name === only);

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import type { GatewayClient, GatewayEndpoints } from '../gateway/client.js';
+import type { DurationStore } from '../expected-durations.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
-import type { RateBudget } from '../scheduler/budget.js';
+import type { Budget } from '../scheduler/budget-interface.js';
+import type { RedisPair } from '../scheduler/redis-connection.js';
 import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
 import { UsageError } from './errors.js';
-import { registerSecret } from './output.js';
+import { redact, registerSecret } from './output.js';
 
 /** Flags every command that talks to the gateway takes. */
 export interface ConnectionFlags {
@@ -20,6 +22,10 @@ export interface ConnectionFlags {
 /** How the budget paces requests: `maxPerMinute` caps them below the gateway's own limit. */
 export interface BudgetOptions {
   maxPerMinute?: number;
+  /** `--redis` / PIPELINE_REDIS_URL: share the budget and learned durations with every process on the key. */
+  redisUrl?: string;
+  /** Where learned durations are kept between runs without Redis ($PIPELINE_HOME). */
+  home?: string;
 }
 
 export function addConnectionOptions(command: Command): Command {
@@ -34,7 +40,7 @@ export function addConnectionOptions(command: Command): Command {
 
 export interface Connection {
   client: GatewayClient;
-  budget: RateBudget;
+  budget: Budget;
   /** Counts every request sent: the live view's rate and the journal's per-second record. */
   traffic: TrafficMeter;
   /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
@@ -43,6 +49,8 @@ export interface Connection {
   clock: Clock;
   /** Fails at once, with the address, when the gateway cannot be reached or refuses the key. */
   check(): Promise<void>;
+  /** Learned task durations of this gateway, from earlier runs (in Redis, or a file under home). */
+  durations: DurationStore;
   close(): Promise<void>;
 }
 
@@ -96,9 +104,11 @@ export async function connect(
   let endpoints: GatewayEndpoints;
   let apiKey: string;
   let stopLocal: (() => Promise<void>) | undefined;
+  let scale = LOCAL_LATENCY_SCALE;
+  const redis = budgetOptions.redisUrl ? await openSharedRedis(budgetOptions.redisUrl) : undefined;
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
-    const scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? LOCAL_LATENCY_SCALE);
+    scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? LOCAL_LATENCY_SCALE);
     if (!Number.isFinite(scale) || scale < 0) throw new UsageError(`PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`);
     const gateway = await startLocalGateway({ latencyScale: scale });
     endpoints = { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl };
@@ -108,8 +118,9 @@ export async function connect(
     ({ endpoints, apiKey } = resolveEndpoints(flags, env));
   }
   registerSecret(apiKey);
-  const [{ HttpGatewayClient }, { RateBudget }] = await Promise.all([import('../gateway/client.js'), import('../scheduler/budget.js')]);
-  const budget = new RateBudget({ clock, ...budgetOptions });
+  const { HttpGatewayClient } = await import('../gateway/client.js');
+  const { maxPerMinute } = budgetOptions;
+  const budget = await makeBudget(clock, apiKey, endpoints.baseUrl, redis, maxPerMinute === undefined ? {} : { maxPerMinute });
   const observers: Connection['observers'] = [];
   const onRateLimit = (observation: RateLimitObservation) => {
     budget.observe(observation);
@@ -117,6 +128,8 @@ export async function connect(
   };
   const traffic = new TrafficMeter(endpoints, clock);
   const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit, onRequest: traffic.record });
+  // The built-in gateway's port changes each run; its speed is what the durations depend on.
+  const gatewayId = flags.local ? `local gateway, latency scale ${scale}` : endpoints.baseUrl;
   return {
     client,
     budget,
@@ -129,11 +142,62 @@ export async function connect(
       const { checkGateway } = await import('./preflight.js');
       await checkGateway(endpoints, apiKey, clock, flags);
     },
+    durations: await durationStore(gatewayId, redis, budgetOptions.home),
     async close() {
       await client.close();
+      await budget.close();
+      await redis?.pair.close();
       await stopLocal?.();
     },
   };
+}
+
+/** Connects to Redis at the start, or stops the command (exit 2) naming the URL without its password. */
+async function openSharedRedis(url: string): Promise<{ pair: RedisPair; shownUrl: string }> {
+  const { checkRedisUrl, openRedis, shownRedisUrl } = await import('../scheduler/redis-connection.js');
+  const checked = checkRedisUrl(url, '--redis (or PIPELINE_REDIS_URL)');
+  if (!checked.ok) throw new UsageError(checked.error);
+  const password = new URL(url).password;
+  registerSecret(password);
+  registerSecret(decodeURIComponent(password));
+  const opened = await openRedis(url);
+  if (!opened.ok) throw new UsageError(`${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`);
+  return { pair: opened.value, shownUrl: shownRedisUrl(url) };
+}
+
+async function makeBudget(
+  clock: Clock,
+  apiKey: string,
+  baseUrl: string,
+  redis: { pair: RedisPair; shownUrl: string } | undefined,
+  options: { maxPerMinute?: number },
+): Promise<Budget> {
+  if (!redis) {
+    const { RateBudget } = await import('../scheduler/budget.js');
+    return new RateBudget({ clock, ...options });
+  }
+  const [{ RedisBudget }, { budgetScope }] = await Promise.all([import('../scheduler/redis-budget.js'), import('../scheduler/redis-connection.js')]);
+  return new RedisBudget({
+    clock,
+    redis: redis.pair,
+    scope: budgetScope(apiKey, baseUrl),
+    shownUrl: redis.shownUrl,
+    warn: (text) => process.stderr.write(`${redact(text)}\n`),
+    ...options,
+  });
+}
+
+/** Learned durations in Redis when it is shared, else in a file under home (none without a home). */
+async function durationStore(gatewayId: string, redis: { pair: RedisPair } | undefined, home: string | undefined): Promise<DurationStore> {
+  if (redis) {
+    const { RedisDurations } = await import('../scheduler/redis-durations.js');
+    return new RedisDurations(redis.pair, gatewayId);
+  }
+  if (home) {
+    const { DurationFile } = await import('../store/duration-file.js');
+    return new DurationFile(home, gatewayId);
+  }
+  return { load: async () => ({}), record: () => {}, flush: async () => {} };
 }
 
 /** Runs `work` with a connection and always closes it. */

@@ -51,6 +51,8 @@ export interface RunFlags extends ConnectionFlags {
   out?: string;
   concurrency?: number;
   rpm?: RpmFlag;
+  /** `--redis URL`: the budget and learned durations shared through Redis. */
+  redis?: string;
   webhookUrl?: string;
   webhookListen?: string;
   json?: boolean;
@@ -81,15 +83,17 @@ export function keepRecipe(paths: { recipe: string; batch: string }, recipeText:
  * The requests-per-minute cap of a run: `--rpm N`, else the recipe's `settings.rpm` when it is a
  * number, unless `--rpm auto` says to follow the gateway's headers only.
  */
-function budgetOptions(plan: Plan, flags: RunFlags): BudgetOptions {
-  if (flags.rpm === 'auto') return {};
+function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOptions {
+  const redisUrl = flags.redis ?? process.env.PIPELINE_REDIS_URL;
+  const shared = { ...(home ? { home } : {}), ...(redisUrl ? { redisUrl } : {}) };
+  if (flags.rpm === 'auto') return shared;
   const cap = flags.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : undefined);
-  return cap === undefined ? {} : { maxPerMinute: cap };
+  return cap === undefined ? shared : { ...shared, maxPerMinute: cap };
 }
 
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
-  const connection = await connect(flags, budgetOptions(plan, flags));
+  const connection = await connect(flags, budgetOptions(plan, flags, source.home));
   await checkedOrClosed(connection);
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
@@ -135,7 +139,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   checkJournalDamage(runId, state, flags);
   const plan = { ...analyzeKeptRecipe(paths, state), rows: state.rows };
   checkLocalFiles(state, flags);
-  const connection = await connect(flags, budgetOptions(plan, flags));
+  const connection = await connect(flags, budgetOptions(plan, flags, home));
   await checkedOrClosed(connection);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
@@ -240,7 +244,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       runDir: paths.dir,
       outputsDir: paths.outputs,
       tasks: new PQueue({ concurrency }),
-      durations: new DurationModel(),
+      durations: new DurationModel(await connection.durations.load(), (slug, learned) => connection.durations.record(slug, learned)),
       uploads: new Uploads(client, journal, clock, resume?.uploads ?? []),
       downloads: new Map(resume?.downloads ?? []),
       modelSchema: offlineSchemas(),
@@ -266,6 +270,7 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
     process.off('SIGTERM', onInterrupt);
     journal.close();
     await inbox?.close();
+    await connection.durations.flush().catch(() => {});
     await connection.close();
   }
 }

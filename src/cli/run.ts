@@ -13,6 +13,7 @@ function addExecutionOptions(command: Command): Command {
     .option('--out <dir>', "copy the recipe's outputs into this folder under stable names")
     .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
     .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
+    .option('--redis <url>', 'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)')
     .option('--webhook-listen <host:port>', 'results arrive by webhook at this address (port 0: a free one), with a slow safety poll')
     .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
     .option('--json', 'print the run and its outputs as JSON on stdout')

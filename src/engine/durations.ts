@@ -1,4 +1,4 @@
-import { expectedMs } from '../expected-durations.js';
+import { expectedMs, type LearnedDuration } from '../expected-durations.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
@@ -14,7 +14,18 @@ export function workUnits(type: string, input: Record<string, unknown>): number 
  * guess for the model's type. The poller asks it when to look first.
  */
 export class DurationModel {
-  private readonly perUnit = new Map<string, { mean: number; variance: number; samples: number }>();
+  private readonly perUnit = new Map<string, LearnedDuration>();
+
+  /**
+   * `earlier`: what earlier runs learned (a new run polls well from its first task);
+   * `onLearned`: told each model's new figures, to keep them for later runs and other processes.
+   */
+  constructor(
+    earlier: Record<string, LearnedDuration> = {},
+    private readonly onLearned?: (slug: string, learned: LearnedDuration) => void,
+  ) {
+    for (const [slug, learned] of Object.entries(earlier)) this.perUnit.set(slug, learned);
+  }
 
   /** Expected milliseconds from submission to the end of a task of `slug` with this input. */
   expected(slug: string, type: string, input: Record<string, unknown>): number {
@@ -44,6 +55,8 @@ export class DurationModel {
     const mean = current ? current.mean + weight * (sample - current.mean) : sample;
     // The weighted variance, updated in the same step (West's incremental form).
     const variance = current ? (1 - weight) * (current.variance + weight * (sample - current.mean) ** 2) : 0;
-    this.perUnit.set(slug, { mean, variance, samples: (current?.samples ?? 0) + 1 });
+    const learned = { mean, variance, samples: (current?.samples ?? 0) + 1 };
+    this.perUnit.set(slug, learned);
+    this.onLearned?.(slug, learned);
   }
 }

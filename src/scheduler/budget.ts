@@ -1,6 +1,7 @@
 import type { RequestGate } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Clock, ClockTimer } from '../clock.js';
+import type { Budget, BudgetSnapshot } from './budget-interface.js';
 
 export interface BudgetOptions {
   clock: Clock;
@@ -10,6 +11,13 @@ export interface BudgetOptions {
   resetMarginMs?: number;
   /** Source of jitter in [0, 1). Default Math.random. */
   random?: () => number;
+  /**
+   * The part of each window this process may use, in (0, 1]. Below 1 when processes that shared a
+   * budget go on alone: each takes its share of what the gateway says is left. Default 1.
+   */
+  share?: number;
+  /** What an earlier budget knew, to start from instead of nothing. */
+  initial?: Partial<Omit<BudgetSnapshot, 'waiting'>>;
 }
 
 interface Waiter {
@@ -25,11 +33,12 @@ interface Waiter {
  * more than the window has left, counting requests still unanswered as spent. Before the first
  * answer it is cautious: one request at a time. A 429 pauses everything until the reset.
  */
-export class RateBudget implements RequestGate {
+export class RateBudget implements RequestGate, Budget {
   private readonly clock: Clock;
   private readonly maxPerMinute: number | undefined;
   private readonly resetMarginMs: number;
   private readonly random: () => number;
+  private readonly share: number;
   private limit: number | undefined;
   /** The gateway's latest count for the current window; requests still unanswered come off it. */
   private remaining: number | undefined;
@@ -47,10 +56,32 @@ export class RateBudget implements RequestGate {
     this.maxPerMinute = options.maxPerMinute;
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
+    this.share = options.share ?? 1;
+    if (!(this.share > 0 && this.share <= 1)) throw new Error(`Internal error: a budget's share must be in (0, 1], got ${this.share}`);
+    const initial = options.initial ?? {};
+    this.limit = initial.limit;
+    this.remaining = initial.remaining === undefined ? undefined : this.shareOf(initial.remaining);
+    this.resetAt = initial.resetAt;
+    this.unanswered = initial.unanswered ?? 0;
+    this.pausedUntil = initial.pausedUntil ?? 0;
+  }
+
+  /** This process's part of a count of requests the whole key has left. */
+  private shareOf(count: number): number {
+    return this.share === 1 ? count : Math.floor(count * this.share);
+  }
+
+  /** A request counted in `initial.unanswered` got its answer. */
+  releaseInherited(): void {
+    this.release();
+  }
+
+  async close(): Promise<void> {
+    this.cancelTimer();
   }
 
   /** What the budget believes now, for logs and tests. */
-  snapshot() {
+  snapshot(): BudgetSnapshot {
     return { limit: this.limit, remaining: this.remaining, resetAt: this.resetAt, unanswered: this.unanswered, pausedUntil: this.pausedUntil, waiting: this.waiters.length };
   }
 
@@ -81,10 +112,10 @@ export class RateBudget implements RequestGate {
     if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
       if (this.resetAt === undefined || resetAt > this.resetAt) {
         this.resetAt = resetAt;
-        this.remaining = remaining;
+        this.remaining = this.shareOf(remaining);
       } else if (resetAt === this.resetAt) {
         // Answers can arrive out of order; within one window the smallest count is the latest.
-        this.remaining = Math.min(this.remaining ?? remaining, remaining);
+        this.remaining = Math.min(this.remaining ?? remaining, this.shareOf(remaining));
       }
     }
     if (observation.status === 429) {
@@ -135,7 +166,7 @@ export class RateBudget implements RequestGate {
     if (this.resetAt !== undefined && now >= this.resetAt + this.resetMarginMs) {
       // The window rolled over: the full limit is available until an answer says otherwise.
       this.resetAt = undefined;
-      this.remaining = this.limit;
+      this.remaining = this.limit === undefined ? undefined : Math.max(1, this.shareOf(this.limit));
     }
     if (this.remaining === undefined) {
       // Nothing known yet: one request at a time until the first answer tells the limit.

@@ -83,4 +83,21 @@ describe('RateBudget', () => {
     await expect(waiting).rejects.toThrow('stop');
     expect(budget.snapshot().waiting).toBe(0);
   });
+
+  it('going on alone from a shared state, uses only its share of what the gateway says is left', async () => {
+    const clock = new ManualClock(T0);
+    // Three processes were on the key; 9 requests were left and one of ours is still unanswered.
+    const budget = new RateBudget({ clock, resetMarginMs: 0, share: 1 / 3, initial: { limit: 30, remaining: 9, resetAt: T0 + 6_000, unanswered: 1 } });
+    const requests = Array.from({ length: 12 }, () => request(budget));
+    await settle();
+    // A third of 9 is 3, one of them taken by the request still in flight.
+    expect(requests.filter((r) => r.granted())).toHaveLength(2);
+    budget.releaseInherited();
+    await settle();
+    expect(requests.filter((r) => r.granted())).toHaveLength(3);
+    // The next window: a third of the limit, 10, less the 3 still unanswered.
+    await clock.advance(6_000);
+    expect(requests.filter((r) => r.granted())).toHaveLength(10);
+    expect(budget.snapshot().unanswered).toBe(10);
+  });
 });

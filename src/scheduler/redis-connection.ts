@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { err, ok, type Result } from '../result.js';
+
+/** A Redis URL as it may be printed: the password, if any, replaced by `***`. */
+export function shownRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(a Redis URL that does not parse)';
+  }
+}
+
+/** Checks a `--redis` value: a `redis://` or `rediss://` URL; the message names where it came from. */
+export function checkRedisUrl(url: string, source: string): Result<string, string> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return err(`${source} is not a URL (expected redis://[:password@]host[:port][/db] or rediss://…)`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    return err(`${source} must be a redis:// or rediss:// URL, got ${parsed.protocol}//…`);
+  }
+  if (!parsed.hostname) return err(`${source} names no host: ${shownRedisUrl(url)}`);
+  return ok(url);
+}
+
+/**
+ * The name every process on one key shares, without the key: a SHA-256 of the API key and the
+ * gateway's base URL. Two teams (two keys) get two names; so do two gateways.
+ */
+export function budgetScope(apiKey: string, baseUrl: string): string {
+  return createHash('sha256').update(`${apiKey}\n${baseUrl}`).digest('hex').slice(0, 32);
+}
+
+/** The command connection and the subscriber connection of one process. */
+export interface RedisPair {
+  commands: Redis;
+  subscriber: Redis;
+  close(): Promise<void>;
+}
+
+function client(url: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // A command sent while Redis is away fails at once: the budget then goes on locally.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 2000,
+    connectTimeout: 3000,
+    retryStrategy: (times) => Math.min(100 * times, 1000),
+  });
+  // Connection errors surface as failed commands and 'close' events; the budget handles those.
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** Connects both connections, or answers why not (the URL shown without its password). */
+export async function openRedis(url: string): Promise<Result<RedisPair, string>> {
+  const commands = client(url);
+  const subscriber = client(url);
+  // ioredis rejects connect() with "Connection is closed."; the socket's own error says why.
+  let cause: Error | undefined;
+  commands.once('error', (error: Error) => (cause ??= error));
+  try {
+    await commands.connect();
+    await subscriber.connect();
+  } catch (error) {
+    commands.disconnect();
+    subscriber.disconnect();
+    const reason = (cause ?? error) instanceof Error ? (cause ?? (error as Error)).message : String(error);
+    return err(`cannot reach Redis at ${shownRedisUrl(url)}: ${reason}`);
+  }
+  return ok({
+    commands,
+    subscriber,
+    async close() {
+      commands.disconnect();
+      subscriber.disconnect();
+    },
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * The Lua scripts that read and change one key's shared budget atomically. KEYS: 1 the state hash
+ * (limit, remaining, resetAt, pausedUntil), 2 the leases of unanswered requests (grant id → expiry),
+ * 3 the send times under a per-minute cap, 4 the processes on the key (process id → expiry).
+ * Times are the callers' clocks in Unix milliseconds; -1 stands for "none".
+ */
+
+/**
+ * ARGV: now, wanted, leaseMs, resetMarginMs, maxPerMinute (0: none), process id, first grant
+ * number, keepMs. Grants up to `wanted` requests, each under a lease `process:number`. Answers
+ * {granted, next (when to ask again), limit, remaining, resetAt, pausedUntil, unanswered, processes}.
+ */
+export const ACQUIRE = `
+local now, wanted, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local margin, cap, member = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local first, keepMs = tonumber(ARGV[7]), tonumber(ARGV[8])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZADD', KEYS[4], now + leaseMs, member)
+local s = redis.call('HMGET', KEYS[1], 'limit', 'remaining', 'resetAt', 'pausedUntil')
+local limit, remaining, resetAt = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+local paused = tonumber(s[4]) or 0
+if resetAt and now >= resetAt + margin then
+  -- The window rolled over: the full limit until an answer says otherwise.
+  resetAt = nil
+  remaining = limit
+  redis.call('HDEL', KEYS[1], 'resetAt')
+  if limit then redis.call('HSET', KEYS[1], 'remaining', limit) else redis.call('HDEL', KEYS[1], 'remaining') end
+end
+local unanswered = redis.call('ZCARD', KEYS[2])
+local function nextSend()
+  if now < paused then return paused end
+  if remaining == nil then
+    if unanswered > 0 then return -1 end
+  elseif remaining - unanswered <= 0 then
+    if resetAt then return resetAt + margin end
+    if unanswered > 0 then return -1 end
+  end
+  if cap > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 60000)
+    if redis.call('ZCARD', KEYS[3]) >= cap then
+      return tonumber(redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')[2]) + 60000
+    end
+  end
+  return now
+end
+local granted, nextAt = 0, now
+while granted < wanted do
+  nextAt = nextSend()
+  if nextAt ~= now then break end
+  local id = member .. ':' .. (first + granted)
+  redis.call('ZADD', KEYS[2], now + leaseMs, id)
+  if cap > 0 then redis.call('ZADD', KEYS[3], now, id) end
+  unanswered = unanswered + 1
+  granted = granted + 1
+end
+if nextAt == -1 then
+  -- Waiting for an answer: at the latest, the first lease that could expire frees a place.
+  nextAt = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) or now
+end
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keepMs) end
+return {granted, nextAt, limit or -1, remaining or -1, resetAt or -1, paused, unanswered, redis.call('ZCARD', KEYS[4])}
+`;
+
+/**
+ * ARGV: now, status, limit, remaining, resetAt, pauseUntil (on a 429), channel. Folds one answer's
+ * headers into the shared state as RateBudget.observe does, and tells the other processes.
+ */
+export const OBSERVE = `
+local now, status = tonumber(ARGV[1]), tonumber(ARGV[2])
+local limit, remaining, resetAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local pauseUntil = tonumber(ARGV[6])
+local s = redis.call('HMGET', KEYS[1], 'remaining', 'resetAt', 'pausedUntil')
+local known, knownReset = tonumber(s[1]), tonumber(s[2])
+if limit >= 0 then redis.call('HSET', KEYS[1], 'limit', limit) end
+if resetAt > now and remaining >= 0 then
+  if knownReset == nil or resetAt > knownReset then
+    redis.call('HSET', KEYS[1], 'resetAt', resetAt, 'remaining', remaining)
+  elseif resetAt == knownReset then
+    -- Answers arrive out of order; within one window the smallest count is the latest.
+    redis.call('HSET', KEYS[1], 'remaining', math.min(known or remaining, remaining))
+  end
+end
+if status == 429 then
+  redis.call('HSET', KEYS[1], 'remaining', 0, 'pausedUntil', math.max(tonumber(s[3]) or 0, pauseUntil))
+  redis.call('HINCRBY', KEYS[1], 'rateLimited', 1)
+end
+redis.call('PUBLISH', ARGV[7], 'observed')
+return 1
+`;
+
+/** ARGV: grant id, channel. The request's answer is in: its lease ends. */
+export const RELEASE = `
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[2], 'released')
+return 1
+`;
+
+/** ARGV: expiry, process id, grant ids… Extends (or, after Redis lost them, restores) this process's leases. */
+export const RENEW = `
+local expiry = tonumber(ARGV[1])
+redis.call('ZADD', KEYS[4], expiry, ARGV[2])
+for i = 3, #ARGV do redis.call('ZADD', KEYS[2], expiry, ARGV[i]) end
+return 1
+`;

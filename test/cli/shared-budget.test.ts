@@ -1,0 +1,147 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const SLUG = 'vendor-a/vendor-a-v3-t2i';
+const PASSWORD = 'budget-pass-7f3a';
+
+function batchRecipe(count: number, tag: string): string {
+  const prompts = Array.from({ length: count }, (_, i) => `"${tag} shot ${i}"`).join(', ');
+  const withLine = '    with: { prompt: "${{ item }}", aspect_ratio: "1:1" }\n';
+  const step = `  image:\n    uses: ${SLUG}\n    for_each: [${prompts}]\n${withLine}`;
+  return `version: 1\nname: shared\nsettings: { concurrency: 8 }\nsteps:\n${step}`;
+}
+
+let dir: string;
+let redis: RedisServer;
+
+beforeAll(async () => {
+  if (!redisTestsRun) return;
+  dir = await mkdtemp(join(tmpdir(), 'pipeline-shared-'));
+  redis = await startRedis(PASSWORD);
+});
+afterAll(async () => {
+  if (!redisTestsRun) return;
+  await redis.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/**
+ * Three `pipeline run` processes on one key and one Redis, each with its own home (as on three
+ * machines). Each is wrapped: a bare execa promise would make Promise.all wait for the processes.
+ */
+async function startThree(
+  gateway: LocalGateway,
+  images: number,
+  name: string,
+): Promise<Array<{ process: ResultPromise }>> {
+  return Promise.all(
+    ['a', 'b', 'c'].map(async (tag) => {
+      const recipe = join(dir, `${name}-${tag}.yaml`);
+      await writeFile(recipe, batchRecipe(images, `${name} ${tag}`));
+      const env = {
+        PIPELINE_HOME: join(dir, `${name}-${tag}`),
+        PIPELINE_BASE_URL: gateway.baseUrl,
+        PIPELINE_API_KEY: gateway.apiKey,
+        PIPELINE_REDIS_URL: redis.url,
+        CI: 'true',
+      };
+      return { process: execa('node', [cli, 'run', recipe, '--json'], { reject: false, env, extendEnv: true }) };
+    }),
+  );
+}
+
+describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () => {
+  it('follow one window: 40 images each against 30 requests per 6 s, at most one 429 in all', {
+    timeout: 240_000,
+  }, async () => {
+    const gateway = await startLocalGateway({
+      rpm: 30,
+      windowSeconds: 6,
+      maxConcurrent: 8,
+      latencyScale: 2 / 3.5,
+      latencyJitter: 0,
+      seed: 1,
+    });
+    try {
+      const results = await Promise.all((await startThree(gateway, 40, 'all')).map((run) => run.process));
+      for (const result of results) {
+        expect(result.exitCode, String(result.stderr)).toBe(0);
+        expect(JSON.parse(String(result.stdout)).files).toHaveLength(40);
+        expect(`${result.stdout}${result.stderr}`).not.toContain(PASSWORD);
+      }
+      const stats = gateway.stats();
+      expect(stats.tasks.submitted).toEqual({ [SLUG]: 120 });
+      expect(stats.rate_limited).toBeLessThanOrEqual(1);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('finish when Redis stops mid-run: exit 0, one warning each, nothing submitted twice', {
+    timeout: 240_000,
+  }, async () => {
+    const gateway = await startLocalGateway({
+      rpm: 30,
+      windowSeconds: 6,
+      maxConcurrent: 8,
+      latencyScale: 2 / 3.5,
+      latencyJitter: 0,
+      seed: 2,
+    });
+    try {
+      const running = await startThree(gateway, 20, 'lost');
+      // Stop Redis once the three are well under way.
+      for (let i = 0; i < 6000 && (gateway.stats().tasks.submitted[SLUG] ?? 0) < 15; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(gateway.stats().tasks.submitted[SLUG]).toBeGreaterThanOrEqual(15);
+      await redis.stop();
+      const results = await Promise.all(running.map((run) => run.process));
+      await redis.start();
+      for (const result of results) {
+        expect(result.exitCode, String(result.stderr)).toBe(0);
+        expect(JSON.parse(String(result.stdout)).files).toHaveLength(20);
+        const warnings =
+          String(result.stderr).match(/warning: lost Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/g) ?? [];
+        expect(warnings, String(result.stderr)).toHaveLength(1);
+        expect(String(result.stderr)).not.toContain(PASSWORD);
+      }
+      expect(gateway.stats().tasks.submitted).toEqual({ [SLUG]: 60 });
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe.skipIf(!redisTestsRun)('--redis at the start', () => {
+  it('exits 2 naming the URL, password hidden, when Redis cannot be reached', async () => {
+    const recipe = join(dir, 'unreachable.yaml');
+    await writeFile(recipe, batchRecipe(1, 'x'));
+    // Port 1 on loopback: nothing listens there.
+    const url = `redis://:${PASSWORD}@127.0.0.1:1`;
+    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', url], {
+      reject: false,
+      env: { PIPELINE_HOME: join(dir, 'unreachable'), CI: 'true' },
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('cannot reach Redis at redis://:***@127.0.0.1:1');
+    expect(`${result.stdout}${result.stderr}`).not.toContain(PASSWORD);
+  });
+
+  it('refuses a URL that is not redis:// or rediss://, naming the flag', async () => {
+    const recipe = join(dir, 'bad-url.yaml');
+    await writeFile(recipe, batchRecipe(1, 'x'));
+    const result = await execa('node', [cli, 'run', recipe, '--local', '--redis', 'http://127.0.0.1:6379'], {
+      reject: false,
+      env: { PIPELINE_HOME: join(dir, 'bad-url'), CI: 'true' },
+    });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--redis (or PIPELINE_REDIS_URL) must be a redis:// or rediss:// URL');
+  });
+});
