@@ -78,6 +78,8 @@ export interface Plan {
   recipeDir: string;
   /** One input set per batch row; one row without `--batch`. */
   rows: Array<Record<string, unknown>>;
+  /** Batch rows left out by `--skip-invalid-rows`: where each is and what is wrong with it. */
+  skippedRows?: Array<{ where: string; message: string }>;
   settings: PlanSettings;
   /** In an order where every step comes after those it depends on. */
   steps: PlannedStep[];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatUsd } from '../model-schemas/prices.js';
 import type { TotalCost } from '../recipe/estimate-cost.js';
-import { collect } from './collect.js';
+import { collectSet } from './flags.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { printJson, printLine } from './output.js';
 import { lowerBoundReason } from './prices.js';
@@ -54,7 +54,7 @@ export function registerAccountCommand(program: Command): void {
   )
     .option('--json', 'print JSON')
     .option('--recipe <file>', 'also say how many runs of this recipe the balance pays for')
-    .option('--set <name=value>', 'with --recipe: give an input (repeatable)', collect, [])
+    .option('--set <name=value>', 'with --recipe: give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'with --recipe: input rows, as for run')
     .option('--prices <file>', 'with --recipe: a YAML or JSON map of model slug to price')
     .action(async (flags: AccountFlags) => {

@@ -47,6 +47,11 @@ export interface Connection {
   observers: Array<(observation: RateLimitObservation) => void>;
   endpoints: GatewayEndpoints;
   clock: Clock;
+  /**
+   * Fails at once, with the address, when the gateway cannot be reached or refuses the key;
+   * answers the team's balance when it read it (not for --local, which is never checked).
+   */
+  check(): Promise<number | undefined>;
   /** Learned task durations of this gateway, from earlier runs (in Redis, or a file under home). */
   durations: DurationStore;
   close(): Promise<void>;
@@ -135,6 +140,11 @@ export async function connect(
     traffic,
     endpoints,
     clock,
+    async check() {
+      if (flags.local) return undefined;
+      const { checkGateway } = await import('./preflight.js');
+      return checkGateway(endpoints, apiKey, clock, flags);
+    },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
     async close() {
       await client.close();

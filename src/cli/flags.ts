@@ -17,3 +17,11 @@ export function numberFlag(flag: string, options: { integer?: boolean; min?: num
     return parsed;
   };
 }
+
+/** `--set name=value`, repeatable; `--set name` alone is a usage error, not an empty value. */
+export function collectSet(value: string, previous: string[] = []): string[] {
+  const equals = value.indexOf('=');
+  if (equals < 0) throw new UsageError(`--set takes name=value, got ${JSON.stringify(value)}: write --set ${value}=VALUE (--set ${value}= for empty text)`);
+  if (equals === 0) throw new UsageError(`--set takes name=value, got ${JSON.stringify(value)}: the input's name is missing before '='`);
+  return [...previous, value];
+}

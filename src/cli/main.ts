@@ -5,6 +5,7 @@ import { registerAccountCommand } from './account.js';
 import { registerCacheCommand } from './cache-command.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
+import { addHelpTexts } from './help-text.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
 import { registerPlanCommand } from './plan.js';
@@ -21,6 +22,14 @@ if (usageFile) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
     writeFileSync(usageFile, JSON.stringify({ user_ms: usage.userCPUTime / 1000, system_ms: usage.systemCPUTime / 1000, max_rss_kb: usage.maxRSS }));
+  });
+}
+
+// A reader that closed the pipe (`pipeline runs list | head -1`) has all it wanted: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
   });
 }
 
@@ -42,6 +51,7 @@ registerModelsCommand(program);
 registerFilesCommand(program);
 registerTaskCommand(program);
 registerCacheCommand(program);
+addHelpTexts(program);
 
 try {
   await program.parseAsync(process.argv);

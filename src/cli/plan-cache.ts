@@ -1,6 +1,6 @@
 import { itemCacheKey } from '../engine/cache-key.js';
 import { renderValue, truthy } from '../engine/values.js';
-import type { Expr, Scope } from '../expressions/expressions.js';
+import { STATUS_FUNCTIONS, type Expr, type Scope } from '../expressions/expressions.js';
 import { sha256File } from '../cache/blobs.js';
 import type { CacheStore } from '../cache/store.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
@@ -10,7 +10,10 @@ const KNOWN_ROOTS = new Set(['inputs', 'item', 'index', 'env']);
 
 function knownExpr(expr: Expr): boolean {
   if (expr.kind === 'literal') return true;
-  if (expr.kind === 'call') return expr.args.every(knownExpr);
+  if (expr.kind === 'call') return !STATUS_FUNCTIONS.has(expr.name) && expr.args.every(knownExpr);
+  if (expr.kind === 'binary') return knownExpr(expr.left) && knownExpr(expr.right);
+  if (expr.kind === 'not') return knownExpr(expr.operand);
+  if (expr.kind === 'access') return knownExpr(expr.target);
   return KNOWN_ROOTS.has(expr.root);
 }
 

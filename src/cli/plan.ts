@@ -9,8 +9,7 @@ import { pipelineHome } from './pipeline-home.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
-import { collect } from './collect.js';
-import { numberFlag } from './flags.js';
+import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
 import { describeStepCost, describeTotalCost } from './prices.js';
 
@@ -49,7 +48,7 @@ export function registerPlanCommand(program: Command): void {
     .command('plan')
     .description('Show what a recipe would do: the DAG in layers, runs per step, tasks per model, the cost, the fewest requests and the least wall time.')
     .argument('<recipe>', 'the recipe file')
-    .option('--set <name=value>', 'give an input (repeatable)', collect, [])
+    .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
     .option('--format <format>', 'text, json or mermaid', 'text')
     .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', numberFlag('--rpm', { integer: true, min: 1 }))

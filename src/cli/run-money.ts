@@ -71,10 +71,13 @@ export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: 
  * Reads the team's balance first: a run whose known estimate is over it does not start without
  * --yes, and on a terminal a run estimated over --confirm-above asks first (never off a terminal).
  */
-export async function checkBalance(connection: Connection, money: RunMoney, flags: MoneyFlags): Promise<number> {
-  const account = await connection.client.account();
-  if (!account.ok) throw new GatewayRefusal(account.error, 'reading the team balance');
-  const balance = account.value.balanceUsd;
+export async function checkBalance(
+  connection: Connection,
+  money: RunMoney,
+  flags: MoneyFlags,
+  knownBalance?: number,
+): Promise<number> {
+  const balance = knownBalance ?? (await readBalance(connection));
   const estimate = money.estimate.usd;
   if (flags.yes) return balance;
   if (estimate > balance) {
@@ -92,6 +95,12 @@ export async function checkBalance(connection: Connection, money: RunMoney, flag
     if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('not started; nothing was sent');
   }
   return balance;
+}
+
+async function readBalance(connection: Connection): Promise<number> {
+  const account = await connection.client.account();
+  if (!account.ok) throw new GatewayRefusal(account.error, 'reading the team balance');
+  return account.value.balanceUsd;
 }
 
 /** `$0.5200 of an estimated $0.5200`: what a run committed, beside what it was estimated at. */

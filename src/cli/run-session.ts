@@ -27,9 +27,22 @@ import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
+import { commandName } from './invocation.js';
 import { printJson, printLine, redact, shown } from './output.js';
 import { checkBalance, moneyBeforeStart, spentPhrase, writeMoneyAdvice, type MoneyFlags, type RunMoney } from './run-money.js';
 import { SpendMeter } from '../engine/spend.js';
+import type { StepSummary } from '../store/summary.js';
+
+/** One line for every step that never ran: after a stop they can be thousands. */
+function cancelledLine(steps: StepSummary[], rows: number): string {
+  const cancelled = steps.filter((s) => s.status === 'cancelled');
+  if (cancelled.length === 0) return '';
+  const names = [...new Set(cancelled.map((s) => s.step))];
+  const shownNames = names.length > 5 ? `${names.slice(0, 5).join(', ')}…` : names.join(', ');
+  const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
+  return `${cancelled.length} step${cancelled.length === 1 ? '' : 's'}${inRows} cancelled: ${shownNames}`;
+}
+
 
 /** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
 export type RpmFlag = number | 'auto';
@@ -46,6 +59,8 @@ export interface RunFlags extends ConnectionFlags, MoneyFlags {
   webhookListen?: string;
   json?: boolean;
   resubmitUnknown?: boolean;
+  /** `run --batch` only: leave out invalid rows and list them. */
+  skipInvalidRows?: boolean;
   /** False with `--no-report`: no report.html at the end. */
   report?: boolean;
   /** `resume` only: go on despite unreadable journal lines or changed local files. */
@@ -82,12 +97,7 @@ function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOption
 export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
   const money = await moneyBeforeStart(plan, flags, false);
   const connection = await connect(flags, budgetOptions(plan, flags, source.home));
-  try {
-    await checkBalance(connection, money, flags);
-  } catch (e) {
-    await connection.close();
-    throw e;
-  }
+  await checkedOrClosed(connection, (balance) => checkBalance(connection, money, flags, balance));
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(source.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath);
@@ -109,6 +119,20 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
   return execute(plan, flags, connection, paths, journal, undefined, money);
 }
 
+/** An unreachable gateway or a refused key ends the command before a run exists or a step starts. */
+/** The gateway check before a run, then `more` with the balance it read; the connection is closed if either fails. */
+async function checkedOrClosed(
+  connection: Connection,
+  more: (balance: number | undefined) => Promise<unknown> = async () => undefined,
+): Promise<void> {
+  try {
+    await more(await connection.check());
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
 /** Resumes a run from its journal with the recipe and inputs it kept. */
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
   if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
@@ -125,6 +149,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   checkLocalFiles(state, flags);
   const money = await moneyBeforeStart(plan, flags, true);
   const connection = await connect(flags, budgetOptions(plan, flags, home));
+  await checkedOrClosed(connection);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
   await journal.appendDurable({ type: 'run-resumed', ...accepted });
@@ -273,8 +298,11 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
   log.info({ status: result.status }, 'run ended');
   if (flags.report !== false) await writeRunReport(paths, log);
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
+  const cancelled = cancelledLine(summary.steps, plan.rows.length);
   if (result.status === 'interrupted') {
-    process.stderr.write(`\n${spentPhrase(summary.cost)}\nStopped. Resume with:\n  pipeline resume ${paths.id}${flags.local ? ' --local' : ''}\n`);
+    process.stderr.write(
+      `\n${spentPhrase(summary.cost)}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${commandName()} resume ${paths.id}${flags.local ? ' --local' : ''}\n`,
+    );
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
@@ -289,8 +317,9 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
     }
     if (copied.length > 0) printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
-    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}\n`);
-    if (failed.length > 0) process.stderr.write(`Details: pipeline runs show ${paths.id}\n`);
+    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`);
+    if (cancelled) process.stderr.write(`  ${cancelled}\n`);
+    if (failed.length > 0 || cancelled) process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
   return result.status === 'succeeded' ? 0 : 1;
 }

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
-import { collect } from './collect.js';
 import { addConnectionOptions } from './connection.js';
 import { UsageError } from './errors.js';
-import { numberFlag } from './flags.js';
+import { collectSet, numberFlag } from './flags.js';
 import { pipelineHome } from './pipeline-home.js';
+import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
@@ -39,29 +39,38 @@ function checkExecution(flags: RunFlags): RunFlags {
 
 export function registerRunCommands(program: Command): void {
   addExecutionOptions(program.command('run').description("Run a recipe: every step, under the gateway's rate limit, journaled so it can be resumed.").argument('<recipe>', 'the recipe file'))
-    .option('--set <name=value>', 'give an input (repeatable)', collect, [])
+    .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl), all under one budget')
     .option('--yes', "start even when the estimate is over the team's balance or --confirm-above, without asking")
     .option('--confirm-above <usd>', 'on a terminal, ask before a run estimated over this many USD (default 5)', numberFlag('--confirm-above', { min: 0 }))
+    .option('--skip-invalid-rows', 'with --batch: run the valid rows and list the invalid ones, instead of running none')
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
       const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);
-      const result = loadRecipe(recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
+      if (flags.skipInvalidRows && !flags.batch) throw new UsageError('--skip-invalid-rows goes with --batch');
+      const rows = { ...(flags.batch ? { batch: flags.batch } : {}), ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}) };
+      const result = loadRecipe(recipe, { set: flags.set, ...rows });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
       }
+      const skipped = result.value.skippedRows ?? [];
+      if (skipped.length > 0) {
+        const lines = skipped.map((s) => `  ${s.where}: ${s.message}`).join('\n');
+        process.stderr.write(`--skip-invalid-rows: ${skipped.length} problem${skipped.length === 1 ? '' : 's'} in rows left out:\n${lines}\n`);
+      }
       const { startRun } = await import('./run-session.js');
       process.exitCode = await startRun(result.value, flags, { recipeText: readFileSync(recipe, 'utf8'), batchPath: flags.batch, home: pipelineHome() });
     });
 
-  addExecutionOptions(program.command('resume').description('Resume a run from its journal: finished steps are kept, submitted tasks are polled, not sent again.').argument('<run_id>'))
+  addExecutionOptions(program.command('resume').description('Resume a run from its journal: finished steps are kept, submitted tasks are polled, not sent again.').argument('<run_id>', RUN_ID_HELP))
     .option('--resubmit-unknown', 'send again the submissions that were in flight when the run stopped (they may already exist)')
     .option('--force', 'resume even though journal lines are unreadable or local files changed (may pay for work again)')
     .action(async (runId: string, raw: RunFlags) => {
       const flags = checkExecution({ ...raw, set: [] });
       const { resumeRun } = await import('./run-session.js');
-      process.exitCode = await resumeRun(runId, flags, pipelineHome());
+      const home = pipelineHome();
+      process.exitCode = await resumeRun(resolveRunId(home, runId), flags, home);
     });
 }

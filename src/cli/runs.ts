@@ -3,13 +3,14 @@ import { formatDuration } from '../duration.js';
 import { describeLines, readJournalFile } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
 import type { Result } from '../result.js';
-import { listRunIds, runExists, runPaths } from '../store/run-store.js';
+import { listRunIds, runPaths } from '../store/run-store.js';
 import { summariseJournal, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatUsd } from '../model-schemas/prices.js';
 import { spendFigures } from './run-money.js';
+import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -63,11 +64,11 @@ export function registerRunsCommand(program: Command): void {
   runs
     .command('show')
     .description("Show a run's steps with their tasks and timings, its failures and its outputs.")
-    .argument('<run_id>')
+    .argument('<run_id>', RUN_ID_HELP)
     .option('--json', 'print JSON')
-    .action((id: string, flags: { json?: boolean }) => {
+    .action((name: string, flags: { json?: boolean }) => {
       const home = pipelineHome();
-      if (!runExists(home, id)) throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
+      const id = resolveRunId(home, name);
       const loaded = load(home, id);
       if (!loaded.ok) throw new UsageError(`run ${id} cannot be shown: ${loaded.error.message}`);
       const summary = loaded.value;
@@ -83,12 +84,12 @@ export function registerRunsCommand(program: Command): void {
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
-        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
+        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.continued ? 'failed (continued)' : s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
       );
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();
-        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}): ${step.error!.message}`);
+        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`);
       }
       if (summary.files.length > 0) {
         printLine();

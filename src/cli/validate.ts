@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { collect } from './collect.js';
+import { collectSet } from './flags.js';
 import { printError, printJson, printLine } from './output.js';
 
 export function registerValidateCommand(program: Command): void {
@@ -7,7 +7,7 @@ export function registerValidateCommand(program: Command): void {
     .command('validate')
     .description('Check a recipe and its inputs without running anything: exit 0 when valid, else every error and exit 2.')
     .argument('<recipe>', 'the recipe file')
-    .option('--set <name=value>', 'give an input (repeatable)', collect, [])
+    .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl)')
     .option('--json', 'print JSON')
     .action(async (recipe: string, flags: { set: string[]; batch?: string; json?: boolean }) => {

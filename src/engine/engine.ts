@@ -5,7 +5,9 @@ import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
+import { ancestorsOf, conclusionOf, readsStatus, statusAfter } from './conditions.js';
 import { failed, interrupted, type StepFailure } from './failure.js';
+import { hashFilesUnder } from './hash-files.js';
 import { runItems, type StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
 
@@ -35,22 +37,35 @@ export interface RunResult {
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const rows = await Promise.all(ctx.plan.rows.map((_, row) => runRow(ctx, row)));
   const outcomes = rows.flatMap((r) => Object.values(r.steps));
-  const status = ctx.signal.aborted
-    ? 'interrupted'
-    : outcomes.some((o) => o.status === 'failed' || o.status === 'cancelled')
-      ? 'failed'
-      : 'succeeded';
+  // A failure with continue_on_error concludes as a success, as in GitHub Actions.
+  const continued = (id: string) => ctx.plan.steps.find((s) => s.id === id)?.continueOnError ?? false;
+  const failedRow = (r: RowResult) =>
+    Object.entries(r.steps).some(([id, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continued(id)));
+  const status = ctx.signal.aborted ? 'interrupted' : rows.some(failedRow) ? 'failed' : 'succeeded';
   return { status, rows };
 }
 
 const label = (ctx: EngineContext, row: number, step: PlannedStep) =>
   ctx.plan.rows.length > 1 ? `row ${row + 1} ${step.id}` : step.id;
 
-const scopeOf = (ctx: EngineContext, row: number, steps: Record<string, unknown>): Scope => ({
+/** What a step's expressions see: each ended step's outputs (null unless it succeeded), outcome and conclusion. */
+const scopeOf = (
+  ctx: EngineContext,
+  row: number,
+  ended: ReadonlyArray<readonly [string, StepOutcome]>,
+  status?: Scope['status'],
+): Scope => ({
   inputs: ctx.plan.rows[row]!,
-  steps: Object.fromEntries(Object.entries(steps).map(([id, outputs]) => [id, { outputs }])),
+  steps: Object.fromEntries(
+    ended.map(([id, o]) => {
+      const step = ctx.plan.steps.find((s) => s.id === id);
+      return [id, { outputs: o.status === 'succeeded' ? o.outputs : null, ...conclusionOf(o, step) }];
+    }),
+  ),
   run: { id: ctx.runId, dir: ctx.runDir },
   env: ctx.env,
+  hashFiles: (patterns) => hashFilesUnder(ctx.plan.recipeDir, patterns),
+  ...(status ? { status } : {}),
 });
 
 async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
@@ -59,7 +74,7 @@ async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
   for (const step of ctx.plan.steps) outcomes.set(step.id, runWhenReady(ctx, row, step, outcomes, state));
   const steps: Record<string, StepOutcome> = {};
   for (const step of ctx.plan.steps) steps[step.id] = await outcomes.get(step.id)!;
-  const scope = scopeOf(ctx, row, Object.fromEntries(Object.entries(steps).map(([id, o]) => [id, o.outputs])));
+  const scope = scopeOf(ctx, row, Object.entries(steps));
   const outputs: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.plan.outputs)) {
     const rendered = renderValue(value, scope, `outputs.${name}`);
@@ -80,31 +95,43 @@ async function runWhenReady(
     step.dependsOn.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)),
   );
   const skip = (status: 'skipped' | 'cancelled', reason: string): StepOutcome => {
-    if (status === 'skipped') {
-      ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
-      ctx.report.stepSkipped(label(ctx, row, step), reason);
-    }
+    ctx.journal.append({ type: status === 'skipped' ? 'step-skipped' : 'step-cancelled', row, step: step.id, reason });
+    // Cancellations are many after a stop or a failure: the run's end counts them in one line.
+    if (status === 'skipped') ctx.report.stepSkipped(label(ctx, row, step), reason);
     return { status, outputs: null, reason, ms: 0, runs: 0 };
   };
   if (ctx.signal.aborted) return skip('cancelled', 'the run was stopped');
-  const skippedDep = deps.find(([, o]) => o.status === 'skipped');
-  if (skippedDep) return skip('skipped', `it needs ${skippedDep[0]}, which was skipped`);
-  const continues = (dep: string) => ctx.plan.steps.find((s) => s.id === dep)!.continueOnError;
-  const blocking = deps.find(([dep, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continues(dep)));
-  if (blocking)
-    return skip(
-      'cancelled',
-      `it needs ${blocking[0]}, which ${blocking[1].status === 'failed' ? 'failed' : 'did not run'}`,
-    );
-  if (state.stopped) return skip('cancelled', 'an earlier step failed');
-  const scope = scopeOf(
-    ctx,
-    row,
-    Object.fromEntries(deps.map(([dep, o]) => [dep, o.status === 'succeeded' ? o.outputs : null])),
-  );
-  const outcome = await executeStep(ctx, row, step, scope);
+  let status: Scope['status'];
+  if (readsStatus(step)) {
+    // Its `if` decides, with success(), failure()…, whatever happened before: even after a failure.
+    const ancestors = ancestorsOf(ctx.plan, step.id);
+    const ended = await Promise.all(ancestors.map((id) => outcomes.get(id)!.then((o) => [id, o] as const)));
+    status = statusAfter(ctx.plan, ended);
+  } else {
+    const blocked = blockedBy(ctx, deps, state);
+    if (blocked) return skip(blocked.status, blocked.reason);
+  }
+  const outcome = await executeStep(ctx, row, step, scopeOf(ctx, row, deps, status));
   if (outcome.status === 'failed' && !step.continueOnError) state.stopped = true;
   return outcome;
+}
+
+/** The implicit `success()` of an `if` without status functions: why the step does not run, if it does not. */
+function blockedBy(
+  ctx: EngineContext,
+  deps: ReadonlyArray<readonly [string, StepOutcome]>,
+  state: { stopped: boolean },
+): { status: 'skipped' | 'cancelled'; reason: string } | undefined {
+  const skippedDep = deps.find(([, o]) => o.status === 'skipped');
+  if (skippedDep) return { status: 'skipped', reason: `it needs ${skippedDep[0]}, which was skipped` };
+  const continues = (dep: string) => ctx.plan.steps.find((s) => s.id === dep)!.continueOnError;
+  const blocking = deps.find(([dep, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continues(dep)));
+  if (blocking) {
+    const what = blocking[1].status === 'failed' ? 'failed' : 'did not run';
+    return { status: 'cancelled', reason: `it needs ${blocking[0]}, which ${what}` };
+  }
+  if (state.stopped) return { status: 'cancelled', reason: 'an earlier step failed' };
+  return undefined;
 }
 
 async function executeStep(ctx: EngineContext, row: number, step: PlannedStep, scope: Scope): Promise<StepOutcome> {
@@ -182,6 +209,12 @@ async function runWithRetries(
 }
 
 function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, started: number): StepOutcome {
+  const ms = ctx.clock.now() - started;
+  if (failure.reason === 'interrupted' && ctx.signal.aborted) {
+    // Stopped, not broken: the step is cancelled like those that never started, and resume runs it again.
+    ctx.journal.append({ type: 'step-cancelled', row, step: step.id, reason: failure.message });
+    return { status: 'cancelled', outputs: null, reason: failure.message, ms, runs: 0 };
+  }
   const taskId = failure.taskId ? { task_id: failure.taskId } : {};
   ctx.journal.append({
     type: 'step-failed',
@@ -191,8 +224,9 @@ function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, start
     message: failure.message,
     outcome_unknown: failure.outcomeUnknown,
     ...taskId,
+    ...(step.continueOnError ? { continued: true } : {}),
   });
   ctx.log.warn({ step: step.id, row, reason: failure.reason, message: failure.message }, 'step failed');
-  ctx.report.stepFailed(name, failure.message);
-  return { status: 'failed', outputs: null, failure, ms: ctx.clock.now() - started, runs: 0 };
+  ctx.report.stepFailed(name, step.continueOnError ? `${failure.message} (continue_on_error: the run goes on)` : failure.message);
+  return { status: 'failed', outputs: null, failure, ms, runs: 0 };
 }

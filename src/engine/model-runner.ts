@@ -278,6 +278,11 @@ async function downloadOutputs(
   if (!saved.ok)
     return err({ ...fromGateway(saved.error.failure, `download of ${saved.error.url}`), taskId: result.taskId });
   const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
+  if (result.metadata?.render === 'passthrough') {
+    // The built-in gateway found no ffmpeg: the clip is the input video, not a rendering of the request.
+    const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
+    ctx.report.note(`note: ${where}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`);
+  }
   const primary = resources.find((r) => r.role === 'primary' || r.role === undefined) ?? resources[0];
   return ok({
     task_id: result.taskId,

@@ -1,26 +1,25 @@
+import { callFunction, ExpressionError, type FunctionHost, isPlainObject, toText } from './functions.js';
+import { applyOperator, isTruthy } from './operators.js';
 import type { Template } from './template.js';
-import type { Expr, FunctionName, Segment } from './syntax.js';
+import type { Expr, Segment } from './syntax.js';
+
+export { ExpressionError, toText };
 
 /** What expressions can see. */
-export interface Scope {
+export interface Scope extends FunctionHost {
   inputs: Record<string, unknown>;
-  steps: Record<string, { outputs: unknown }>;
+  /** The steps this value may read: their outputs, and (once they ended) outcome and conclusion. */
+  steps: Record<string, { outputs: unknown; outcome?: StepConclusion; conclusion?: StepConclusion }>;
   item?: unknown;
   index?: number;
   run: { id: string; dir: string };
   env: Record<string, string | undefined>;
 }
 
-/** A value an expression cannot work with at run time (a function given the wrong kind of value). */
-export class ExpressionError extends Error {}
+/** How a step ended, in the words of GitHub Actions' `steps.<id>.outcome` and `conclusion`. */
+export type StepConclusion = 'success' | 'failure' | 'cancelled' | 'skipped';
 
 const BLOCKED = new Set(['__proto__', 'constructor', 'prototype']);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Own data only: prototype keys are plain missing keys, and a missing key is null. */
 function member(value: unknown, key: string): unknown {
@@ -46,15 +45,6 @@ function walk(value: unknown, segments: Segment[]): unknown {
   return current;
 }
 
-/** Text of a value inside a longer string: strings as they are, lists one item a line, objects as JSON. */
-export function toText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(toText).join('\n');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
 export function evaluate(expr: Expr, scope: Scope): unknown {
   switch (expr.kind) {
     case 'literal':
@@ -64,38 +54,14 @@ export function evaluate(expr: Expr, scope: Scope): unknown {
       return walk(base ?? null, expr.segments);
     }
     case 'call':
-      return call(expr.name, expr.args.map((arg) => evaluate(arg, scope)));
+      return callFunction(expr.name, expr.args.map((arg) => evaluate(arg, scope)), scope);
+    case 'access':
+      return walk(evaluate(expr.target, scope), expr.segments);
+    case 'not':
+      return !isTruthy(evaluate(expr.operand, scope));
+    case 'binary':
+      return applyOperator(expr.op, evaluate(expr.left, scope), () => evaluate(expr.right, scope));
   }
-}
-
-function call(name: FunctionName, args: unknown[]): unknown {
-  const [first, second, third] = args;
-  switch (name) {
-    case 'join': {
-      if (!Array.isArray(first)) throw new ExpressionError(`join() needs a list, got ${describe(first)}`);
-      return first.map(toText).join(second === undefined ? ',' : toText(second));
-    }
-    case 'json':
-      return JSON.stringify(first ?? null);
-    case 'length':
-      if (Array.isArray(first) || typeof first === 'string') return first.length;
-      if (isPlainObject(first)) return Object.keys(first).length;
-      if (first === null) return 0;
-      throw new ExpressionError(`length() needs a list, text or object, got ${describe(first)}`);
-    case 'default':
-      return first === null || first === undefined || first === '' ? second : first;
-    case 'slice': {
-      if (!Array.isArray(first) && typeof first !== 'string') throw new ExpressionError(`slice() needs a list or text, got ${describe(first)}`);
-      if (typeof second !== 'number' || (third !== undefined && typeof third !== 'number')) throw new ExpressionError('slice() takes whole-number start and end');
-      return first.slice(second, third as number | undefined);
-    }
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null || value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'an object' : `${typeof value === 'string' ? 'text' : `a ${typeof value}`}`;
 }
 
 /** The value of a template: the expression's own value when whole, else the text with each value rendered. */

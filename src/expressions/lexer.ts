@@ -1,6 +1,20 @@
-import { ExpressionSyntaxError } from './syntax.js';
+import { ExpressionSyntaxError, OPERATORS } from './syntax.js';
 
-export type Token = { kind: 'ident' | 'number' | 'string' | 'punct'; text: string; value?: string | number; start: number; end: number };
+export type Token = { kind: 'ident' | 'number' | 'string' | 'punct' | 'operator'; text: string; value?: string | number; start: number; end: number };
+
+const TWO_CHAR_OPERATORS = ['==', '!=', '<=', '>=', '&&', '||'];
+/** What a user probably meant by a character that is no operator. */
+const SLIPS: Record<string, string> = { '=': '==', '&': '&&', '|': '||' };
+
+function operatorAt(text: string, at: number): Token | undefined {
+  const two = text.slice(at, at + 2);
+  if (TWO_CHAR_OPERATORS.includes(two)) return { kind: 'operator', text: two, start: at, end: at + 2 };
+  const one = text[at]!;
+  if (one === '!' || one === '<' || one === '>') return { kind: 'operator', text: one, start: at, end: at + 1 };
+  const meant = SLIPS[one];
+  if (meant) throw new ExpressionSyntaxError(`'${one}' is not an operator; did you mean '${meant}'? The operators are ${OPERATORS.join(' ')}`, at);
+  return undefined;
+}
 
 const IDENT = /[A-Za-z_][A-Za-z0-9_-]*/y;
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -18,6 +32,12 @@ export function tokenize(text: string): Token[] {
     if ('.[](),*'.includes(char)) {
       tokens.push({ kind: 'punct', text: char, start: at, end: at + 1 });
       at++;
+      continue;
+    }
+    const operator = operatorAt(text, at);
+    if (operator) {
+      tokens.push(operator);
+      at = operator.end;
       continue;
     }
     if (char === "'" || char === '"') {
@@ -58,7 +78,8 @@ export function tokenize(text: string): Token[] {
       at += ident[0].length;
       continue;
     }
-    throw new ExpressionSyntaxError(`unexpected character ${JSON.stringify(char)}`, at);
+    const arithmetic = '+-/%'.includes(char) ? '; there is no arithmetic' : '';
+    throw new ExpressionSyntaxError(`unexpected character ${JSON.stringify(char)}${arithmetic}; the operators are ${OPERATORS.join(' ')}`, at);
   }
   return tokens;
 }

@@ -1,5 +1,6 @@
 import { tokenize, type Token } from './lexer.js';
-import { ExpressionSyntaxError, FUNCTIONS, LIMITS, ROOTS, type Expr, type FunctionName, type Segment } from './syntax.js';
+import { didYouMean } from './suggest.js';
+import { ExpressionSyntaxError, FUNCTIONS, LIMITS, ROOTS, type BinaryOperator, type Expr, type FunctionName, type Segment } from './syntax.js';
 
 /** Parses the text between `${{` and `}}`. */
 export function parseExpression(text: string): Expr {
@@ -7,7 +8,16 @@ export function parseExpression(text: string): Expr {
   return new Parser(text, tokenize(text)).parse();
 }
 
-/** A recursive-descent parser over one expression's tokens: a literal, a call, or a path. */
+/** Binary operators from the loosest to the tightest, as GitHub Actions ranks them. */
+const LEVELS: ReadonlyArray<readonly BinaryOperator[]> = [['||'], ['&&'], ['==', '!='], ['<', '<=', '>', '>=']];
+
+/** Function names as written in any case (`toJson`, `fromjson`), as GitHub Actions accepts them. */
+const FUNCTION_BY_LOWER = new Map(Object.keys(FUNCTIONS).map((name) => [name.toLowerCase(), name as FunctionName]));
+
+/**
+ * A recursive-descent parser over one expression's tokens: `||` over `&&` over `==`/`!=` over the
+ * ordering comparisons over `!` over a literal, a call, a path or a parenthesised expression.
+ */
 class Parser {
   private position = 0;
 
@@ -39,24 +49,66 @@ class Parser {
 
   private expression(depth: number): Expr {
     if (depth > LIMITS.depth) throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, this.peek()?.start ?? 0);
+    return this.binary(0, depth);
+  }
+
+  /** One precedence level: operands of the next level joined left to right by this level's operators. */
+  private binary(level: number, depth: number): Expr {
+    const operators = LEVELS[level];
+    if (!operators) return this.unary(depth);
+    let left = this.binary(level + 1, depth);
+    for (;;) {
+      const token = this.peek();
+      if (token?.kind !== 'operator' || !(operators as readonly string[]).includes(token.text)) return left;
+      this.next();
+      if (!this.peek()) throw new ExpressionSyntaxError(`'${token.text}' needs a value on its right`, token.end);
+      const right = this.binary(level + 1, depth);
+      left = { kind: 'binary', op: token.text as BinaryOperator, left, right, start: left.start, end: right.end };
+    }
+  }
+
+  private unary(depth: number): Expr {
+    const token = this.peek();
+    if (token?.kind === 'operator' && token.text === '!') {
+      this.next();
+      if (depth + 1 > LIMITS.depth) throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, token.start);
+      const operand = this.unary(depth + 1);
+      return { kind: 'not', operand, start: token.start, end: operand.end };
+    }
+    return this.primary(depth);
+  }
+
+  private primary(depth: number): Expr {
     const token = this.next();
     if (!token) throw new ExpressionSyntaxError('empty expression', this.text.length);
     if (token.kind === 'string' || token.kind === 'number') return { kind: 'literal', value: token.value!, start: token.start, end: token.end };
+    if (token.kind === 'punct' && token.text === '(') {
+      const inner = this.expression(depth + 1);
+      const close = this.expect(')');
+      return this.access({ ...inner, start: token.start, end: close.end });
+    }
     if (token.kind !== 'ident') throw new ExpressionSyntaxError(`unexpected '${token.text}'`, token.start);
     if (token.text === 'true' || token.text === 'false' || token.text === 'null') {
       return { kind: 'literal', value: token.text === 'null' ? null : token.text === 'true', start: token.start, end: token.end };
     }
-    if (this.peek()?.text === '(') return this.call(token, depth);
+    if (this.peek()?.text === '(') return this.access(this.call(token, depth));
     if (!(ROOTS as readonly string[]).includes(token.text)) {
-      throw new ExpressionSyntaxError(`unknown name '${token.text}'; an expression starts with ${ROOTS.join(', ')}, a function or a literal`, token.start);
+      const hint = didYouMean(token.text, ROOTS);
+      const starts = `${hint ? ' An' : '; an'} expression starts with ${ROOTS.join(', ')}, a function or a literal`;
+      throw new ExpressionSyntaxError(`unknown name '${token.text}'${hint}${starts}`, token.start);
     }
-    return this.path(token);
+    const { segments, end } = this.segments(token.end);
+    return { kind: 'path', root: token.text, segments, start: token.start, end };
   }
 
   /** `name(arg, …)`, its name and number of arguments checked; `name` is already read. */
   private call(token: Token, depth: number): Expr {
-    if (!(token.text in FUNCTIONS)) throw new ExpressionSyntaxError(`unknown function '${token.text}'; the functions are ${Object.keys(FUNCTIONS).join(', ')}`, token.start);
-    const name = token.text as FunctionName;
+    const name = FUNCTION_BY_LOWER.get(token.text.toLowerCase());
+    if (!name) {
+      const known = Object.keys(FUNCTIONS);
+      const hint = didYouMean(token.text, known);
+      throw new ExpressionSyntaxError(`unknown function '${token.text}'${hint}${hint ? ' The' : '; the'} functions are ${known.join(', ')}`, token.start);
+    }
     this.next();
     const args: Expr[] = [];
     if (this.peek()?.text !== ')') {
@@ -74,10 +126,16 @@ class Parser {
     return { kind: 'call', name, args, start: token.start, end: close.end };
   }
 
-  /** `root.field[0]['key'][*]…`; the root is already read. */
-  private path(root: Token): Expr {
+  /** A path written after a call or parentheses, if any. */
+  private access(target: Expr): Expr {
+    const { segments, end } = this.segments(target.end);
+    return segments.length === 0 ? target : { kind: 'access', target, segments, start: target.start, end };
+  }
+
+  /** `.field[0]['key'][*]…` after a root. */
+  private segments(start: number): { segments: Segment[]; end: number } {
     const segments: Segment[] = [];
-    let end = root.end;
+    let end = start;
     for (;;) {
       const following = this.peek();
       if (following?.text === '.') {
@@ -94,7 +152,7 @@ class Parser {
       } else break;
       if (segments.length > LIMITS.depth * 4) throw new ExpressionSyntaxError('path too long', following.start);
     }
-    return { kind: 'path', root: root.text, segments, start: root.start, end };
+    return { segments, end };
   }
 
   /** What is inside `[ ]`: `*`, an index or a quoted key. */

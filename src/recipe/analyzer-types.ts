@@ -13,6 +13,8 @@ export interface AnalyzerInput {
   batch?: { path: string; text: string };
   /** Where `--set` file paths are relative to. */
   cwd: string;
+  /** `--skip-invalid-rows`: leave out batch rows whose values are invalid, and list them, instead of failing. */
+  skipInvalidRows?: boolean;
 }
 
 /** The analyzer's window on the world: it does no I/O of its own. */

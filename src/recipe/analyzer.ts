@@ -1,4 +1,5 @@
 import { dirname, resolve } from 'node:path';
+import { didYouMean } from '../expressions/expressions.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan, PlannedStep, StepId, ValueTemplate } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
@@ -35,7 +36,8 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const recipeDir = dirname(resolve(input.cwd, input.path));
 
   const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
-  const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics);
+  const skipped: Diagnostic[] = [];
+  const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped);
   const modelSchema = onceEach(deps.modelSchema);
   const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics));
   const byId = new Map(drafts.map((d) => [d.id, d]));
@@ -59,6 +61,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     recipePath: resolve(input.cwd, input.path),
     recipeDir,
     rows,
+    ...(skipped.length > 0 ? { skippedRows: sortDiagnostics(skipped).map(skippedRow) } : {}),
     settings,
     steps,
     layers: assignLayers(steps),
@@ -79,7 +82,10 @@ function checkNeeds(drafts: StepDraft[], byId: Map<string, StepDraft>, file: Sou
   for (const draft of drafts) {
     for (const need of draft.needs) {
       if (need.step === draft.id) diagnostics.push(error(file, file.locate(need.path), `step '${draft.id}' cannot need itself`));
-      else if (!byId.has(need.step)) diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs`));
+      else if (!byId.has(need.step)) {
+        const hint = didYouMean(need.step, [...byId.keys()].filter((id) => id !== draft.id));
+        diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs${hint}`));
+      }
     }
   }
 }
@@ -118,4 +124,10 @@ function dedupe(diagnostics: Diagnostic[]): Diagnostic[] {
     seen.add(key);
     return true;
   });
+}
+
+/** A batch row left out by --skip-invalid-rows, as the run lists it. */
+function skippedRow(diagnostic: Diagnostic): { where: string; message: string } {
+  const { line, col } = diagnostic.file.position(diagnostic.range.start);
+  return { where: `${diagnostic.file.path}:${line}:${col}`, message: diagnostic.message };
 }

@@ -22,7 +22,7 @@ export function checkInputDefinitions(recipe: RawRecipe, file: SourceFile, recip
 type Row = Record<string, unknown>;
 
 /** One input set per run: defaults, then the batch row, then `--set`, each checked against its definition. */
-export function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinition>, input: AnalyzerInput, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[]): Row[] {
+export function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinition>, input: AnalyzerInput, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[], skipped: Diagnostic[] = []): Row[] {
   const defaults: Row = {};
   for (const [name, definition] of Object.entries(definitions)) {
     if (definition.default === undefined) continue;
@@ -34,11 +34,19 @@ export function resolveRows(recipe: RawRecipe, definitions: Record<string, Input
     const batch = readBatch(input.batch.path, input.batch.text);
     diagnostics.push(...batch.diagnostics);
     const batchDir = dirname(resolve(input.cwd, input.batch.path));
-    return batch.rows.map((row) => {
-      const values = { ...defaults, ...batchValues(row, definitions, batchDir, batch.file, diagnostics), ...overrides };
-      for (const name of missing(values)) diagnostics.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
-      return values;
-    });
+    const rows: Row[] = [];
+    for (const row of batch.rows) {
+      const problems: Diagnostic[] = [];
+      if (row.problem) problems.push(error(batch.file, row.range, row.problem));
+      const values = { ...defaults, ...batchValues(row, definitions, batchDir, batch.file, problems), ...overrides };
+      if (!row.problem) for (const name of missing(values)) problems.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
+      // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
+      if (problems.length === 0) rows.push(values);
+      else if (input.skipInvalidRows) skipped.push(...problems);
+      else diagnostics.push(...problems);
+    }
+    if (rows.length === 0 && skipped.length > 0) diagnostics.push(...skipped);
+    return rows;
   }
   const values = { ...defaults, ...overrides };
   for (const name of missing(values)) diagnostics.push(error(file, file.locate(['inputs', name], 'key'), `input '${name}' is required: give it with --set ${name}=…`));

@@ -111,6 +111,8 @@ export interface BatchRow {
   /** Where the row is, for diagnostics. */
   range: SourceRange;
   raw: boolean;
+  /** Why the row cannot be read (a CSV row with the wrong number of cells); its values are empty. */
+  problem?: string;
 }
 
 /** Reads a CSV (header row of input names) or JSONL (one object a line) batch file. */
@@ -135,8 +137,16 @@ export function readBatch(path: string, text: string): { file: SourceFile; rows:
     });
   } else if (path.endsWith('.csv')) {
     try {
-      const records = parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, info: true, bom: true }) as Array<{ record: Record<string, string>; info: { lines: number } }>;
-      for (const { record, info } of records) rows.push({ values: record, range: lineRange(info.lines), raw: true });
+      // Rows are checked one by one, so that one row with the wrong number of cells hides no other.
+      const records = parseCsv(text, { skip_empty_lines: true, trim: true, info: true, bom: true, relax_column_count: true }) as Array<{ record: string[]; info: { lines: number } }>;
+      const header = records[0]?.record ?? [];
+      for (const { record, info } of records.slice(1)) {
+        const range = lineRange(info.lines);
+        if (record.length !== header.length) {
+          const problem = `this row has ${record.length} value${record.length === 1 ? '' : 's'} but the header has ${header.length} columns (${header.join(', ')})`;
+          rows.push({ values: {}, range, raw: true, problem });
+        } else rows.push({ values: Object.fromEntries(header.map((name, i) => [name, record[i]!])), range, raw: true });
+      }
     } catch (cause) {
       const line = (cause as { lines?: number }).lines ?? 1;
       diagnostics.push(error(file, lineRange(line), `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`));

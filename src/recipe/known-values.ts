@@ -1,5 +1,5 @@
 import type { ValueTemplate } from '../plan.js';
-import { ExpressionError, render, type Expr, type Template } from '../expressions/expressions.js';
+import { ExpressionError, render, STATUS_FUNCTIONS, type Expr, type Template } from '../expressions/expressions.js';
 
 /**
  * Stands for a value known only at run time (a step's output, `item`, the run's folder). A symbol,
@@ -8,10 +8,22 @@ import { ExpressionError, render, type Expr, type Template } from '../expression
 export const UNKNOWN: unique symbol = Symbol('known at run time');
 export type RunTimeValue = typeof UNKNOWN;
 
+/** Whether the expression can be evaluated before the run: it reads inputs only, and no files or step states. */
 function onlyInputs(expr: Expr): boolean {
-  if (expr.kind === 'literal') return true;
-  if (expr.kind === 'call') return expr.args.every(onlyInputs);
-  return expr.root === 'inputs';
+  switch (expr.kind) {
+    case 'literal':
+      return true;
+    case 'call':
+      return !STATUS_FUNCTIONS.has(expr.name) && expr.name !== 'hashFiles' && expr.args.every(onlyInputs);
+    case 'binary':
+      return onlyInputs(expr.left) && onlyInputs(expr.right);
+    case 'not':
+      return onlyInputs(expr.operand);
+    case 'access':
+      return onlyInputs(expr.target);
+    case 'path':
+      return expr.root === 'inputs';
+  }
 }
 
 export const knownAtPlanTime = (template: Template) => template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));

@@ -45,7 +45,8 @@ export function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: A
     ...(draft.forEach ? { forEach: draft.forEach } : {}),
     ...(draft.if ? { if: draft.if } : {}),
     dependsOn,
-    retry: { attempts: retry?.attempts ?? settings.retries, backoffMs },
+    // A local command that failed rarely succeeds unchanged: it is retried only when it says `retry:`.
+    retry: { attempts: retry?.attempts ?? (draft.action === 'run' ? 0 : settings.retries), backoffMs },
     timeoutMs,
     continueOnError: draft.raw.continue_on_error ?? false,
     mediaFields: draft.mediaFields,

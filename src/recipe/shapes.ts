@@ -1,4 +1,4 @@
-import { pathText, type Segment } from '../expressions/expressions.js';
+import { didYouMean, pathText, type Segment } from '../expressions/expressions.js';
 
 /** What the analyzer knows of a value before anything runs. */
 export type Shape =
@@ -92,7 +92,8 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
     if (!field) {
       if (current.open) return { ok: true, shape: ANY };
       const known = Object.keys(current.fields);
-      return { ok: false, message: `${label} has no field '${segment.name}'${known.length ? `; it has ${known.join(', ')}` : ''}` };
+      const hint = didYouMean(segment.name, known);
+      return { ok: false, message: `${label} has no field '${segment.name}'${hint}${known.length ? `${hint ? ' It' : '; it'} has ${known.join(', ')}` : ''}` };
     }
     current = field;
   }

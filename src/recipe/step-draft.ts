@@ -7,6 +7,7 @@ import type { AnalyzerDeps, RawStep, StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
+import { hasExpression } from '../expressions/expressions.js';
 import { compileValue, type Reference } from './templates.js';
 
 const ajv = new Ajv({ strict: false });
@@ -63,11 +64,16 @@ export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: Anal
     with: compile(raw.with ?? {}, [...path, 'with']),
     ...(raw.run !== undefined ? { run: compile(raw.run, [...path, 'run']) } : {}),
     ...(raw.for_each !== undefined ? { forEach: compile(raw.for_each, [...path, 'for_each']) } : {}),
-    ...(raw.if !== undefined ? { if: compile(raw.if, [...path, 'if']) } : {}),
+    ...(raw.if !== undefined ? { if: compile(conditionText(raw.if), [...path, 'if']) } : {}),
     ...(typeof raw.cache === 'object' && raw.cache.key !== undefined ? { cacheKey: compile(raw.cache.key, [...path, 'cache', 'key']) } : {}),
     references,
     needs,
     mediaFields,
     outputs,
   };
+}
+
+/** As in GitHub Actions, an `if` may leave out `${{ }}`: `if: failure()` is an expression, not text. */
+function conditionText(condition: string | boolean): string | boolean {
+  return typeof condition === 'string' && !hasExpression(condition) ? `\${{ ${condition} }}` : condition;
 }

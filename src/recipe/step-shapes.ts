@@ -21,7 +21,7 @@ export function checkStepExpressions(draft: StepDraft, inputShapes: Record<strin
       item = ANY;
     }
   }
-  if (draft.if) valueShape(draft.if, [...stepPath, 'if'], scope, file, diagnostics);
+  if (draft.if) valueShape(draft.if, [...stepPath, 'if'], { ...scope, statusFunctions: true }, file, diagnostics);
   const inner: TypeScope = item ? { ...scope, item } : scope;
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {

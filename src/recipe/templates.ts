@@ -1,6 +1,7 @@
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Segment, type Template } from '../expressions/expressions.js';
+import { didYouMean, ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Segment, type Template } from '../expressions/expressions.js';
+import { callShape, operatorShape } from './expression-shapes.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, describeShape, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -39,6 +40,9 @@ export function compileValue(value: unknown, path: PathPart[], file: SourceFile,
 
 function collectReferences(expr: Expr, source: string, path: PathPart[], references: Reference[]): void {
   if (expr.kind === 'call') for (const arg of expr.args) collectReferences(arg, source, path, references);
+  else if (expr.kind === 'binary') for (const side of [expr.left, expr.right]) collectReferences(side, source, path, references);
+  else if (expr.kind === 'not') collectReferences(expr.operand, source, path, references);
+  else if (expr.kind === 'access') collectReferences(expr.target, source, path, references);
   else if (expr.kind === 'path' && expr.root === 'steps') {
     const first = expr.segments[0];
     if (first?.kind === 'field') references.push({ step: first.name, path, source });
@@ -70,9 +74,12 @@ export interface TypeScope {
   self?: string;
   /** The element shape of the step's `for_each`, when `item` is allowed here. */
   item?: Shape;
+  /** A step's `if`: the status functions (success(), failure()…) are allowed here. */
+  statusFunctions?: boolean;
 }
 
 const RUN = object({ id: STRING, dir: STRING });
+const STEP_FIELDS = ['outputs', 'outcome', 'conclusion'];
 const SECRET_ENV = new Set(['PIPELINE_API_KEY']);
 
 /** The shape of a template's value, reporting each reference the recipe cannot satisfy. */
@@ -91,24 +98,15 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
   switch (expr.kind) {
     case 'literal':
       return typeof expr.value === 'string' ? STRING : typeof expr.value === 'number' ? NUMBER : typeof expr.value === 'boolean' ? BOOLEAN : { kind: 'null' };
-    case 'call': {
-      const args = expr.args.map((arg) => shapeOf(arg, scope, report));
-      switch (expr.name) {
-        case 'join':
-          if (args[0] && args[0].kind !== 'list' && args[0].kind !== 'any') report(`join() needs a list, but its first argument is ${describeShape(args[0])}`);
-          return STRING;
-        case 'json':
-          return STRING;
-        case 'length':
-          return INTEGER;
-        case 'default':
-          return args[0]?.kind === 'null' ? (args[1] ?? ANY) : (args[0] ?? ANY);
-        case 'slice':
-          if (args[0] && !['list', 'string', 'any'].includes(args[0].kind)) report(`slice() needs a list or text, but its first argument is ${describeShape(args[0])}`);
-          return args[0] ?? ANY;
-      }
-      return ANY;
-    }
+    case 'call':
+      return callShape(expr.name, expr.args.map((arg) => shapeOf(arg, scope, report)), scope.statusFunctions ?? false, report);
+    case 'binary':
+      return operatorShape(expr.op, shapeOf(expr.left, scope, report), shapeOf(expr.right, scope, report), report);
+    case 'not':
+      shapeOf(expr.operand, scope, report);
+      return BOOLEAN;
+    case 'access':
+      return followOrReport(shapeOf(expr.target, scope, report), expr.segments, '(…)', report);
     case 'path':
       return pathShape(expr, scope, report);
   }
@@ -124,7 +122,9 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
       const input = Object.hasOwn(scope.inputs, first.name) ? scope.inputs[first.name] : undefined;
       if (!input) {
         const known = Object.keys(scope.inputs);
-        report(`unknown input '${first.name}'${known.length ? `; the inputs are ${known.join(', ')}` : '; the recipe has no inputs'}`);
+        const hint = didYouMean(first.name, known);
+        const list = known.length ? `${hint ? ' The' : '; the'} inputs are ${known.join(', ')}` : '; the recipe has no inputs';
+        report(`unknown input '${first.name}'${hint}${list}`);
         return ANY;
       }
       return follow(input, rest, `inputs.${first.name}`);
@@ -167,12 +167,21 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
   }
   const outputs = scope.steps.get(first.name);
   if (!outputs) {
-    report(`unknown step '${first.name}'`);
+    const known = [...scope.steps.keys()].filter((id) => id !== scope.self);
+    const hint = didYouMean(first.name, known);
+    report(`unknown step '${first.name}'${hint}${known.length ? `${hint ? ' The' : '; the'} other steps are ${known.join(', ')}` : ''}`);
     return ANY;
   }
-  if (second === undefined) return object({ outputs });
+  const step = object({ outputs, outcome: STRING, conclusion: STRING });
+  if (second === undefined) return step;
+  if (second.kind === 'field' && (second.name === 'outcome' || second.name === 'conclusion')) {
+    return followOrReport(STRING, after, `steps.${first.name}.${second.name}`, report);
+  }
   if (second.kind !== 'field' || second.name !== 'outputs') {
-    report(`steps.${first.name} has only outputs: write steps.${first.name}.outputs…`);
+    const name = second.kind === 'field' ? second.name : undefined;
+    const isOutput = name !== undefined && outputs.kind === 'object' && Object.hasOwn(outputs.fields, name);
+    const hint = isOutput ? `; did you mean steps.${first.name}.outputs.${name}?` : name ? didYouMean(name, STEP_FIELDS) : '';
+    report(`steps.${first.name} has no ${name ? `field '${name}'` : pathText('', [second])}${hint}${hint ? ' It' : '; it'} has ${STEP_FIELDS.join(', ')}`);
     return ANY;
   }
   return followOrReport(outputs, after, `steps.${first.name}.outputs`, report);

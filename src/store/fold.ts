@@ -11,12 +11,16 @@ export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
 export interface StepRecord {
   row: number;
   step: string;
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
   started_at: number | null;
   finished_at: number | null;
   duration_ms: number | null;
   tasks: Array<{ task_id: string; index: number; status: string | null }>;
   error: { reason: string; message: string; outcome_unknown: boolean } | null;
+  /** Failed with continue_on_error: the run went on, and the failure does not fail it. */
+  continued?: boolean;
+  /** Why it was cancelled. */
+  cancelled_because?: string;
 }
 
 /**
@@ -120,11 +124,18 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       entry.status = 'running';
       entry.started_at ??= event.t;
       entry.error = null;
+      delete entry.cancelled_because;
       return;
     }
     case 'step-skipped':
       stepOf(state, event.row, event.step).status = 'skipped';
       return;
+    case 'step-cancelled': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.status = 'cancelled';
+      entry.cancelled_because = event.reason;
+      return;
+    }
     case 'request-sent':
     case 'submission-refused':
     case 'submission-unknown':
@@ -216,6 +227,7 @@ function applyStepEnd(state: RunState, event: StepEnd): void {
   entry.finished_at = event.t;
   entry.duration_ms = entry.started_at !== null ? event.t - entry.started_at : null;
   entry.error = event.type === 'step-failed' ? { reason: event.reason, message: event.message, outcome_unknown: event.outcome_unknown } : null;
+  if (event.type === 'step-failed' && event.continued) entry.continued = true;
   if (event.type !== 'step-finished') return;
   const key = stepKey(event.row, event.step);
   state.finishedSteps.set(key, event.outputs);

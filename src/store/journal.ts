@@ -7,6 +7,8 @@ export type JournalEvent =
   | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
   | { type: 'step-started'; t: number; row: number; step: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
+  /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
+  | { type: 'step-cancelled'; t: number; row: number; step: string; reason: string }
   /** `cost_usd`: what the submission costs when the gateway accepts it; absent when its price is unknown. */
   | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string; cost_usd?: number }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
@@ -21,7 +23,7 @@ export type JournalEvent =
   | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
   | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
-  | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string }
+  | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string; continued?: boolean }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
   | { type: 'run-interrupted'; t: number }
   /** The requests sent in one second (`second`: its start, ms since the epoch) by kind, and the 429s among them. */

@@ -44,8 +44,8 @@ const env = (extra: Record<string, string> = {}) => ({
 const pipeline = (args: string[], extra: Record<string, string> = {}) =>
   execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
 
-/** The reads every run makes before it starts: the key's team and balance, against the estimate. */
-const BALANCE_CHECK = { 'GET /api/v1/apikey/validate': 1, 'GET /api/v1/team/balance': 1 };
+/** The reads of the gateway check before a run (the key, and the balance the spend checks use). */
+const PREFLIGHT = ['GET /api/v1/apikey/validate', 'GET /api/v1/team/balance'];
 
 /** Runs the recipe, and counts the gateway requests it made by route. */
 async function build(args: string[] = [], extra: Record<string, string> = {}) {
@@ -56,6 +56,8 @@ async function build(args: string[] = [], extra: Record<string, string> = {}) {
   const made: Record<string, number> = {};
   for (const [route, count] of Object.entries(after))
     if (count !== (before[route] ?? 0)) made[route] = count - (before[route] ?? 0);
+  // The run's check of the gateway before it starts (the key and the balance) is no work a cache could save.
+  for (const route of PREFLIGHT) if (made[route] === 1) delete made[route];
   const report = result.exitCode === 0 ? JSON.parse(result.stdout) : undefined;
   return { result, made, submitted: made[SUBMIT] ?? 0, report };
 }
@@ -80,7 +82,7 @@ describe('the step cache, run after run of ci-assets', () => {
     const warm = await build(['--out', join(work, 'out2')]);
     expect(warm.result.exitCode, warm.result.stderr).toBe(0);
     // No submission, no upload, no tool or text call, no read of a task: only the balance check.
-    expect(warm.made).toEqual(BALANCE_CHECK);
+    expect(warm.made).toEqual({});
     expect(bytesOf(join(work, 'out2'))).toEqual(bytesOf(join(work, 'out1')));
     expect(bytesOf(warm.report.outputs_dir)).toEqual(bytesOf(cold.report.outputs_dir));
     expect(warm.result.stderr).toMatch(/^⚡ backgrounds\[2\] cached$/m);
@@ -166,7 +168,7 @@ describe('the step cache, run after run of ci-assets', () => {
     // Three backgrounds, and an icon for each first background the two runs made.
     expect(JSON.parse(listed.stdout).entries.length).toBeGreaterThanOrEqual(4);
     const third = await build([], shared);
-    expect(third.made).toEqual(BALANCE_CHECK);
+    expect(third.made).toEqual({});
     expect(third.result.stderr).not.toMatch(/unusable|could not store/);
   });
 
@@ -182,7 +184,7 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(after.submitted).toBe(1);
     expect(after.result.stderr.match(/cache entry \w+ is unusable \(it is not whole JSON/g)).toHaveLength(1);
     // The rerun stored a whole entry again.
-    expect((await build(['--cache-dir', cacheDir])).made).toEqual(BALANCE_CHECK);
+    expect((await build(['--cache-dir', cacheDir])).made).toEqual({});
   });
 
   it('an unwritable cache folder is one message, and the run goes on uncached', async () => {

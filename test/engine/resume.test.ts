@@ -113,7 +113,9 @@ describe('a run killed with SIGKILL, then resumed', () => {
     run.kill('SIGINT');
     const stopped = await run;
     expect(stopped.exitCode).toBe(130);
-    expect(stopped.stderr.endsWith(`Stopped. Resume with:\n  pipeline resume ${runId}`)).toBe(true);
+    // One line for the steps the stop cancelled, and a command that works from the project's install.
+    expect(stopped.stderr).toMatch(new RegExp(`\\nStopped\\. 1 step cancelled: \\w+\\. Resume with:\\n  npx pipeline resume ${runId}$`));
+    expect(stopped.stderr).not.toMatch(/✗/);
     expect(stopped.stderr).not.toMatch(/MaxListenersExceeded/);
     const events = journalOf(runId);
     expect(events.at(-1)?.type).toBe('run-interrupted');

@@ -14,8 +14,8 @@ const load = (name: string, extra: { batch?: { path: string; text: string }; set
   analyze({ path: join('recipes', name), text: readFileSync(join('recipes', name), 'utf8'), cwd: process.cwd(), ...extra }, deps);
 
 describe('the example recipes', () => {
-  it('are the three the project ships', () => {
-    expect(recipes.sort()).toEqual(['batch-thumbnails.yaml', 'ci-assets.yaml', 'launch-kit.yaml']);
+  it('are the four the project ships', () => {
+    expect(recipes.sort()).toEqual(['batch-thumbnails.yaml', 'ci-assets.yaml', 'fallback-model.yaml', 'launch-kit.yaml']);
   });
 
   it.each(recipes)('%s validates against schemas/recipe.schema.json with ajv, and points editors at it', (name) => {

@@ -1,0 +1,58 @@
+import type { Clock } from '../clock.js';
+import type { GatewayEndpoints } from '../gateway/client.js';
+import type { GatewayFailure } from '../gateway/failures.js';
+import { GatewayRefusal } from './errors.js';
+
+/** A run learns that the gateway is unreachable or refuses the key within this time, before it starts. */
+const PREFLIGHT_MS = 4000;
+
+const SOCKET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host (DNS lookup failed)',
+  EAI_AGAIN: 'no such host right now (DNS lookup failed)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EADDRNOTAVAIL: 'address not available',
+};
+
+function why(failure: GatewayFailure): string {
+  const code = /\(([A-Z_]+)\)/.exec(failure.message)?.[1];
+  if (code && SOCKET_ERRORS[code]) return SOCKET_ERRORS[code];
+  if (failure.reason === 'timeout' || failure.reason === 'aborted') return `no answer within ${PREFLIGHT_MS / 1000} s`;
+  return failure.message;
+}
+
+/**
+ * One request, not retried, before a run is created: an address that cannot be reached or a key
+ * the gateway refuses fails at once, naming the address and where it came from. Other answers
+ * (a 429, a 5xx) let the run start: its own requests are retried as usual. Answers the team's
+ * balance when the gateway gave it, so the run's spend checks need not ask again.
+ */
+export async function checkGateway(
+  endpoints: GatewayEndpoints,
+  apiKey: string,
+  clock: Clock,
+  flags: { baseUrl?: string; apiKey?: string },
+): Promise<number | undefined> {
+  const { HttpGatewayClient } = await import('../gateway/client.js');
+  const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
+  const probe = new HttpGatewayClient({ endpoints, apiKey, clock, timeouts, retry: { maxAttempts: 0 } });
+  const source = flags.baseUrl ? '--base-url' : 'PIPELINE_BASE_URL';
+  const { host } = new URL(endpoints.baseUrl);
+  try {
+    const answer = await probe.account(AbortSignal.timeout(PREFLIGHT_MS + 500));
+    if (answer.ok) return answer.value.balanceUsd;
+    const failure = answer.error;
+    if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
+      const hint = 'Is the gateway running there? --local uses the built-in one';
+      throw new GatewayRefusal({ ...failure, message: `${why(failure)}. ${hint}` }, `could not connect to ${host} (${source})`);
+    }
+    if ('status' in failure && (failure.status === 401 || failure.status === 403)) {
+      const key = flags.apiKey ? '--api-key' : 'PIPELINE_API_KEY';
+      throw new GatewayRefusal(failure, `the gateway at ${host} refused the API key (${key}); nothing was run`);
+    }
+    return undefined;
+  } finally {
+    await probe.close();
+  }
+}

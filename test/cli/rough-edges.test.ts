@@ -1,0 +1,172 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+let gateway: LocalGateway;
+let home: string;
+
+async function pipeline(args: string[], env: Record<string, string> = {}) {
+  return execa('node', [cli, ...args], {
+    reject: false,
+    env: { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_HOME: home, PATH: process.env.PATH ?? '', ...env },
+    extendEnv: false,
+  });
+}
+
+beforeAll(async () => {
+  gateway = await startLocalGateway({ latencyScale: 0 });
+  home = await mkdtemp(join(tmpdir(), 'pipeline-edges-'));
+});
+afterAll(async () => {
+  await gateway.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+const TOLERANT = `version: 1
+name: tolerant
+steps:
+  flaky: { run: "echo broken >&2; exit 3", continue_on_error: true }
+  report: { run: "echo \${{ steps.flaky.outcome }}" }
+outputs:
+  report: \${{ steps.report.outputs }}
+`;
+
+describe('the command line without rough edges', () => {
+  it('continue_on_error: the run exits 0, --out copies the outputs, runs show lists the step as failed and continued', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const out = join(home, 'out');
+    const run = await pipeline(['run', recipe, '--out', out]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/✗ flaky failed: the command exited with 3:\nbroken \(continue_on_error: the run goes on\)/);
+    expect(run.stderr).toMatch(/✓ run \S+ succeeded/);
+    expect(JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))).toMatchObject({ stdout: 'failure' });
+    const [id] = await readdir(join(home, 'runs'));
+    const summary = JSON.parse(await readFile(join(home, 'runs', id!, 'run.json'), 'utf8'));
+    expect(summary.status).toBe('succeeded');
+    expect(summary.steps.find((s: { step: string }) => s.step === 'flaky')).toMatchObject({ status: 'failed', continued: true });
+    const shown = await pipeline(['runs', 'show', 'latest']);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^flaky\s+failed \(continued\)/m);
+    expect(shown.stdout).toMatch(/^flaky failed \(command-failed, continued\): the command exited with 3/m);
+  });
+
+  it('runs show takes latest and a unique prefix of a run id; an ambiguous prefix lists the runs', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    await pipeline(['run', recipe]);
+    const ids = (await readdir(join(home, 'runs'))).sort();
+    expect(ids.length).toBeGreaterThanOrEqual(2);
+    const newest = ids.at(-1)!;
+    const latest = await pipeline(['runs', 'show', 'latest', '--json']);
+    expect(JSON.parse(latest.stdout).run_id).toBe(newest);
+    const prefix = await pipeline(['runs', 'show', newest.slice(0, -2), '--json']);
+    expect(JSON.parse(prefix.stdout).run_id).toBe(newest);
+    const ambiguous = await pipeline(['runs', 'show', '2']);
+    expect(ambiguous.exitCode).toBe(2);
+    expect(ambiguous.stderr).toMatch(/^pipeline: '2' is the start of \d+ run ids \(.+\); give more of the id$/m);
+    const none = await pipeline(['runs', 'show', 'nope']);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toMatch(/^pipeline: no run nope in .+\/runs \(pipeline runs list shows them\)$/m);
+  });
+
+  it('--set name without = is a usage error that says so', async () => {
+    const result = await pipeline(['validate', fileURLToPath(new URL('../../recipes/launch-kit.yaml', import.meta.url)), '--set', 'topic']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe('pipeline: --set takes name=value, got "topic": write --set topic=VALUE (--set topic= for empty text)');
+  });
+
+  it('writing to a closed pipe exits quietly, with no stack trace', async () => {
+    const child = spawn('node', [cli, 'runs', 'list'], { env: { ...process.env, PIPELINE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader is gone before the command writes a byte, as with `| head -1` on a long list.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+
+  it('an unreachable gateway fails in under 5 s, with the address and a hint, before a run exists', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
+    const started = performance.now();
+    const result = await pipeline(['run', recipe], { PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1' });
+    const took = performance.now() - started;
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toBe(
+      'pipeline: could not connect to 127.0.0.1:9 (PIPELINE_BASE_URL): connection refused. Is the gateway running there? --local uses the built-in one',
+    );
+    expect(took).toBeLessThan(5000);
+    expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+  });
+
+  it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
+    const result = await pipeline(['run', recipe], { PIPELINE_API_KEY: 'sk-wrong-key-0123456789' });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^pipeline: the gateway at 127\.0\.0\.1:\d+ refused the API key \(PIPELINE_API_KEY\); nothing was run: .*401/);
+    expect(result.stderr).not.toContain('sk-wrong-key-0123456789');
+    expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+  });
+});
+
+describe('--help', () => {
+  const commands = ['run', 'resume', 'validate', 'plan', 'runs show', 'runs list', 'gateway serve', 'account', 'models schema', 'files upload', 'task wait', 'cache prune'];
+  it.each(commands)(
+    '%s has examples and the exit codes',
+    async (command) => {
+      const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
+      expect(help.exitCode).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx pipeline ${command}[ \\n]`));
+      expect(help.stdout).toMatch(/\nExit codes:\n  0    it worked\n  1    .+\n  2    a usage error/);
+    },
+  );
+
+  it('run --help names PIPELINE_HOME and its default; resume describes its argument', async () => {
+    const run = await execa('node', [cli, 'run', '--help']);
+    expect(run.stdout).toContain('PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)');
+    expect(run.stdout).toContain('130  stopped by Ctrl-C');
+    const resume = await execa('node', [cli, 'resume', '--help']);
+    expect(resume.stdout.replace(/\s+/g, ' ')).toContain('run_id a run id, a prefix of exactly one run id, or latest (the newest run)');
+  });
+});
+
+describe('--batch with bad rows', () => {
+  const ROWS = 'title,style,aspect_ratio\nGood one,photo,16:9\nToo,many,cells,here\nBad ratio,photo,5:5\nGood two,photo,1:1\n';
+  const recipe = fileURLToPath(new URL('../../recipes/batch-thumbnails.yaml', import.meta.url));
+
+  it('reports every bad row, a column-count error hiding none of the others', async () => {
+    const rows = join(home, 'rows.csv');
+    await writeFile(rows, ROWS);
+    const result = await pipeline(['validate', recipe, '--batch', rows]);
+    expect(result.exitCode).toBe(2);
+    const errors = result.stderr.split('\n').filter((line) => line.includes(': error: '));
+    expect(errors).toEqual([
+      `${rows}:3:1: error: this row has 4 values but the header has 3 columns (title, style, aspect_ratio)`,
+      `${rows}:4:1: error: input 'aspect_ratio' must be one of "16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", got "5:5"`,
+    ]);
+  });
+
+  it('--skip-invalid-rows runs the valid rows and lists the skipped ones', async () => {
+    const rows = join(home, 'rows.csv');
+    await writeFile(rows, ROWS);
+    const result = await pipeline(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`--skip-invalid-rows: 2 problems in rows left out:\n  ${rows}:3:1: this row has 4 values`);
+    expect(result.stderr).toContain(`  ${rows}:4:1: input 'aspect_ratio' must be one of`);
+    expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
+  });
+});
