@@ -12,14 +12,26 @@ const json = args.includes('--json');
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
-const SCENARIOS = ['batch-images', 'mixed-chain', 'long-video', 'webhook', 'engine-overhead', 'plan-10k', 'rebuild', 'report-1k', 'shared-key'];
+const SCENARIOS = [
+  'batch-images',
+  'mixed-chain',
+  'long-video',
+  'webhook',
+  'engine-overhead',
+  'plan-10k',
+  'rebuild',
+  'report-1k',
+  'shared-key',
+];
 
 const results = {};
 const chosen = SCENARIOS.filter((name) => !only || name === only);
 if (only && chosen.length === 0) throw new Error(`no scenario ${only}; the scenarios are ${SCENARIOS.join(', ')}`);
 if (quick) {
   // A smoke run: the scenarios run side by side to stay under a minute; their figures are not the targets'.
-  const outcomes = await Promise.all(chosen.map(async (name) => (await import(`./scenarios/${name}.mjs`)).run({ quick, cli })));
+  const outcomes = await Promise.all(
+    chosen.map(async (name) => (await import(`./scenarios/${name}.mjs`)).run({ quick, cli })),
+  );
   for (const [i, name] of chosen.entries()) {
     console.log(outcomes[i].line);
     results[name] = outcomes[i].figures;
@@ -36,7 +48,12 @@ if (json) {
   const report = {
     when: new Date().toISOString(),
     quick,
-    machine: { node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', memory_gb: Math.round(totalmem() / 1024 ** 3) },
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? 'unknown',
+      memory_gb: Math.round(totalmem() / 1024 ** 3),
+    },
     scenarios: results,
   };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));

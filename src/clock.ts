@@ -21,7 +21,10 @@ export const systemClock: Clock = {
     const timer: { id: NodeJS.Timeout | undefined } = { id: undefined };
     // setTimeout fires at once past 2^31-1 ms, so long waits are re-armed in steps.
     const arm = (remaining: number) => {
-      timer.id = setTimeout(() => (remaining > MAX_TIMEOUT_MS ? arm(remaining - MAX_TIMEOUT_MS) : callback()), Math.min(Math.max(0, remaining), MAX_TIMEOUT_MS));
+      timer.id = setTimeout(
+        () => (remaining > MAX_TIMEOUT_MS ? arm(remaining - MAX_TIMEOUT_MS) : callback()),
+        Math.min(Math.max(0, remaining), MAX_TIMEOUT_MS),
+      );
     };
     arm(ms);
     return timer;

@@ -18,7 +18,8 @@ export const EXPECTED_MS: Record<string, number> = {
 export const expectedMs = (kind: string) => EXPECTED_MS[kind] ?? 30_000;
 
 /** The kind a step's time is expected by: a model's type, else its action. */
-export const kindOf = (step: { action: string; model?: { type: string } }) => (step.action === 'model' ? (step.model?.type ?? 'model') : step.action);
+export const kindOf = (step: { action: string; model?: { type: string } }) =>
+  step.action === 'model' ? (step.model?.type ?? 'model') : step.action;
 
 /** What was learned of one model's task durations, per unit of work: kept across runs and processes. */
 export interface LearnedDuration {
@@ -44,5 +45,12 @@ export interface DurationStore {
 export function isLearnedDuration(value: unknown): value is LearnedDuration {
   if (typeof value !== 'object' || value === null) return false;
   const { mean, variance, samples } = value as Record<string, unknown>;
-  return typeof mean === 'number' && mean > 0 && typeof variance === 'number' && variance >= 0 && typeof samples === 'number' && samples >= 1;
+  return (
+    typeof mean === 'number' &&
+    mean > 0 &&
+    typeof variance === 'number' &&
+    variance >= 0 &&
+    typeof samples === 'number' &&
+    samples >= 1
+  );
 }

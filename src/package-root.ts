@@ -10,7 +10,10 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, 'package.json');
-    if (existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === 'media-pipeline') return (root = dir);
+    if (existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === 'media-pipeline') {
+      root = dir;
+      return root;
+    }
     const parent = dirname(dir);
     if (parent === dir) throw new Error('Internal error: cannot find the media-pipeline package root');
     dir = parent;

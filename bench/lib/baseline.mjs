@@ -50,7 +50,11 @@ export async function baselineUpload(gateway, path, name) {
   const form = new FormData();
   form.append('file', new Blob([await readFile(path)]), name);
   for (;;) {
-    const response = await fetch(`${gateway.base_url}/media/files`, { method: 'POST', headers: { Authorization: `Bearer ${gateway.api_key}` }, body: form });
+    const response = await fetch(`${gateway.base_url}/media/files`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${gateway.api_key}` },
+      body: form,
+    });
     if (response.status === 429) {
       await sleep(1000);
       continue;
@@ -78,7 +82,11 @@ export function pool(size) {
 
 async function tool(gateway, url, body) {
   for (;;) {
-    const response = await fetch(url, { method: 'POST', headers: { Authorization: `Bearer ${gateway.api_key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${gateway.api_key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (response.status === 429) {
       await sleep(1000);
       continue;
@@ -110,17 +118,48 @@ export async function baselineChain(gateway, topics, assetsDir, size) {
   const slots = pool(size);
   await Promise.all(
     topics.map(async (topic) => {
-      const search = await tool(gateway, `${gateway.tool_url}/v1/web-search`, { query: `${topic} design trends`, max_results: 5 });
-      const fetched = await tool(gateway, `${gateway.tool_url}/v1/web-fetch`, { urls: search.results.map((r) => r.url) });
+      const search = await tool(gateway, `${gateway.tool_url}/v1/web-search`, {
+        query: `${topic} design trends`,
+        max_results: 5,
+      });
+      const fetched = await tool(gateway, `${gateway.tool_url}/v1/web-fetch`, {
+        urls: search.results.map((r) => r.url),
+      });
       const notes = fetched.results.map((p) => p.content).join('\n');
-      const schema = { type: 'object', required: ['prompts'], properties: { prompts: { type: 'array', items: { type: 'string' } } } };
-      const chat = await tool(gateway, `${gateway.llm_url}/v1/chat/completions`, { model: 'vendor-x/writer-1', messages: [{ role: 'system', content: 'You are an art director.' }, { role: 'user', content: `Write 3 image prompts about ${topic}, using these notes:\n${notes}` }], response_format: { type: 'json_schema', json_schema: { name: 'p', schema } } });
+      const schema = {
+        type: 'object',
+        required: ['prompts'],
+        properties: { prompts: { type: 'array', items: { type: 'string' } } },
+      };
+      const chat = await tool(gateway, `${gateway.llm_url}/v1/chat/completions`, {
+        model: 'vendor-x/writer-1',
+        messages: [
+          { role: 'system', content: 'You are an art director.' },
+          { role: 'user', content: `Write 3 image prompts about ${topic}, using these notes:\n${notes}` },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name: 'p', schema } },
+      });
       const prompts = JSON.parse(chat.choices[0].message.content).prompts;
-      const heroes = await Promise.all(prompts.map((prompt) => task(gateway, slots, 'vendor-a/vendor-a-v3-t2i', { prompt, aspect_ratio: '16:9', resolution: '2k' })));
+      const heroes = await Promise.all(
+        prompts.map((prompt) =>
+          task(gateway, slots, 'vendor-a/vendor-a-v3-t2i', { prompt, aspect_ratio: '16:9', resolution: '2k' }),
+        ),
+      );
       const logo = await baselineUpload(gateway, `${assetsDir}logo.png`, 'logo.png');
-      const branded = await task(gateway, slots, 'vendor-b/vendor-b-5.0-lite-edit', { prompt: 'Place the logo from the second image in the lower right corner.', image: [heroes[0], logo], size: '2048x1152', output_format: 'png' });
+      const branded = await task(gateway, slots, 'vendor-b/vendor-b-5.0-lite-edit', {
+        prompt: 'Place the logo from the second image in the lower right corner.',
+        image: [heroes[0], logo],
+        size: '2048x1152',
+        output_format: 'png',
+      });
       const ride = await baselineUpload(gateway, `${assetsDir}ride.mp4`, 'ride.mp4');
-      await task(gateway, slots, 'vendor-b/vendor-b-2.0-mini-v2v', { video_urls: [ride], prompt: 'Restyle the ride in the look of [Image 1].', reference_images: [branded], duration: 5, resolution: '720p' });
+      await task(gateway, slots, 'vendor-b/vendor-b-2.0-mini-v2v', {
+        video_urls: [ride],
+        prompt: 'Restyle the ride in the look of [Image 1].',
+        reference_images: [branded],
+        duration: 5,
+        resolution: '720p',
+      });
     }),
   );
   return { makespanMs: performance.now() - started };

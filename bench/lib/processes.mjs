@@ -10,7 +10,9 @@ export const assets = fileURLToPath(new URL('../../recipes/assets/', import.meta
 
 /** `pipeline gateway serve` on a free port with these flags; answers its URLs, stats() and stop(). */
 export async function startGateway(flags) {
-  const child = execa('node', [cli, 'gateway', 'serve', '--port', '0', '--no-ffmpeg', '--seed', '1', ...flags], { reject: false });
+  const child = execa('node', [cli, 'gateway', 'serve', '--port', '0', '--no-ffmpeg', '--seed', '1', ...flags], {
+    reject: false,
+  });
   const line = await new Promise((resolve, reject) => {
     child.stdout.once('data', (chunk) => resolve(chunk.toString().split('\n')[0]));
     child.once('exit', () => reject(new Error(`the gateway did not start: ${child.stderr}`)));
@@ -37,16 +39,33 @@ export async function runPipeline(gateway, recipeText, args = [], extraEnv = {})
   const started = performance.now();
   const result = await execa('node', [cli, 'run', recipe, '--json', ...args], {
     reject: false,
-    env: { PIPELINE_HOME: join(dir, 'home'), PIPELINE_BASE_URL: gateway.base_url, PIPELINE_API_KEY: gateway.api_key, PIPELINE_USAGE_FILE: usageFile, CI: 'true', ...extraEnv },
+    env: {
+      PIPELINE_HOME: join(dir, 'home'),
+      PIPELINE_BASE_URL: gateway.base_url,
+      PIPELINE_API_KEY: gateway.api_key,
+      PIPELINE_USAGE_FILE: usageFile,
+      CI: 'true',
+      ...extraEnv,
+    },
   });
   const wallMs = performance.now() - started;
   if (result.exitCode !== 0) throw new Error(`the run failed: ${result.stderr.slice(-2000)}`);
   const usage = JSON.parse(await readFile(usageFile, 'utf8'));
   const report = JSON.parse(result.stdout);
-  const journal = (await readFile(join(report.run_dir, 'journal.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const journal = (await readFile(join(report.run_dir, 'journal.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const makespanMs = journal.at(-1).t - journal[0].t;
   await rm(dir, { recursive: true, force: true });
-  return { report, journal, makespanMs, wallMs, cpuMs: usage.user_ms + usage.system_ms, peakRssMb: usage.max_rss_kb / 1024 };
+  return {
+    report,
+    journal,
+    makespanMs,
+    wallMs,
+    cpuMs: usage.user_ms + usage.system_ms,
+    peakRssMb: usage.max_rss_kb / 1024,
+  };
 }
 
 export const ratio = (a, b) => (b > 0 ? a / b : Number.NaN);

@@ -4,7 +4,18 @@ import { fixed, ratio, runPipeline, seconds, startGateway } from '../lib/process
 
 const SLUG = 'vendor-a/vendor-a-v3-t2i';
 /** 1 image at 1k takes 3.5 s at latency scale 1: this scale makes it 2 s. */
-export const GATEWAY_FLAGS = ['--rpm', '30', '--window-seconds', '6', '--max-concurrent', '8', '--latency-jitter', '0', '--latency-scale', String(2 / 3.5)];
+export const GATEWAY_FLAGS = [
+  '--rpm',
+  '30',
+  '--window-seconds',
+  '6',
+  '--max-concurrent',
+  '8',
+  '--latency-jitter',
+  '0',
+  '--latency-scale',
+  String(2 / 3.5),
+];
 export const RATE_PER_S = 30 / 6;
 export const CONCURRENCY = 8;
 export const PROCESSING_MS = 2000;
@@ -20,7 +31,10 @@ export function lowerBoundMs(tasks, requests = 2 * tasks) {
 }
 
 export function apiRequests(stats) {
-  return (stats.requests.by_route['POST /api/v1/{provider}/{model_id}'] ?? 0) + (stats.requests.by_route['GET /api/v1/tasks/{task_id}'] ?? 0);
+  return (
+    (stats.requests.by_route['POST /api/v1/{provider}/{model_id}'] ?? 0) +
+    (stats.requests.by_route['GET /api/v1/tasks/{task_id}'] ?? 0)
+  );
 }
 
 export async function runBaseline(tasks) {
@@ -29,7 +43,11 @@ export async function runBaseline(tasks) {
   const { makespanMs } = await baselineBatch(gateway, SLUG, inputs, CONCURRENCY);
   const stats = await gateway.stats();
   await gateway.stop();
-  return { makespan_ms: Math.round(makespanMs), requests_per_task: apiRequests(stats) / tasks, rate_limited: stats.rate_limited };
+  return {
+    makespan_ms: Math.round(makespanMs),
+    requests_per_task: apiRequests(stats) / tasks,
+    rate_limited: stats.rate_limited,
+  };
 }
 
 export async function run({ quick }) {

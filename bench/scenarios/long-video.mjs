@@ -4,7 +4,18 @@ import { assets, fixed, ratio, runPipeline, seconds, startGateway } from '../lib
 
 const SLUG = 'vendor-b/vendor-b-2.0-mini-v2v';
 /** 4 s of 720p takes 20 + 4 × 3 = 32 s at scale 1; the quick run makes each task 3 s. */
-const flags = (processingS) => ['--rpm', '30', '--window-seconds', '6', '--max-concurrent', '8', '--latency-jitter', '0', '--latency-scale', String(processingS / 32)];
+const flags = (processingS) => [
+  '--rpm',
+  '30',
+  '--window-seconds',
+  '6',
+  '--max-concurrent',
+  '8',
+  '--latency-jitter',
+  '0',
+  '--latency-scale',
+  String(processingS / 32),
+];
 
 const recipe = (count) => `version: 1
 name: long-video
@@ -27,7 +38,12 @@ export async function run({ quick }) {
 
   const base = await startGateway(flags(processingS));
   const video = await baselineUpload(base, `${assets}ride.mp4`, 'ride.mp4');
-  const inputs = Array.from({ length: tasks }, (_, i) => ({ video_urls: [video], prompt: `take ${i}`, duration: 4, resolution: '720p' }));
+  const inputs = Array.from({ length: tasks }, (_, i) => ({
+    video_urls: [video],
+    prompt: `take ${i}`,
+    duration: 4,
+    resolution: '720p',
+  }));
   const baseline = await baselineBatch(base, SLUG, inputs, 8);
   const baseStats = await base.stats();
   await base.stop();
@@ -39,7 +55,11 @@ export async function run({ quick }) {
     lower_bound_ms: Math.ceil(tasks / 8) * processingS * 1000,
     polls_per_task: polls,
     rate_limited: stats.rate_limited,
-    baseline: { makespan_ms: Math.round(baseline.makespanMs), polls_per_task: basePolls, rate_limited: baseStats.rate_limited },
+    baseline: {
+      makespan_ms: Math.round(baseline.makespanMs),
+      polls_per_task: basePolls,
+      rate_limited: baseStats.rate_limited,
+    },
     polls_vs_baseline: ratio(polls, basePolls),
   };
   return {

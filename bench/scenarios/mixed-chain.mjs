@@ -7,15 +7,33 @@ import { baselineChain } from '../lib/baseline.mjs';
 import { assets, fixed, ratio, runPipeline, seconds, startGateway } from '../lib/processes.mjs';
 import { CONCURRENCY, GATEWAY_FLAGS, RATE_PER_S } from './batch-images.mjs';
 
-if (GATEWAY_FLAGS.at(-2) !== '--latency-scale') throw new Error('Internal error: batch-images flags must end with --latency-scale');
+if (GATEWAY_FLAGS.at(-2) !== '--latency-scale')
+  throw new Error('Internal error: batch-images flags must end with --latency-scale');
 
 /** The gateway's scale: 2 s for a 1k image as in batch-images; the quick run is six times faster. */
-const scaleOf = (quick) => (2 / 3.5) / (quick ? 6 : 1);
+const scaleOf = (quick) => 2 / 3.5 / (quick ? 6 : 1);
 /** Processing at a scale: a 2K hero, an edit of two images, 5 s of 720p video. */
-const processing = (quick) => ({ hero: 5500 * scaleOf(quick), edit: 9000 * scaleOf(quick), video: 35000 * scaleOf(quick) });
-const TOPICS = ['solar-powered cargo bikes', 'balcony tomatoes', 'night trains', 'cold brew coffee', 'golden hour portraits'];
+const processing = (quick) => ({
+  hero: 5500 * scaleOf(quick),
+  edit: 9000 * scaleOf(quick),
+  video: 35000 * scaleOf(quick),
+});
+const TOPICS = [
+  'solar-powered cargo bikes',
+  'balcony tomatoes',
+  'night trains',
+  'cold brew coffee',
+  'golden hour portraits',
+];
 
-const API_ROUTES = ['POST /api/v1/{provider}/{model_id}', 'GET /api/v1/tasks/{task_id}', 'POST /api/v1/media/files', 'POST /tools/v1/web-search', 'POST /tools/v1/web-fetch', 'POST /llm/v1/chat/completions'];
+const API_ROUTES = [
+  'POST /api/v1/{provider}/{model_id}',
+  'GET /api/v1/tasks/{task_id}',
+  'POST /api/v1/media/files',
+  'POST /tools/v1/web-search',
+  'POST /tools/v1/web-fetch',
+  'POST /llm/v1/chat/completions',
+];
 const apiRequests = (stats) => API_ROUTES.reduce((sum, route) => sum + (stats.requests.by_route[route] ?? 0), 0);
 const tasksOf = (stats) => Object.values(stats.tasks.submitted).reduce((a, b) => a + b, 0);
 
@@ -26,7 +44,11 @@ const tasksOf = (stats) => Object.values(stats.tasks.submitted).reduce((a, b) =>
 export function lowerBoundMs(rows, quick) {
   const requests = 13 * rows + 2;
   const { hero, edit, video } = processing(quick);
-  return Math.max((requests / RATE_PER_S) * 1000, hero + edit + video, (rows * (3 * hero + edit + video)) / CONCURRENCY);
+  return Math.max(
+    (requests / RATE_PER_S) * 1000,
+    hero + edit + video,
+    (rows * (3 * hero + edit + video)) / CONCURRENCY,
+  );
 }
 
 export async function run({ quick }) {
@@ -60,7 +82,11 @@ export async function run({ quick }) {
     makespan_over_bound: ratio(ours.makespanMs, bound),
     requests_per_task: apiRequests(stats) / tasks,
     rate_limited: stats.rate_limited,
-    baseline: { makespan_ms: Math.round(baseline.makespanMs), requests_per_task: apiRequests(baseStats) / tasksOf(baseStats), rate_limited: baseStats.rate_limited },
+    baseline: {
+      makespan_ms: Math.round(baseline.makespanMs),
+      requests_per_task: apiRequests(baseStats) / tasksOf(baseStats),
+      rate_limited: baseStats.rate_limited,
+    },
     makespan_vs_baseline: ratio(ours.makespanMs, baseline.makespanMs),
   };
   return {

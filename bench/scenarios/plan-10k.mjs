@@ -6,12 +6,33 @@ import { execa } from 'execa';
 
 /** A recipe of `count` steps: chains of search → llm → image, each step referring to the one before. */
 export function generateRecipe(count) {
-  const lines = ['version: 1', 'name: generated', 'inputs:', '  topic: { type: string, default: cargo bikes }', 'steps:'];
+  const lines = [
+    'version: 1',
+    'name: generated',
+    'inputs:',
+    '  topic: { type: string, default: cargo bikes }',
+    'steps:',
+  ];
   for (let i = 0; i < count; i++) {
     const kind = i % 3;
-    if (kind === 0) lines.push(`  s${i}:`, '    uses: web-search', `    with: { query: "\${{ inputs.topic }} ${i}", max_results: 3 }`);
-    else if (kind === 1) lines.push(`  s${i}:`, '    uses: llm', `    with: { model: vendor-x/writer-1, prompt: "Summarise \${{ steps.s${i - 1}.outputs.results[*].content }}" }`);
-    else lines.push(`  s${i}:`, '    uses: vendor-a/vendor-a-v3-t2i', `    with: { prompt: "\${{ steps.s${i - 1}.outputs.text }}", aspect_ratio: "1:1", n: 1 }`);
+    if (kind === 0)
+      lines.push(
+        `  s${i}:`,
+        '    uses: web-search',
+        `    with: { query: "\${{ inputs.topic }} ${i}", max_results: 3 }`,
+      );
+    else if (kind === 1)
+      lines.push(
+        `  s${i}:`,
+        '    uses: llm',
+        `    with: { model: vendor-x/writer-1, prompt: "Summarise \${{ steps.s${i - 1}.outputs.results[*].content }}" }`,
+      );
+    else
+      lines.push(
+        `  s${i}:`,
+        '    uses: vendor-a/vendor-a-v3-t2i',
+        `    with: { prompt: "\${{ steps.s${i - 1}.outputs.text }}", aspect_ratio: "1:1", n: 1 }`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -37,6 +58,12 @@ export async function run({ quick, cli }) {
   await rm(dir, { recursive: true, force: true });
   return {
     line: `plan-10k: ${count} steps: validate ${validateMs.toFixed(0)} ms, plan ${planMs.toFixed(0)} ms (median of 5 whole processes; target < 1000 ms)`,
-    figures: { steps: count, validate_ms: Math.round(validateMs), plan_ms: Math.round(planMs), target_ms: 1000, met: validateMs < 1000 },
+    figures: {
+      steps: count,
+      validate_ms: Math.round(validateMs),
+      plan_ms: Math.round(planMs),
+      target_ms: 1000,
+      met: validateMs < 1000,
+    },
   };
 }

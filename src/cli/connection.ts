@@ -34,7 +34,10 @@ export function addConnectionOptions(command: Command): Command {
     .option('--base-url <url>', 'media API base, ending in /api/v1 (env PIPELINE_BASE_URL)')
     .option('--tool-url <url>', 'web tools base (env PIPELINE_TOOL_URL; default: the base origin + /tools)')
     .option('--llm-url <url>', 'text gateway base (env PIPELINE_LLM_URL; default: the base origin + /llm)')
-    .option('--schema-url <url>', 'origin of the public schema endpoint (env PIPELINE_SCHEMA_URL; default: the base origin)')
+    .option(
+      '--schema-url <url>',
+      'origin of the public schema endpoint (env PIPELINE_SCHEMA_URL; default: the base origin)',
+    )
     .option('--api-key <key>', 'API key (env PIPELINE_API_KEY, preferred: a flag shows in the process list)');
 }
 
@@ -70,23 +73,36 @@ function checkUrl(name: string, value: string): URL {
     throw new UsageError(`${name} is not a URL: ${JSON.stringify(value)}`);
   }
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
-    throw new UsageError(`${name} uses plain http on ${url.hostname}; use https (plain http is allowed only for loopback addresses)`);
+    throw new UsageError(
+      `${name} uses plain http on ${url.hostname}; use https (plain http is allowed only for loopback addresses)`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be an https URL, got ${url.protocol}`);
-  if (url.username || url.password) throw new UsageError(`${name} must not carry credentials; set PIPELINE_API_KEY instead`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${name} must be an https URL, got ${url.protocol}`);
+  if (url.username || url.password)
+    throw new UsageError(`${name} must not carry credentials; set PIPELINE_API_KEY instead`);
   return url;
 }
 
 /** Endpoints and key from flags, then environment; the errors say how to fix each gap. */
-export function resolveEndpoints(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { endpoints: GatewayEndpoints; apiKey: string } {
+export function resolveEndpoints(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv,
+): { endpoints: GatewayEndpoints; apiKey: string } {
   const apiKey = flags.apiKey ?? env.PIPELINE_API_KEY;
   if (!apiKey) {
-    throw new UsageError('no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway');
+    throw new UsageError(
+      'no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway',
+    );
   }
   const baseText = flags.baseUrl ?? env.PIPELINE_BASE_URL;
-  if (!baseText) throw new UsageError('no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local');
+  if (!baseText)
+    throw new UsageError(
+      'no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local',
+    );
   const base = checkUrl('PIPELINE_BASE_URL', baseText);
-  if (!/\/api\/v1\/?$/.test(base.pathname)) throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
+  if (!/\/api\/v1\/?$/.test(base.pathname))
+    throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
   const origin = base.origin;
   const toolUrl = flags.toolUrl ?? env.PIPELINE_TOOL_URL ?? `${origin}/tools`;
   const llmUrl = flags.llmUrl ?? env.PIPELINE_LLM_URL ?? `${origin}/llm`;
@@ -112,9 +128,17 @@ export async function connect(
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
     scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? LOCAL_LATENCY_SCALE);
-    if (!Number.isFinite(scale) || scale < 0) throw new UsageError(`PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`);
+    if (!Number.isFinite(scale) || scale < 0)
+      throw new UsageError(
+        `PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`,
+      );
     const gateway = await startLocalGateway({ latencyScale: scale });
-    endpoints = { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl };
+    endpoints = {
+      baseUrl: gateway.baseUrl,
+      toolUrl: gateway.toolUrl,
+      llmUrl: gateway.llmUrl,
+      schemaUrl: gateway.schemaUrl,
+    };
     apiKey = gateway.apiKey;
     stopLocal = () => gateway.close();
   } else {
@@ -123,14 +147,27 @@ export async function connect(
   registerSecret(apiKey);
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const { maxPerMinute } = budgetOptions;
-  const budget = await makeBudget(clock, apiKey, endpoints.baseUrl, redis, maxPerMinute === undefined ? {} : { maxPerMinute });
+  const budget = await makeBudget(
+    clock,
+    apiKey,
+    endpoints.baseUrl,
+    redis,
+    maxPerMinute === undefined ? {} : { maxPerMinute },
+  );
   const observers: Connection['observers'] = [];
   const onRateLimit = (observation: RateLimitObservation) => {
     budget.observe(observation);
     for (const observer of observers) observer(observation);
   };
   const traffic = new TrafficMeter(endpoints, clock);
-  const client = new HttpGatewayClient({ endpoints, apiKey, clock, gate: budget, onRateLimit, onRequest: traffic.record });
+  const client = new HttpGatewayClient({
+    endpoints,
+    apiKey,
+    clock,
+    gate: budget,
+    onRateLimit,
+    onRequest: traffic.record,
+  });
   // The built-in gateway's port changes each run; its speed is what the durations depend on.
   const gatewayId = flags.local ? `local gateway, latency scale ${scale}` : endpoints.baseUrl;
   return {
@@ -164,7 +201,10 @@ async function openSharedRedis(url: string): Promise<{ pair: RedisPair; shownUrl
   registerSecret(password);
   registerSecret(decodeURIComponent(password));
   const opened = await openRedis(url);
-  if (!opened.ok) throw new UsageError(`${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`);
+  if (!opened.ok)
+    throw new UsageError(
+      `${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`,
+    );
   return { pair: opened.value, shownUrl: shownRedisUrl(url) };
 }
 
@@ -179,7 +219,10 @@ async function makeBudget(
     const { RateBudget } = await import('../scheduler/budget.js');
     return new RateBudget({ clock, ...options });
   }
-  const [{ RedisBudget }, { budgetScope }] = await Promise.all([import('../scheduler/redis-budget.js'), import('../scheduler/redis-connection.js')]);
+  const [{ RedisBudget }, { budgetScope }] = await Promise.all([
+    import('../scheduler/redis-budget.js'),
+    import('../scheduler/redis-connection.js'),
+  ]);
   return new RedisBudget({
     clock,
     redis: redis.pair,
@@ -191,7 +234,11 @@ async function makeBudget(
 }
 
 /** Learned durations in Redis when it is shared, else in a file under home (none without a home). */
-async function durationStore(gatewayId: string, redis: { pair: RedisPair } | undefined, home: string | undefined): Promise<DurationStore> {
+async function durationStore(
+  gatewayId: string,
+  redis: { pair: RedisPair } | undefined,
+  home: string | undefined,
+): Promise<DurationStore> {
   if (redis) {
     const { RedisDurations } = await import('../scheduler/redis-durations.js');
     return new RedisDurations(redis.pair, gatewayId);
@@ -204,7 +251,10 @@ async function durationStore(gatewayId: string, redis: { pair: RedisPair } | und
 }
 
 /** Runs `work` with a connection and always closes it. */
-export async function withConnection<T>(flags: ConnectionFlags, work: (connection: Connection) => Promise<T>): Promise<T> {
+export async function withConnection<T>(
+  flags: ConnectionFlags,
+  work: (connection: Connection) => Promise<T>,
+): Promise<T> {
   const connection = await connect(flags);
   try {
     return await work(connection);

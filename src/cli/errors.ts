@@ -5,7 +5,10 @@ export class UsageError extends Error {}
 
 /** The gateway refused or could not be reached: its message is shown, exit code 1. */
 export class GatewayRefusal extends Error {
-  constructor(readonly failure: GatewayFailure, context?: string) {
+  constructor(
+    readonly failure: GatewayFailure,
+    context?: string,
+  ) {
     super(`${context ? `${context}: ` : ''}${failure.message}`);
   }
 }

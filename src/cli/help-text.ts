@@ -7,9 +7,19 @@ const EXAMPLES: Record<string, string[]> = {
     'npx pipeline run recipes/launch-kit.yaml --set topic="cargo bikes" --out build/',
     'npx pipeline run recipes/batch-thumbnails.yaml --batch recipes/data/thumbnails.csv --local --json',
   ],
-  resume: ['npx pipeline resume latest --local', 'npx pipeline resume 20250114-093000-launch-kit-1a2b', 'npx pipeline resume 2025011 --resubmit-unknown'],
-  validate: ['npx pipeline validate recipes/launch-kit.yaml', 'npx pipeline validate recipes/launch-kit.yaml --set count=3 --json'],
-  plan: ['npx pipeline plan recipes/launch-kit.yaml', 'npx pipeline plan recipes/batch-thumbnails.yaml --batch recipes/data/thumbnails.csv'],
+  resume: [
+    'npx pipeline resume latest --local',
+    'npx pipeline resume 20250114-093000-launch-kit-1a2b',
+    'npx pipeline resume 2025011 --resubmit-unknown',
+  ],
+  validate: [
+    'npx pipeline validate recipes/launch-kit.yaml',
+    'npx pipeline validate recipes/launch-kit.yaml --set count=3 --json',
+  ],
+  plan: [
+    'npx pipeline plan recipes/launch-kit.yaml',
+    'npx pipeline plan recipes/batch-thumbnails.yaml --batch recipes/data/thumbnails.csv',
+  ],
   runs: ['npx pipeline runs list', 'npx pipeline runs show latest'],
   'runs list': ['npx pipeline runs list', 'npx pipeline runs list --json | head -c 2000'],
   'runs show': ['npx pipeline runs show latest', 'npx pipeline runs show 20250114-0930 --json'],
@@ -34,8 +44,13 @@ const EXAMPLES: Record<string, string[]> = {
 
 /** What the exit codes mean; a run and a resume also end 130 when stopped. */
 function exitCodes(path: string): string[] {
-  const codes = ['  0    it worked', '  1    it failed: a step failed or was cancelled, or the gateway refused or could not be reached', '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)'];
-  if (path === 'run' || path === 'resume') codes.push('  130  stopped by Ctrl-C (or SIGTERM); resume it with pipeline resume RUN_ID');
+  const codes = [
+    '  0    it worked',
+    '  1    it failed: a step failed or was cancelled, or the gateway refused or could not be reached',
+    '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)',
+  ];
+  if (path === 'run' || path === 'resume')
+    codes.push('  130  stopped by Ctrl-C (or SIGTERM); resume it with pipeline resume RUN_ID');
   return codes;
 }
 

@@ -47,8 +47,22 @@ export function analyzerDeps(schemas = offlineSchemas()): AnalyzerDeps {
 }
 
 /** Reads and analyzes a recipe as the command line gives it. */
-export function loadRecipe(path: string, options: { set?: string[]; batch?: string; skipInvalidRows?: boolean }, schemas = offlineSchemas()): Result<Plan, Diagnostic[]> {
+export function loadRecipe(
+  path: string,
+  options: { set?: string[]; batch?: string; skipInvalidRows?: boolean },
+  schemas = offlineSchemas(),
+): Result<Plan, Diagnostic[]> {
   const text = readText(path, 'recipe');
   const batch = options.batch ? { path: options.batch, text: readText(options.batch, 'batch file') } : undefined;
-  return analyze({ path, text, cwd: process.cwd(), ...(options.set?.length ? { sets: options.set } : {}), ...(batch ? { batch } : {}), ...(options.skipInvalidRows ? { skipInvalidRows: true } : {}) }, analyzerDeps(schemas));
+  return analyze(
+    {
+      path,
+      text,
+      cwd: process.cwd(),
+      ...(options.set?.length ? { sets: options.set } : {}),
+      ...(batch ? { batch } : {}),
+      ...(options.skipInvalidRows ? { skipInvalidRows: true } : {}),
+    },
+    analyzerDeps(schemas),
+  );
 }

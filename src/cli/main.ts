@@ -21,7 +21,14 @@ const usageFile = process.env.PIPELINE_USAGE_FILE;
 if (usageFile) {
   process.on('exit', () => {
     const usage = process.resourceUsage();
-    writeFileSync(usageFile, JSON.stringify({ user_ms: usage.userCPUTime / 1000, system_ms: usage.systemCPUTime / 1000, max_rss_kb: usage.maxRSS }));
+    writeFileSync(
+      usageFile,
+      JSON.stringify({
+        user_ms: usage.userCPUTime / 1000,
+        system_ms: usage.systemCPUTime / 1000,
+        max_rss_kb: usage.maxRSS,
+      }),
+    );
   });
 }
 
@@ -35,7 +42,9 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const program = new Command()
   .name('pipeline')
-  .description('Run YAML recipes of web, LLM, image and video generation steps against an asynchronous, rate-limited generation gateway.')
+  .description(
+    'Run YAML recipes of web, LLM, image and video generation steps against an asynchronous, rate-limited generation gateway.',
+  )
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();

@@ -28,7 +28,11 @@ export function printJson(value: unknown): void {
 export function printTable(headers: string[], rows: Array<Array<string | number | undefined>>): void {
   const cells = rows.map((row) => row.map((cell) => (cell === undefined ? '' : String(cell))));
   const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
-  const format = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  const format = (row: string[]) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   printLine(format(headers));
   for (const row of cells) printLine(format(row));
 }
@@ -38,4 +42,3 @@ export const shown = (path: string) => {
   const rel = relative(process.cwd(), resolve(path));
   return rel.startsWith('..') ? resolve(path) : rel;
 };
-

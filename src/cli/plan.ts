@@ -15,26 +15,48 @@ import { describeStepCost, describeTotalCost } from './prices.js';
 
 function printText(estimate: PlanEstimate): void {
   const { totals } = estimate;
-  printLine(`${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`);
+  printLine(
+    `${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`,
+  );
   printLine();
   // The CACHED column appears only when the step cache holds some of the runs.
   const cached = totals.cached > 0;
   printTable(
     ['LAYER', 'STEP', 'ACTION', 'RUNS', ...(cached ? ['CACHED'] : []), 'COST', 'NEEDS'],
-    estimate.steps.map((s) => [s.layer + 1, s.id, s.model ?? s.action, s.runs, ...(cached ? [s.cached] : []), describeStepCost(s.cost), s.depends_on.join(', ')]),
+    estimate.steps.map((s) => [
+      s.layer + 1,
+      s.id,
+      s.model ?? s.action,
+      s.runs,
+      ...(cached ? [s.cached] : []),
+      describeStepCost(s.cost),
+      s.depends_on.join(', '),
+    ]),
   );
   printLine();
-  if (cached) printLine(`cached     ${totals.cached} run${totals.cached === 1 ? '' : 's'} from the step cache, not counted below`);
-  const tasks = Object.entries(totals.tasks).filter(([, n]) => n !== 0).map(([slug, n]) => `${n} × ${slug}`);
+  if (cached)
+    printLine(
+      `cached     ${totals.cached} run${totals.cached === 1 ? '' : 's'} from the step cache, not counted below`,
+    );
+  const tasks = Object.entries(totals.tasks)
+    .filter(([, n]) => n !== 0)
+    .map(([slug, n]) => `${n} × ${slug}`);
   const r = totals.requests;
   printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}`);
-  printLine(`requests   at least ${r.total}: ${r.submissions} submissions, ${r.polls} polls, ${r.uploads} uploads, ${r.tool_calls} tool calls, ${r.text_calls} text calls${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`);
+  printLine(
+    `requests   at least ${r.total}: ${r.submissions} submissions, ${r.polls} polls, ${r.uploads} uploads, ${r.tool_calls} tool calls, ${r.text_calls} text calls${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`,
+  );
   printLine(`cost       ${describeTotalCost(totals.cost)}`);
-  printLine(`wall time  at least ${formatDuration(totals.least_wall_ms)} at ${totals.assumptions.rpm} requests a minute${totals.assumptions.rpm_source === 'default' ? ' (assumed; the gateway sets it)' : ''} and ${totals.assumptions.concurrency} tasks at once`);
+  printLine(
+    `wall time  at least ${formatDuration(totals.least_wall_ms)} at ${totals.assumptions.rpm} requests a minute${totals.assumptions.rpm_source === 'default' ? ' (assumed; the gateway sets it)' : ''} and ${totals.assumptions.concurrency} tasks at once`,
+  );
 }
 
 /** What the step cache holds of the plan's runs; nothing when there is no cache folder yet. */
-export async function cachedRunsOf(plan: Plan, flags: { cache?: boolean; cacheDir?: string }): Promise<Map<string, number>> {
+export async function cachedRunsOf(
+  plan: Plan,
+  flags: { cache?: boolean; cacheDir?: string },
+): Promise<Map<string, number>> {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
   if (flags.cache === false || !existsSync(dir)) return new Map();
   const store = CacheStore.open(dir, { now: Date.now, warn: (message) => printError(`warning: ${message}`) });
@@ -46,32 +68,66 @@ export async function cachedRunsOf(plan: Plan, flags: { cache?: boolean; cacheDi
 export function registerPlanCommand(program: Command): void {
   program
     .command('plan')
-    .description('Show what a recipe would do: the DAG in layers, runs per step, tasks per model, the cost, the fewest requests and the least wall time.')
+    .description(
+      'Show what a recipe would do: the DAG in layers, runs per step, tasks per model, the cost, the fewest requests and the least wall time.',
+    )
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
     .option('--format <format>', 'text, json or mermaid', 'text')
-    .option('--rpm <n>', 'requests per minute to plan for (default: the recipe\'s, else 100)', numberFlag('--rpm', { integer: true, min: 1 }))
-    .option('--concurrency <n>', 'tasks in flight to plan for (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
+    .option(
+      '--rpm <n>',
+      "requests per minute to plan for (default: the recipe's, else 100)",
+      numberFlag('--rpm', { integer: true, min: 1 }),
+    )
+    .option(
+      '--concurrency <n>',
+      "tasks in flight to plan for (default: the recipe's, else 4)",
+      numberFlag('--concurrency', { integer: true, min: 1 }),
+    )
     .option('--cache-dir <dir>', 'the step cache to look in (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
     .option('--no-cache', 'count every run, as a run with --no-cache or --refresh makes them')
     .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices')
-    .action(async (recipe: string, flags: { set: string[]; batch?: string; format: string; rpm?: number; concurrency?: number; cache?: boolean; cacheDir?: string; prices?: string }) => {
-      if (!['text', 'json', 'mermaid'].includes(flags.format)) throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
-      const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js'), import('../recipe/estimate.js')]);
-      const result = loadRecipe(recipe, flags);
-      if (!result.ok) {
-        printError(formatDiagnostics(result.error));
-        annotateDiagnostics(result.error);
-        process.exitCode = 2;
-        return;
-      }
-      const cached = await cachedRunsOf(result.value, flags);
-      const { runPricing } = await import('./prices.js');
-      const pricing = runPricing(result.value, flags.prices);
-      const estimate = estimatePlan(result.value, { ...(flags.rpm ? { rpm: flags.rpm } : {}), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}), cached, pricing });
-      if (flags.format === 'json') printJson(estimate);
-      else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
-      else printText(estimate);
-    });
+    .action(
+      async (
+        recipe: string,
+        flags: {
+          set: string[];
+          batch?: string;
+          format: string;
+          rpm?: number;
+          concurrency?: number;
+          cache?: boolean;
+          cacheDir?: string;
+          prices?: string;
+        },
+      ) => {
+        if (!['text', 'json', 'mermaid'].includes(flags.format))
+          throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
+        const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([
+          import('./load-recipe.js'),
+          import('../recipe/diagnostics.js'),
+          import('../recipe/estimate.js'),
+        ]);
+        const result = loadRecipe(recipe, flags);
+        if (!result.ok) {
+          printError(formatDiagnostics(result.error));
+          annotateDiagnostics(result.error);
+          process.exitCode = 2;
+          return;
+        }
+        const cached = await cachedRunsOf(result.value, flags);
+        const { runPricing } = await import('./prices.js');
+        const pricing = runPricing(result.value, flags.prices);
+        const estimate = estimatePlan(result.value, {
+          ...(flags.rpm ? { rpm: flags.rpm } : {}),
+          ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+          cached,
+          pricing,
+        });
+        if (flags.format === 'json') printJson(estimate);
+        else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
+        else printText(estimate);
+      },
+    );
 }

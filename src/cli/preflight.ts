@@ -45,7 +45,10 @@ export async function checkGateway(
     const failure = answer.error;
     if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
       const hint = 'Is the gateway running there? --local uses the built-in one';
-      throw new GatewayRefusal({ ...failure, message: `${why(failure)}. ${hint}` }, `could not connect to ${host} (${source})`);
+      throw new GatewayRefusal(
+        { ...failure, message: `${why(failure)}. ${hint}` },
+        `could not connect to ${host} (${source})`,
+      );
     }
     if ('status' in failure && (failure.status === 401 || failure.status === 403)) {
       const key = flags.apiKey ? '--api-key' : 'PIPELINE_API_KEY';

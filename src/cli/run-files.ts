@@ -34,7 +34,9 @@ function literalMediaPaths(plan: Plan): string[] {
  * absolute) and literal paths in media fields. Paths built by expressions at run time are not seen.
  */
 export function localFilesOf(plan: Plan): string[] {
-  const fromRows = plan.rows.flatMap((row) => Object.values(row)).filter((v): v is string => typeof v === 'string' && isAbsolute(v));
+  const fromRows = plan.rows
+    .flatMap((row) => Object.values(row))
+    .filter((v): v is string => typeof v === 'string' && isAbsolute(v));
   return [...new Set([...fromRows, ...literalMediaPaths(plan)])].filter(isFile).sort();
 }
 

@@ -22,14 +22,27 @@ import { summariseJournal } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
 import { writeRunReport } from './report.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
-import { annotateDiagnostics, appendStepSummary, failedStepAnnotations, printAnnotations, runReport } from './github-actions.js';
+import {
+  annotateDiagnostics,
+  appendStepSummary,
+  failedStepAnnotations,
+  printAnnotations,
+  runReport,
+} from './github-actions.js';
 import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
 import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
 import { commandName } from './invocation.js';
 import { printJson, printLine, redact, shown } from './output.js';
-import { checkBalance, moneyBeforeStart, spentPhrase, writeMoneyAdvice, type MoneyFlags, type RunMoney } from './run-money.js';
+import {
+  checkBalance,
+  moneyBeforeStart,
+  spentPhrase,
+  writeMoneyAdvice,
+  type MoneyFlags,
+  type RunMoney,
+} from './run-money.js';
 import { SpendMeter } from '../engine/spend.js';
 import type { StepSummary } from '../store/summary.js';
 
@@ -42,7 +55,6 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
   const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
   return `${cancelled.length} step${cancelled.length === 1 ? '' : 's'}${inRows} cancelled: ${shownNames}`;
 }
-
 
 /** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
 export type RpmFlag = number | 'auto';
@@ -73,7 +85,11 @@ export interface RunFlags extends ConnectionFlags, MoneyFlags {
 }
 
 /** The recipe and its batch file, kept in the run folder so that `resume` runs exactly them. */
-export function keepRecipe(paths: { recipe: string; batch: string }, recipeText: string, batchPath: string | undefined): string | null {
+export function keepRecipe(
+  paths: { recipe: string; batch: string },
+  recipeText: string,
+  batchPath: string | undefined,
+): string | null {
   writeFileSync(paths.recipe, recipeText);
   if (!batchPath) return null;
   const kept = `${paths.batch}${extname(batchPath)}`;
@@ -94,7 +110,11 @@ function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOption
 }
 
 /** Starts a new run of a valid plan; answers the exit code. */
-export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText: string; batchPath: string | undefined; home: string }): Promise<number> {
+export async function startRun(
+  plan: Plan,
+  flags: RunFlags,
+  source: { recipeText: string; batchPath: string | undefined; home: string },
+): Promise<number> {
   const money = await moneyBeforeStart(plan, flags, false);
   const connection = await connect(flags, budgetOptions(plan, flags, source.home));
   await checkedOrClosed(connection, (balance) => checkBalance(connection, money, flags, balance));
@@ -114,7 +134,12 @@ export async function startRun(plan: Plan, flags: RunFlags, source: { recipeText
     batch_source: source.batchPath ? resolve(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
     cost: { estimated_usd: money.estimate.usd, lower_bound: money.estimate.lower_bound },
-    dag: plan.steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.dependsOn, ...(s.model ? { model: s.model.slug } : {}) })),
+    dag: plan.steps.map((s) => ({
+      id: s.id,
+      action: s.action,
+      depends_on: s.dependsOn,
+      ...(s.model ? { model: s.model.slug } : {}),
+    })),
   });
   return execute(plan, flags, connection, paths, journal, undefined, money);
 }
@@ -135,7 +160,8 @@ async function checkedOrClosed(
 
 /** Resumes a run from its journal with the recipe and inputs it kept. */
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
-  if (!runExists(home, runId)) throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
+  if (!runExists(home, runId))
+    throw new UsageError(`no run ${runId} in ${shown(home)}/runs (pipeline runs list shows them)`);
   const paths = runPaths(home, runId);
   const replayed = replayJournal(readJournalFile(paths.journal));
   if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
@@ -166,10 +192,12 @@ function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags
   if (!flags.force) {
     throw new UsageError(
       `the journal of run ${runId} has ${lines} that could not be read; they may have recorded submitted (paid) tasks, ` +
-        'which a resume would submit again. Check the team\'s tasks, then resume with --force to go on from what could be read',
+        "which a resume would submit again. Check the team's tasks, then resume with --force to go on from what could be read",
     );
   }
-  process.stderr.write(`warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`);
+  process.stderr.write(
+    `warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`,
+  );
 }
 
 /**
@@ -178,9 +206,16 @@ function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags
  */
 function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState): Plan {
   const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
-  const batch = state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
+  const batch =
+    state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
   const loaded = analyze(
-    { path: state.recipePath, text: readFileSync(paths.recipe, 'utf8'), cwd: state.cwd ?? process.cwd(), ...(state.sets.length ? { sets: state.sets } : {}), ...(batch ? { batch } : {}) },
+    {
+      path: state.recipePath,
+      text: readFileSync(paths.recipe, 'utf8'),
+      cwd: state.cwd ?? process.cwd(),
+      ...(state.sets.length ? { sets: state.sets } : {}),
+      ...(batch ? { batch } : {}),
+    },
     analyzerDeps(),
   );
   if (!loaded.ok) {
@@ -196,7 +231,10 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
   const changed = changedFiles(state.localFiles);
   if (changed.length === 0) return;
   const list = changed.map(shown).join(', ');
-  if (!flags.force) throw new UsageError(`local files changed since the run started: ${list}. Resume with --force to use them as they are now`);
+  if (!flags.force)
+    throw new UsageError(
+      `local files changed since the run started: ${list}. Resume with --force to use them as they are now`,
+    );
   process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
@@ -214,15 +252,38 @@ function gaugeOf(connection: Connection, cap: number | undefined): TrafficGauge 
   };
 }
 
-async function execute(plan: Plan, flags: RunFlags, connection: Connection, paths: RunPaths, journal: Journal, resume: ReplayedState | undefined, money: RunMoney): Promise<number> {
+async function execute(
+  plan: Plan,
+  flags: RunFlags,
+  connection: Connection,
+  paths: RunPaths,
+  journal: Journal,
+  resume: ReplayedState | undefined,
+  money: RunMoney,
+): Promise<number> {
   const { clock, client } = connection;
   connection.traffic.attach(journal);
-  const log = pino({ base: { run: paths.id }, redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' } }, pino.destination({ dest: paths.log, sync: true, mkdir: true }));
+  const log = pino(
+    {
+      base: { run: paths.id },
+      redact: { paths: ['apiKey', '*.apiKey', 'headers.authorization', '*.headers.authorization'], censor: '***' },
+    },
+    pino.destination({ dest: paths.log, sync: true, mkdir: true }),
+  );
   // A terminal of no rows (a pseudo-terminal nobody sized) could show no frame: it gets plain lines.
   const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.stderr.rows !== 0;
   const report = live
-    ? new LiveView({ stream: process.stderr, clock, traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute), redact })
-    : new ConsoleReporter((text) => process.stderr.write(redact(text)), false, () => clock.now());
+    ? new LiveView({
+        stream: process.stderr,
+        clock,
+        traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute),
+        redact,
+      })
+    : new ConsoleReporter(
+        (text) => process.stderr.write(redact(text)),
+        false,
+        () => clock.now(),
+      );
   const controller = new AbortController();
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
@@ -230,7 +291,9 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   const onInterrupt = () => {
     interrupts++;
     if (interrupts > 1) process.exit(130);
-    report.note('Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.');
+    report.note(
+      'Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.',
+    );
     controller.abort(new Error('interrupted'));
   };
   process.on('SIGINT', onInterrupt);
@@ -253,7 +316,9 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       runDir: paths.dir,
       outputsDir: paths.outputs,
       tasks: new PQueue({ concurrency }),
-      durations: new DurationModel(await connection.durations.load(), (slug, learned) => connection.durations.record(slug, learned)),
+      durations: new DurationModel(await connection.durations.load(), (slug, learned) =>
+        connection.durations.record(slug, learned),
+      ),
       uploads: new Uploads(client, journal, clock, resume?.uploads ?? []),
       downloads: new Map(resume?.downloads ?? []),
       modelSchema: offlineSchemas(),
@@ -262,13 +327,19 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
       signal: controller.signal,
       resubmitUnknown: Boolean(flags.resubmitUnknown),
       env,
-      spend: new SpendMeter(money.pricing, { runId: paths.id, committedUsd: resume?.committedUsd ?? 0, ...(money.capUsd !== undefined ? { capUsd: money.capUsd } : {}) }),
+      spend: new SpendMeter(money.pricing, {
+        runId: paths.id,
+        committedUsd: resume?.committedUsd ?? 0,
+        ...(money.capUsd !== undefined ? { capUsd: money.capUsd } : {}),
+      }),
       ...(resume ? { resume } : {}),
       ...(inbox ? { webhook: inbox } : {}),
       ...(cache ? { cache } : {}),
       withinStep: traffic.within,
     };
-    report.note(`${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`);
+    report.note(
+      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`,
+    );
     const result = await runPlan(ctx);
     report.close();
     connection.traffic.flush();
@@ -285,13 +356,27 @@ async function execute(plan: Plan, flags: RunFlags, connection: Connection, path
   }
 }
 
-async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: RunPaths, journal: Journal, log: pino.Logger, cacheCounts: CacheCounts | undefined): Promise<number> {
+async function finish(
+  result: RunResult,
+  plan: Plan,
+  flags: RunFlags,
+  paths: RunPaths,
+  journal: Journal,
+  log: pino.Logger,
+  cacheCounts: CacheCounts | undefined,
+): Promise<number> {
   const outputs = result.rows.map((row) => row.outputs);
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
-  else journal.append({ type: 'run-finished', status: result.status, outputs: plan.rows.length > 1 ? outputs : outputs[0] });
+  else
+    journal.append({
+      type: 'run-finished',
+      status: result.status,
+      outputs: plan.rows.length > 1 ? outputs : outputs[0],
+    });
   journal.close();
   const summarised = summariseJournal(readJournalFile(paths.journal));
-  if (!summarised.ok) throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
+  if (!summarised.ok)
+    throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
   const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };
   const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
@@ -306,31 +391,54 @@ async function finish(result: RunResult, plan: Plan, flags: RunFlags, paths: Run
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
-  process.stderr.write(`\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}\n`);
+  process.stderr.write(
+    `\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}\n`,
+  );
   writeMoneyAdvice(summary, paths.id, flags);
   if (flags.json) {
-    printJson({ run_id: paths.id, status: result.status, run_dir: paths.dir, outputs_dir: paths.outputs, outputs: plan.rows.length > 1 ? outputs : outputs[0], files: summary.files.map((f) => f.path), copied, cache: summary.cache });
+    printJson({
+      run_id: paths.id,
+      status: result.status,
+      run_dir: paths.dir,
+      outputs_dir: paths.outputs,
+      outputs: plan.rows.length > 1 ? outputs : outputs[0],
+      files: summary.files.map((f) => f.path),
+      copied,
+      cache: summary.cache,
+    });
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(paths.outputs)}:`);
       for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);
     }
-    if (copied.length > 0) printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
+    if (copied.length > 0)
+      printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
-    for (const step of failed) process.stderr.write(`  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`);
+    for (const step of failed)
+      process.stderr.write(
+        `  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
+      );
     if (cancelled) process.stderr.write(`  ${cancelled}\n`);
     if (failed.length > 0 || cancelled) process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
   return result.status === 'succeeded' ? 0 : 1;
 }
 
-
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, cache: RunCache | undefined, traffic: StepTraffic): void {
+function reportToGitHub(
+  plan: Plan,
+  result: RunResult,
+  paths: RunPaths,
+  cache: RunCache | undefined,
+  traffic: StepTraffic,
+): void {
   if (!process.env.GITHUB_STEP_SUMMARY && !process.env.GITHUB_ACTIONS) return;
   printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
   const summarised = summariseJournal(readJournalFile(paths.journal));
   if (!summarised.ok) return;
-  const counts = { cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0, traffic: (key: string) => traffic.byStep.get(key) };
+  const counts = {
+    cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
+    traffic: (key: string) => traffic.byStep.get(key),
+  };
   appendStepSummary(runReport(plan, result, summarised.value, counts, paths.outputs));
 }

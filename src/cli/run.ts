@@ -11,13 +11,34 @@ import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 function addExecutionOptions(command: Command): Command {
   return addConnectionOptions(command)
     .option('--out <dir>', "copy the recipe's outputs into this folder under stable names")
-    .option('--concurrency <n>', 'tasks in flight at once (default: the recipe\'s, else 4)', numberFlag('--concurrency', { integer: true, min: 1 }))
-    .option('--rpm <n|auto>', 'requests per minute: a cap below the gateway\'s limit, or auto to follow its headers', parseRpm)
-    .option('--redis <url>', 'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)')
-    .option('--webhook-listen <host:port>', 'results arrive by webhook at this address (port 0: a free one), with a slow safety poll')
-    .option('--webhook-url <url>', 'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address')
+    .option(
+      '--concurrency <n>',
+      "tasks in flight at once (default: the recipe's, else 4)",
+      numberFlag('--concurrency', { integer: true, min: 1 }),
+    )
+    .option(
+      '--rpm <n|auto>',
+      "requests per minute: a cap below the gateway's limit, or auto to follow its headers",
+      parseRpm,
+    )
+    .option(
+      '--redis <url>',
+      'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)',
+    )
+    .option(
+      '--webhook-listen <host:port>',
+      'results arrive by webhook at this address (port 0: a free one), with a slow safety poll',
+    )
+    .option(
+      '--webhook-url <url>',
+      'the public URL that forwards to --webhook-listen, when the gateway cannot reach that address',
+    )
     .option('--json', 'print the run and its outputs as JSON on stdout')
-    .option('--max-cost <usd>', 'the most the run may commit, in USD (default: settings.max_cost); items past it fail with spend-cap', numberFlag('--max-cost', { min: 0 }))
+    .option(
+      '--max-cost <usd>',
+      'the most the run may commit, in USD (default: settings.max_cost); items past it fail with spend-cap',
+      numberFlag('--max-cost', { min: 0 }),
+    )
     .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices and settings.prices')
     .option('--no-cache', 'neither read nor write the step cache: every step runs')
     .option('--refresh', 'run every step again and store the results in the step cache')
@@ -27,46 +48,88 @@ function addExecutionOptions(command: Command): Command {
 
 function parseRpm(value: string): RpmFlag {
   if (value === 'auto') return 'auto';
-  if (!(/^\d+$/.test(value) && Number(value) >= 1)) throw new UsageError(`--rpm takes a whole number of at least 1 or auto, got ${JSON.stringify(value)}`);
+  if (!(/^\d+$/.test(value) && Number(value) >= 1))
+    throw new UsageError(`--rpm takes a whole number of at least 1 or auto, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
 function checkExecution(flags: RunFlags): RunFlags {
-  if (flags.webhookUrl && !flags.webhookListen) throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
-  if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl)) throw new UsageError(`--webhook-url must be an http(s) URL, got ${JSON.stringify(flags.webhookUrl)}`);
+  if (flags.webhookUrl && !flags.webhookListen)
+    throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
+  if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl))
+    throw new UsageError(`--webhook-url must be an http(s) URL, got ${JSON.stringify(flags.webhookUrl)}`);
   return flags;
 }
 
 export function registerRunCommands(program: Command): void {
-  addExecutionOptions(program.command('run').description("Run a recipe: every step, under the gateway's rate limit, journaled so it can be resumed.").argument('<recipe>', 'the recipe file'))
+  addExecutionOptions(
+    program
+      .command('run')
+      .description("Run a recipe: every step, under the gateway's rate limit, journaled so it can be resumed.")
+      .argument('<recipe>', 'the recipe file'),
+  )
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl), all under one budget')
     .option('--yes', "start even when the estimate is over the team's balance or --confirm-above, without asking")
-    .option('--confirm-above <usd>', 'on a terminal, ask before a run estimated over this many USD (default 5)', numberFlag('--confirm-above', { min: 0 }))
-    .option('--skip-invalid-rows', 'with --batch: run the valid rows and list the invalid ones, instead of running none')
+    .option(
+      '--confirm-above <usd>',
+      'on a terminal, ask before a run estimated over this many USD (default 5)',
+      numberFlag('--confirm-above', { min: 0 }),
+    )
+    .option(
+      '--skip-invalid-rows',
+      'with --batch: run the valid rows and list the invalid ones, instead of running none',
+    )
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
-      const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);
+      const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([
+        import('./load-recipe.js'),
+        import('../recipe/diagnostics.js'),
+      ]);
       if (flags.skipInvalidRows && !flags.batch) throw new UsageError('--skip-invalid-rows goes with --batch');
-      const rows = { ...(flags.batch ? { batch: flags.batch } : {}), ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}) };
+      const rows = {
+        ...(flags.batch ? { batch: flags.batch } : {}),
+        ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}),
+      };
       const result = loadRecipe(recipe, { set: flags.set, ...rows });
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
-        throw new UsageError(`${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`);
+        throw new UsageError(
+          `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
+        );
       }
       const skipped = result.value.skippedRows ?? [];
       if (skipped.length > 0) {
         const lines = skipped.map((s) => `  ${s.where}: ${s.message}`).join('\n');
-        process.stderr.write(`--skip-invalid-rows: ${skipped.length} problem${skipped.length === 1 ? '' : 's'} in rows left out:\n${lines}\n`);
+        process.stderr.write(
+          `--skip-invalid-rows: ${skipped.length} problem${skipped.length === 1 ? '' : 's'} in rows left out:\n${lines}\n`,
+        );
       }
       const { startRun } = await import('./run-session.js');
-      process.exitCode = await startRun(result.value, flags, { recipeText: readFileSync(recipe, 'utf8'), batchPath: flags.batch, home: pipelineHome() });
+      process.exitCode = await startRun(result.value, flags, {
+        recipeText: readFileSync(recipe, 'utf8'),
+        batchPath: flags.batch,
+        home: pipelineHome(),
+      });
     });
 
-  addExecutionOptions(program.command('resume').description('Resume a run from its journal: finished steps are kept, submitted tasks are polled, not sent again.').argument('<run_id>', RUN_ID_HELP))
-    .option('--resubmit-unknown', 'send again the submissions that were in flight when the run stopped (they may already exist)')
-    .option('--force', 'resume even though journal lines are unreadable or local files changed (may pay for work again)')
+  addExecutionOptions(
+    program
+      .command('resume')
+      .description(
+        'Resume a run from its journal: finished steps are kept, submitted tasks are polled, not sent again.',
+      )
+      .argument('<run_id>', RUN_ID_HELP),
+  )
+    .option(
+      '--resubmit-unknown',
+      'send again the submissions that were in flight when the run stopped (they may already exist)',
+    )
+    .option(
+      '--force',
+      'resume even though journal lines are unreadable or local files changed (may pay for work again)',
+    )
     .action(async (runId: string, raw: RunFlags) => {
       const flags = checkExecution({ ...raw, set: [] });
       const { resumeRun } = await import('./run-session.js');

@@ -43,7 +43,9 @@ function listRow(run: Listed): Array<string | number> {
 }
 
 export function registerRunsCommand(program: Command): void {
-  const runs = program.command('runs').description('Runs kept in $PIPELINE_HOME/runs: their status, steps, tasks, timings and outputs.');
+  const runs = program
+    .command('runs')
+    .description('Runs kept in $PIPELINE_HOME/runs: their status, steps, tasks, timings and outputs.');
 
   runs
     .command('list')
@@ -57,7 +59,10 @@ export function registerRunsCommand(program: Command): void {
       printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'SPENT', 'FILES'], runs.map(listRow));
       for (const run of runs) {
         if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
-        else if (run.value.damaged_lines.length > 0) process.stderr.write(`run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`);
+        else if (run.value.damaged_lines.length > 0)
+          process.stderr.write(
+            `run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`,
+          );
       }
     });
 
@@ -76,20 +81,31 @@ export function registerRunsCommand(program: Command): void {
       const paths = runPaths(home, id);
       printLine(`run      ${summary.run_id}`);
       printLine(`recipe   ${summary.recipe}`);
-      printLine(`status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`);
+      printLine(
+        `status   ${summary.status}${summary.duration_ms === null ? '' : ` in ${formatDuration(summary.duration_ms)}`}`,
+      );
       printLine(`started  ${when(summary.started_at)}`);
       printLine(`folder   ${shown(paths.dir)}`);
       printLine(`spent    ${spendFigures(summary.cost)}`);
-      if (summary.damaged_lines.length > 0) printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
+      if (summary.damaged_lines.length > 0)
+        printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
-        summary.steps.map((s) => [`${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`, s.continued ? 'failed (continued)' : s.status, s.duration_ms === null ? '' : formatDuration(s.duration_ms), s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', ')]),
+        summary.steps.map((s) => [
+          `${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`,
+          s.continued ? 'failed (continued)' : s.status,
+          s.duration_ms === null ? '' : formatDuration(s.duration_ms),
+          s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', '),
+        ]),
       );
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();
-        for (const step of failed) printLine(`${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`);
+        for (const step of failed)
+          printLine(
+            `${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`,
+          );
       }
       if (summary.files.length > 0) {
         printLine();

@@ -5,26 +5,41 @@ import { printError, printJson, printLine } from './output.js';
 export function registerValidateCommand(program: Command): void {
   program
     .command('validate')
-    .description('Check a recipe and its inputs without running anything: exit 0 when valid, else every error and exit 2.')
+    .description(
+      'Check a recipe and its inputs without running anything: exit 0 when valid, else every error and exit 2.',
+    )
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl)')
     .option('--json', 'print JSON')
     .action(async (recipe: string, flags: { set: string[]; batch?: string; json?: boolean }) => {
-      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }] = await Promise.all([import('./load-recipe.js'), import('../recipe/diagnostics.js')]);
+      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }] = await Promise.all([
+        import('./load-recipe.js'),
+        import('../recipe/diagnostics.js'),
+      ]);
       const result = loadRecipe(recipe, flags);
       if (!result.ok) {
         if (flags.json) printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });
         else printError(formatDiagnostics(result.error));
         const { annotateDiagnostics } = await import('./github-actions.js');
         annotateDiagnostics(result.error);
-        if (!flags.json) printError(`\n${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}`);
+        if (!flags.json)
+          printError(`\n${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}`);
         process.exitCode = 2;
         return;
       }
       const plan = result.value;
-      const summary = { valid: true, name: plan.name, steps: plan.steps.length, layers: plan.layers.length, inputs: Object.keys(plan.rows[0] ?? {}).length, rows: plan.rows.length };
+      const summary = {
+        valid: true,
+        name: plan.name,
+        steps: plan.steps.length,
+        layers: plan.layers.length,
+        inputs: Object.keys(plan.rows[0] ?? {}).length,
+        rows: plan.rows.length,
+      };
       if (flags.json) return printJson(summary);
-      printLine(`${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}`);
+      printLine(
+        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}`,
+      );
     });
 }

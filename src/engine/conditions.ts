@@ -34,10 +34,18 @@ function templateCallsStatus(value: ValueTemplate): boolean {
 /** Whether the step's `if` reads the other steps' states itself, and so runs after failures when it says so. */
 export const readsStatus = (step: PlannedStep): boolean => step.if !== undefined && templateCallsStatus(step.if);
 
-const OUTCOMES: Record<StepOutcome['status'], StepConclusion> = { succeeded: 'success', failed: 'failure', skipped: 'skipped', cancelled: 'cancelled' };
+const OUTCOMES: Record<StepOutcome['status'], StepConclusion> = {
+  succeeded: 'success',
+  failed: 'failure',
+  skipped: 'skipped',
+  cancelled: 'cancelled',
+};
 
 /** `steps.ID.outcome` and `steps.ID.conclusion` of a step that ended. */
-export function conclusionOf(outcome: StepOutcome, step: PlannedStep | undefined): { outcome: StepConclusion; conclusion: StepConclusion } {
+export function conclusionOf(
+  outcome: StepOutcome,
+  step: PlannedStep | undefined,
+): { outcome: StepConclusion; conclusion: StepConclusion } {
   const plain = OUTCOMES[outcome.status];
   return { outcome: plain, conclusion: plain === 'failure' && step?.continueOnError ? 'success' : plain };
 }
@@ -57,7 +65,10 @@ export function ancestorsOf(plan: Plan, id: string): string[] {
 }
 
 /** What failure() and cancelled() say, from how the steps before this one concluded. */
-export function statusAfter(plan: Plan, ended: ReadonlyArray<readonly [string, StepOutcome]>): { failure: boolean; cancelled: boolean } {
+export function statusAfter(
+  plan: Plan,
+  ended: ReadonlyArray<readonly [string, StepOutcome]>,
+): { failure: boolean; cancelled: boolean } {
   const byId = new Map(plan.steps.map((step) => [step.id as string, step]));
   const conclusions = ended.map(([id, outcome]) => conclusionOf(outcome, byId.get(id)).conclusion);
   return { failure: conclusions.includes('failure'), cancelled: conclusions.includes('cancelled') };

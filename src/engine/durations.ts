@@ -2,7 +2,8 @@ import { expectedMs, type LearnedDuration } from '../expected-durations.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
-  if (type === 'text-to-image') return (typeof input.n === 'number' ? input.n : 1) * (input.resolution === '2k' ? 1.8 : 1);
+  if (type === 'text-to-image')
+    return (typeof input.n === 'number' ? input.n : 1) * (input.resolution === '2k' ? 1.8 : 1);
   if (type.endsWith('-to-video')) return (typeof input.duration === 'number' ? input.duration : 5) / 5;
   if (type === 'image-to-image') return input.sequential_image_generation === 'auto' ? 2 : 1;
   return 1;

@@ -36,7 +36,6 @@ export interface RunResult {
 /** Runs every row of a plan under the one budget and concurrency cap of the context. */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const rows = await Promise.all(ctx.plan.rows.map((_, row) => runRow(ctx, row)));
-  const outcomes = rows.flatMap((r) => Object.values(r.steps));
   // A failure with continue_on_error concludes as a success, as in GitHub Actions.
   const continued = (id: string) => ctx.plan.steps.find((s) => s.id === id)?.continueOnError ?? false;
   const failedRow = (r: RowResult) =>
@@ -227,6 +226,9 @@ function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, start
     ...(step.continueOnError ? { continued: true } : {}),
   });
   ctx.log.warn({ step: step.id, row, reason: failure.reason, message: failure.message }, 'step failed');
-  ctx.report.stepFailed(name, step.continueOnError ? `${failure.message} (continue_on_error: the run goes on)` : failure.message);
+  ctx.report.stepFailed(
+    name,
+    step.continueOnError ? `${failure.message} (continue_on_error: the run goes on)` : failure.message,
+  );
   return { status: 'failed', outputs: null, failure, ms, runs: 0 };
 }

@@ -31,7 +31,8 @@ function listFiles(root: string): string[] {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.isFile()) files.push(relative(root, path).split(sep).join('/'));
-      if (files.length > MAX_FILES) throw new ExpressionError(`hashFiles() found more than ${MAX_FILES} files under ${root}`);
+      if (files.length > MAX_FILES)
+        throw new ExpressionError(`hashFiles() found more than ${MAX_FILES} files under ${root}`);
     }
   };
   walk(root);
@@ -50,6 +51,11 @@ export function hashFilesUnder(root: string, patterns: string[]): string {
     .sort();
   if (matched.length === 0) return '';
   const total = createHash('sha256');
-  for (const file of matched) total.update(createHash('sha256').update(readFileSync(join(root, file))).digest());
+  for (const file of matched)
+    total.update(
+      createHash('sha256')
+        .update(readFileSync(join(root, file)))
+        .digest(),
+    );
   return total.digest('hex');
 }

@@ -152,7 +152,15 @@ async function submit(
   const { costUsd } = reserved.value;
   const request = randomUUID();
   // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
-  await ctx.journal.appendDurable({ type: 'request-sent', row, step, index, slug, request, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) });
+  await ctx.journal.appendDurable({
+    type: 'request-sent',
+    row,
+    step,
+    index,
+    slug,
+    request,
+    ...(costUsd !== undefined ? { cost_usd: costUsd } : {}),
+  });
   // No signal: a submission that has left is seen through to its answer, so that a stop
   // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
   const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
@@ -175,7 +183,16 @@ async function submit(
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
   const taskId = submitted.value.taskId;
-  ctx.journal.append({ type: 'task-submitted', row, step, index, slug, request, task_id: taskId, input: shortened(input) });
+  ctx.journal.append({
+    type: 'task-submitted',
+    row,
+    step,
+    index,
+    slug,
+    request,
+    task_id: taskId,
+    input: shortened(input),
+  });
   ctx.report.taskSubmitted(item.label, taskId);
   return ok(taskId);
 }
@@ -185,7 +202,8 @@ function shortened(input: Input): Record<string, unknown> {
   const cut = (value: unknown): unknown => {
     if (typeof value === 'string') return value.length > 2000 ? `${value.slice(0, 2000)}…` : value;
     if (Array.isArray(value)) return value.map(cut);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v)]));
     return value;
   };
   return cut(input) as Record<string, unknown>;
@@ -281,7 +299,9 @@ async function downloadOutputs(
   if (result.metadata?.render === 'passthrough') {
     // The built-in gateway found no ffmpeg: the clip is the input video, not a rendering of the request.
     const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
-    ctx.report.note(`note: ${where}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`);
+    ctx.report.note(
+      `note: ${where}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`,
+    );
   }
   const primary = resources.find((r) => r.role === 'primary' || r.role === undefined) ?? resources[0];
   return ok({

@@ -1,7 +1,8 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 
-const isFileValue = (value: unknown): value is { path: string } => typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+const isFileValue = (value: unknown): value is { path: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
 
 /**
  * Copies a run's recipe outputs into `dir` under stable names: a resource as `NAME.ext`, a list of

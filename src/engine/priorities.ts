@@ -13,7 +13,8 @@ export function taskPriority(plan: Plan, stepId: string): number {
   if (!levels) {
     levels = new Map();
     const dependants = new Map<string, string[]>();
-    for (const step of plan.steps) for (const dep of step.dependsOn) dependants.set(dep, [...(dependants.get(dep) ?? []), step.id]);
+    for (const step of plan.steps)
+      for (const dep of step.dependsOn) dependants.set(dep, [...(dependants.get(dep) ?? []), step.id]);
     // Steps are in topological order, so walking them backwards sees every dependant first.
     for (const step of [...plan.steps].reverse()) {
       const after = Math.max(0, ...(dependants.get(step.id) ?? []).map((id) => levels!.get(id) ?? 0));

@@ -13,7 +13,16 @@ export interface Reporter {
   close(): void;
 }
 
-export const silentReporter: Reporter = { stepStarted() {}, taskSubmitted() {}, itemFinished() {}, stepFinished() {}, stepSkipped() {}, stepFailed() {}, note() {}, close() {} };
+export const silentReporter: Reporter = {
+  stepStarted() {},
+  taskSubmitted() {},
+  itemFinished() {},
+  stepFinished() {},
+  stepSkipped() {},
+  stepFailed() {},
+  note() {},
+  close() {},
+};
 
 /** Above this many runs a step reports progress every tenth, not a line per task. */
 const DETAILED_RUNS = 10;
@@ -68,14 +77,16 @@ export class ConsoleReporter implements Reporter {
     if (this.live) {
       this.clearStatus();
       this.drawStatus();
-    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS) this.line(`  ${label}: task ${taskId} submitted`);
+    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS)
+      this.line(`  ${label}: task ${taskId} submitted`);
   }
 
   itemFinished(label: string, done: number, total: number): void {
     if (total <= DETAILED_RUNS) return;
     const tenth = Math.ceil(total / 10);
     // A slow fan-out still says something every half minute.
-    const quiet = this.now() - (this.progressAt.get(label) ?? this.running.get(label) ?? this.now()) >= PROGRESS_EVERY_MS;
+    const quiet =
+      this.now() - (this.progressAt.get(label) ?? this.running.get(label) ?? this.now()) >= PROGRESS_EVERY_MS;
     if ((done % tenth === 0 || quiet) && done < total) {
       this.progressAt.set(label, this.now());
       this.line(`  ${label}: ${done} of ${total} done`);

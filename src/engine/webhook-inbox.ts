@@ -26,7 +26,7 @@ export async function openWebhookInbox(
       response.statusCode = status;
       response.end();
     };
-    if (request.method !== 'POST' || !request.url?.split('?')[0]!.endsWith(`/${token}`)) return reply(404);
+    if (request.method !== 'POST' || !(request.url ?? '').split('?')[0]!.endsWith(`/${token}`)) return reply(404);
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
@@ -50,7 +50,9 @@ export async function openWebhookInbox(
       reply(204);
     });
   });
-  const [host, port] = listen.includes(':') ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))] : ['127.0.0.1', Number(listen)];
+  const [host, port] = listen.includes(':')
+    ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))]
+    : ['127.0.0.1', Number(listen)];
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -37,9 +37,14 @@ function walk(value: unknown, segments: Segment[]): unknown {
       if (!Array.isArray(current)) return null;
       const rest = segments.slice(i + 1);
       // [*] maps the rest of the path over the list and flattens one level.
-      return current.map((element) => walk(element, rest)).flat(1);
+      return current.flatMap((element) => walk(element, rest));
     }
-    current = segment.kind === 'index' ? (Array.isArray(current) ? (current[segment.index] ?? null) : null) : member(current, segment.name);
+    current =
+      segment.kind === 'index'
+        ? Array.isArray(current)
+          ? (current[segment.index] ?? null)
+          : null
+        : member(current, segment.name);
     if (current === null) return null;
   }
   return current;
@@ -50,11 +55,22 @@ export function evaluate(expr: Expr, scope: Scope): unknown {
     case 'literal':
       return expr.value;
     case 'path': {
-      const base = expr.root === 'steps' ? scope.steps : expr.root === 'item' ? (scope.item ?? null) : expr.root === 'index' ? (scope.index ?? null) : (scope as unknown as Record<string, unknown>)[expr.root];
+      const base =
+        expr.root === 'steps'
+          ? scope.steps
+          : expr.root === 'item'
+            ? (scope.item ?? null)
+            : expr.root === 'index'
+              ? (scope.index ?? null)
+              : (scope as unknown as Record<string, unknown>)[expr.root];
       return walk(base ?? null, expr.segments);
     }
     case 'call':
-      return callFunction(expr.name, expr.args.map((arg) => evaluate(arg, scope)), scope);
+      return callFunction(
+        expr.name,
+        expr.args.map((arg) => evaluate(arg, scope)),
+        scope,
+      );
     case 'access':
       return walk(evaluate(expr.target, scope), expr.segments);
     case 'not':
@@ -66,6 +82,7 @@ export function evaluate(expr: Expr, scope: Scope): unknown {
 
 /** The value of a template: the expression's own value when whole, else the text with each value rendered. */
 export function render(template: Template, scope: Scope): unknown {
-  if (template.whole) return evaluate((template.parts.find((p) => typeof p !== 'string') as { expr: Expr }).expr, scope);
+  if (template.whole)
+    return evaluate((template.parts.find((p) => typeof p !== 'string') as { expr: Expr }).expr, scope);
   return template.parts.map((part) => (typeof part === 'string' ? part : toText(evaluate(part.expr, scope)))).join('');
 }

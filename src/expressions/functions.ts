@@ -51,8 +51,10 @@ export function callFunction(name: FunctionName, args: unknown[], host: Function
     case 'default':
       return first === null || first === undefined || first === '' ? second : first;
     case 'slice': {
-      if (!Array.isArray(first) && typeof first !== 'string') throw new ExpressionError(`slice() needs a list or text, got ${describe(first)}`);
-      if (typeof second !== 'number' || (third !== undefined && typeof third !== 'number')) throw new ExpressionError('slice() takes whole-number start and end');
+      if (!Array.isArray(first) && typeof first !== 'string')
+        throw new ExpressionError(`slice() needs a list or text, got ${describe(first)}`);
+      if (typeof second !== 'number' || (third !== undefined && typeof third !== 'number'))
+        throw new ExpressionError('slice() takes whole-number start and end');
       return first.slice(second, third as number | undefined);
     }
     default:
@@ -107,9 +109,11 @@ function format(pattern: string, values: unknown[]): string {
   return pattern.replace(/\{\{|\}\}|\{(\d+)\}|[{}]/g, (match, index: string | undefined) => {
     if (match === '{{') return '{';
     if (match === '}}') return '}';
-    if (index === undefined) throw new ExpressionError(`format() found a lone '${match}' in '${pattern}'; write {{ or }} for a brace`);
+    if (index === undefined)
+      throw new ExpressionError(`format() found a lone '${match}' in '${pattern}'; write {{ or }} for a brace`);
     const n = Number(index);
-    if (n >= values.length) throw new ExpressionError(`format() has no value for {${n}}: it got ${values.length} after the pattern`);
+    if (n >= values.length)
+      throw new ExpressionError(`format() has no value for {${n}}: it got ${values.length} after the pattern`);
     return toText(values[n]);
   });
 }
@@ -120,7 +124,9 @@ function fromJson(value: unknown): unknown {
     return JSON.parse(value);
   } catch (cause) {
     const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-    throw new ExpressionError(`fromJSON() could not read ${JSON.stringify(shown)} as JSON: ${(cause as Error).message}`);
+    throw new ExpressionError(
+      `fromJSON() could not read ${JSON.stringify(shown)} as JSON: ${(cause as Error).message}`,
+    );
   }
 }
 

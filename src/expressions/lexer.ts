@@ -1,6 +1,12 @@
 import { ExpressionSyntaxError, OPERATORS } from './syntax.js';
 
-export type Token = { kind: 'ident' | 'number' | 'string' | 'punct' | 'operator'; text: string; value?: string | number; start: number; end: number };
+export type Token = {
+  kind: 'ident' | 'number' | 'string' | 'punct' | 'operator';
+  text: string;
+  value?: string | number;
+  start: number;
+  end: number;
+};
 
 const TWO_CHAR_OPERATORS = ['==', '!=', '<=', '>=', '&&', '||'];
 /** What a user probably meant by a character that is no operator. */
@@ -12,7 +18,11 @@ function operatorAt(text: string, at: number): Token | undefined {
   const one = text[at]!;
   if (one === '!' || one === '<' || one === '>') return { kind: 'operator', text: one, start: at, end: at + 1 };
   const meant = SLIPS[one];
-  if (meant) throw new ExpressionSyntaxError(`'${one}' is not an operator; did you mean '${meant}'? The operators are ${OPERATORS.join(' ')}`, at);
+  if (meant)
+    throw new ExpressionSyntaxError(
+      `'${one}' is not an operator; did you mean '${meant}'? The operators are ${OPERATORS.join(' ')}`,
+      at,
+    );
   return undefined;
 }
 
@@ -79,7 +89,10 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     const arithmetic = '+-/%'.includes(char) ? '; there is no arithmetic' : '';
-    throw new ExpressionSyntaxError(`unexpected character ${JSON.stringify(char)}${arithmetic}; the operators are ${OPERATORS.join(' ')}`, at);
+    throw new ExpressionSyntaxError(
+      `unexpected character ${JSON.stringify(char)}${arithmetic}; the operators are ${OPERATORS.join(' ')}`,
+      at,
+    );
   }
   return tokens;
 }

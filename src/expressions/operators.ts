@@ -38,7 +38,8 @@ function compare(left: unknown, right: unknown): number {
     const b = right.toUpperCase();
     return a === b ? 0 : a < b ? -1 : 1;
   }
-  if (kindOf(left) === kindOf(right) && kindOf(left) !== 'number') return left === right ? 0 : Number(left) - Number(right);
+  if (kindOf(left) === kindOf(right) && kindOf(left) !== 'number')
+    return left === right ? 0 : Number(left) - Number(right);
   const a = toNumber(left);
   const b = toNumber(right);
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.NaN;

@@ -1,10 +1,20 @@
 import { tokenize, type Token } from './lexer.js';
 import { didYouMean } from './suggest.js';
-import { ExpressionSyntaxError, FUNCTIONS, LIMITS, ROOTS, type BinaryOperator, type Expr, type FunctionName, type Segment } from './syntax.js';
+import {
+  ExpressionSyntaxError,
+  FUNCTIONS,
+  LIMITS,
+  ROOTS,
+  type BinaryOperator,
+  type Expr,
+  type FunctionName,
+  type Segment,
+} from './syntax.js';
 
 /** Parses the text between `${{` and `}}`. */
 export function parseExpression(text: string): Expr {
-  if (text.length > LIMITS.exprLength) throw new ExpressionSyntaxError(`expression longer than ${LIMITS.exprLength} characters`, 0);
+  if (text.length > LIMITS.exprLength)
+    throw new ExpressionSyntaxError(`expression longer than ${LIMITS.exprLength} characters`, 0);
   return new Parser(text, tokenize(text)).parse();
 }
 
@@ -43,12 +53,17 @@ class Parser {
 
   private expect(punct: string): Token {
     const token = this.next();
-    if (token?.kind !== 'punct' || token.text !== punct) throw new ExpressionSyntaxError(`expected '${punct}'${token ? ` but found '${token.text}'` : ' at the end'}`, token?.start ?? this.text.length);
+    if (token?.kind !== 'punct' || token.text !== punct)
+      throw new ExpressionSyntaxError(
+        `expected '${punct}'${token ? ` but found '${token.text}'` : ' at the end'}`,
+        token?.start ?? this.text.length,
+      );
     return token;
   }
 
   private expression(depth: number): Expr {
-    if (depth > LIMITS.depth) throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, this.peek()?.start ?? 0);
+    if (depth > LIMITS.depth)
+      throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, this.peek()?.start ?? 0);
     return this.binary(0, depth);
   }
 
@@ -71,7 +86,8 @@ class Parser {
     const token = this.peek();
     if (token?.kind === 'operator' && token.text === '!') {
       this.next();
-      if (depth + 1 > LIMITS.depth) throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, token.start);
+      if (depth + 1 > LIMITS.depth)
+        throw new ExpressionSyntaxError(`expression nested deeper than ${LIMITS.depth}`, token.start);
       const operand = this.unary(depth + 1);
       return { kind: 'not', operand, start: token.start, end: operand.end };
     }
@@ -81,7 +97,8 @@ class Parser {
   private primary(depth: number): Expr {
     const token = this.next();
     if (!token) throw new ExpressionSyntaxError('empty expression', this.text.length);
-    if (token.kind === 'string' || token.kind === 'number') return { kind: 'literal', value: token.value!, start: token.start, end: token.end };
+    if (token.kind === 'string' || token.kind === 'number')
+      return { kind: 'literal', value: token.value!, start: token.start, end: token.end };
     if (token.kind === 'punct' && token.text === '(') {
       const inner = this.expression(depth + 1);
       const close = this.expect(')');
@@ -89,7 +106,12 @@ class Parser {
     }
     if (token.kind !== 'ident') throw new ExpressionSyntaxError(`unexpected '${token.text}'`, token.start);
     if (token.text === 'true' || token.text === 'false' || token.text === 'null') {
-      return { kind: 'literal', value: token.text === 'null' ? null : token.text === 'true', start: token.start, end: token.end };
+      return {
+        kind: 'literal',
+        value: token.text === 'null' ? null : token.text === 'true',
+        start: token.start,
+        end: token.end,
+      };
     }
     if (this.peek()?.text === '(') return this.access(this.call(token, depth));
     if (!(ROOTS as readonly string[]).includes(token.text)) {
@@ -107,7 +129,10 @@ class Parser {
     if (!name) {
       const known = Object.keys(FUNCTIONS);
       const hint = didYouMean(token.text, known);
-      throw new ExpressionSyntaxError(`unknown function '${token.text}'${hint}${hint ? ' The' : '; the'} functions are ${known.join(', ')}`, token.start);
+      throw new ExpressionSyntaxError(
+        `unknown function '${token.text}'${hint}${hint ? ' The' : '; the'} functions are ${known.join(', ')}`,
+        token.start,
+      );
     }
     this.next();
     const args: Expr[] = [];
@@ -121,7 +146,10 @@ class Parser {
     const close = this.expect(')');
     const [min, max] = FUNCTIONS[name];
     if (args.length < min || args.length > max) {
-      throw new ExpressionSyntaxError(`${name}() takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}`, token.start);
+      throw new ExpressionSyntaxError(
+        `${name}() takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, got ${args.length}`,
+        token.start,
+      );
     }
     return { kind: 'call', name, args, start: token.start, end: close.end };
   }
@@ -141,8 +169,10 @@ class Parser {
       if (following?.text === '.') {
         this.next();
         const name = this.next();
-        if (!name || (name.kind !== 'ident' && name.kind !== 'number')) throw new ExpressionSyntaxError(`expected a name after '.'`, name?.start ?? following.end);
-        if (name.kind === 'number' && !/^\d+$/.test(name.text)) throw new ExpressionSyntaxError(`expected a name after '.'`, name.start);
+        if (!name || (name.kind !== 'ident' && name.kind !== 'number'))
+          throw new ExpressionSyntaxError(`expected a name after '.'`, name?.start ?? following.end);
+        if (name.kind === 'number' && !/^\d+$/.test(name.text))
+          throw new ExpressionSyntaxError(`expected a name after '.'`, name.start);
         segments.push({ kind: 'field', name: name.text });
         end = name.end;
       } else if (following?.text === '[') {
@@ -159,7 +189,8 @@ class Parser {
   private bracketed(open: Token): Segment {
     const inside = this.next();
     if (inside?.kind === 'punct' && inside.text === '*') return { kind: 'wildcard' };
-    if (inside?.kind === 'number' && Number.isInteger(inside.value) && (inside.value as number) >= 0) return { kind: 'index', index: inside.value as number };
+    if (inside?.kind === 'number' && Number.isInteger(inside.value) && (inside.value as number) >= 0)
+      return { kind: 'index', index: inside.value as number };
     if (inside?.kind === 'string') return { kind: 'field', name: inside.value as string };
     throw new ExpressionSyntaxError(`expected an index, a quoted key or * inside [ ]`, inside?.start ?? open.end);
   }

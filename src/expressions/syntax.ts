@@ -59,7 +59,14 @@ export class ExpressionSyntaxError extends Error {
 export function pathText(root: string, segments: readonly Segment[]): string {
   return segments.reduce(
     (text, s) =>
-      text + (s.kind === 'wildcard' ? '[*]' : s.kind === 'index' ? `[${s.index}]` : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s.name) ? `.${s.name}` : `['${s.name.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`),
+      text +
+      (s.kind === 'wildcard'
+        ? '[*]'
+        : s.kind === 'index'
+          ? `[${s.index}]`
+          : /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s.name)
+            ? `.${s.name}`
+            : `['${s.name.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`),
     root,
   );
 }

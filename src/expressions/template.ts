@@ -18,13 +18,15 @@ export function parseTemplate(text: string): Template {
     if (open < 0) break;
     const close = text.indexOf('}}', open + 3);
     if (close < 0) throw new ExpressionSyntaxError("'${{' without a closing '}}'", open);
-    if (++count > LIMITS.perString) throw new ExpressionSyntaxError(`more than ${LIMITS.perString} expressions in one string`, open);
+    if (++count > LIMITS.perString)
+      throw new ExpressionSyntaxError(`more than ${LIMITS.perString} expressions in one string`, open);
     if (open > at) parts.push(text.slice(at, open));
     const inner = text.slice(open + 3, close);
     try {
       parts.push({ expr: parseExpression(inner), source: text.slice(open, close + 2), offset: open });
     } catch (error) {
-      if (error instanceof ExpressionSyntaxError) throw new ExpressionSyntaxError(error.message, open + 3 + error.offset);
+      if (error instanceof ExpressionSyntaxError)
+        throw new ExpressionSyntaxError(error.message, open + 3 + error.offset);
       throw error;
     }
     at = close + 2;

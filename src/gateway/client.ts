@@ -4,11 +4,29 @@ import type { GatewayFailure } from './failures.js';
 import { checkUploadable, deleteFile, listFiles, upload } from './files-api.js';
 import { GatewayRequester, type GatewayClientOptions, type GatewayEndpoints } from './request-core.js';
 import { account, models, modelSchema, submit, task } from './tasks-api.js';
-import { llm, toolLogs, webFetch, webSearch, type LlmProtocol, type WebFetchOutcome, type WebSearchRequest, type WebSearchResult } from './tools-api.js';
+import {
+  llm,
+  toolLogs,
+  webFetch,
+  webSearch,
+  type LlmProtocol,
+  type WebFetchOutcome,
+  type WebSearchRequest,
+  type WebSearchResult,
+} from './tools-api.js';
 import type { Account, FileList, MediaFile, ModelEntry, Submission, TaskResult } from './types.js';
 
 export { checkUploadable };
-export type { Downloaded, DownloadOptions, GatewayClientOptions, GatewayEndpoints, LlmProtocol, WebFetchOutcome, WebSearchRequest, WebSearchResult };
+export type {
+  Downloaded,
+  DownloadOptions,
+  GatewayClientOptions,
+  GatewayEndpoints,
+  LlmProtocol,
+  WebFetchOutcome,
+  WebSearchRequest,
+  WebSearchResult,
+};
 
 type Json = Record<string, unknown>;
 type Page = { limit?: number; offset?: number };
@@ -18,13 +36,25 @@ export interface GatewayClient {
   account(signal?: AbortSignal): Promise<Result<Account, GatewayFailure>>;
   models(signal?: AbortSignal): Promise<Result<ModelEntry[], GatewayFailure>>;
   modelSchema(slug: string, signal?: AbortSignal): Promise<Result<Json, GatewayFailure>>;
-  submit(slug: string, input: Json, options?: { webhookUrl?: string; signal?: AbortSignal }): Promise<Result<Submission, GatewayFailure>>;
+  submit(
+    slug: string,
+    input: Json,
+    options?: { webhookUrl?: string; signal?: AbortSignal },
+  ): Promise<Result<Submission, GatewayFailure>>;
   task(taskId: string, signal?: AbortSignal): Promise<Result<TaskResult, GatewayFailure>>;
   upload(path: string, signal?: AbortSignal): Promise<Result<MediaFile, GatewayFailure>>;
   files(page?: Page, signal?: AbortSignal): Promise<Result<FileList, GatewayFailure>>;
   deleteFile(fileId: string, signal?: AbortSignal): Promise<Result<void, GatewayFailure>>;
-  download(url: string, destination: string, options?: DownloadOptions, signal?: AbortSignal): Promise<Result<Downloaded, GatewayFailure>>;
-  webSearch(request: WebSearchRequest, signal?: AbortSignal): Promise<Result<{ results: WebSearchResult[]; answer: string | null }, GatewayFailure>>;
+  download(
+    url: string,
+    destination: string,
+    options?: DownloadOptions,
+    signal?: AbortSignal,
+  ): Promise<Result<Downloaded, GatewayFailure>>;
+  webSearch(
+    request: WebSearchRequest,
+    signal?: AbortSignal,
+  ): Promise<Result<{ results: WebSearchResult[]; answer: string | null }, GatewayFailure>>;
   webFetch(urls: string[], signal?: AbortSignal): Promise<Result<WebFetchOutcome, GatewayFailure>>;
   toolLogs(page?: Page, signal?: AbortSignal): Promise<Result<Json, GatewayFailure>>;
   llm(protocol: LlmProtocol, body: Json, signal?: AbortSignal): Promise<Result<Json, GatewayFailure>>;

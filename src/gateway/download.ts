@@ -31,7 +31,13 @@ const SNIFF_BYTES = 4100;
  * `destination.part` and are renamed only once whole and checked, so a file under its final name
  * is always complete, whatever stopped the process.
  */
-export async function download(core: GatewayRequester, url: string, destination: string, options: DownloadOptions = {}, signal?: AbortSignal): Promise<Result<Downloaded, GatewayFailure>> {
+export async function download(
+  core: GatewayRequester,
+  url: string,
+  destination: string,
+  options: DownloadOptions = {},
+  signal?: AbortSignal,
+): Promise<Result<Downloaded, GatewayFailure>> {
   const maxBytes = options.maxBytes ?? 2 * 1024 ** 3;
   for (let attempt = 1; ; attempt++) {
     const outcome = await downloadOnce(core, url, destination, maxBytes, options.expect, signal);
@@ -41,9 +47,21 @@ export async function download(core: GatewayRequester, url: string, destination:
   }
 }
 
-async function downloadOnce(core: GatewayRequester, url: string, destination: string, maxBytes: number, expect: string | undefined, signal: AbortSignal | undefined): Promise<Result<Downloaded, GatewayFailure>> {
+async function downloadOnce(
+  core: GatewayRequester,
+  url: string,
+  destination: string,
+  maxBytes: number,
+  expect: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Result<Downloaded, GatewayFailure>> {
   // Result links are public; the API key is never sent to them.
-  const sent = await core.transport.send({ method: 'GET', url, headers: { 'User-Agent': USER_AGENT }, ...(signal ? { signal } : {}) });
+  const sent = await core.transport.send({
+    method: 'GET',
+    url,
+    headers: { 'User-Agent': USER_AGENT },
+    ...(signal ? { signal } : {}),
+  });
   if (!sent.ok) return sent;
   const answer = sent.value;
   if (answer.status !== 200) {
@@ -59,7 +77,11 @@ async function downloadOnce(core: GatewayRequester, url: string, destination: st
   const written = await writePart(answer, partial, maxBytes, signal);
   if (!written.ok) {
     await rm(partial, { force: true });
-    return err(written.error.tooLarge ? downloadFailure(url, `the file is larger than ${maxBytes} bytes`) : written.error.failure);
+    return err(
+      written.error.tooLarge
+        ? downloadFailure(url, `the file is larger than ${maxBytes} bytes`)
+        : written.error.failure,
+    );
   }
   const { bytes, head } = written.value;
   const sniffed = await fileTypeFromBuffer(head);
@@ -74,14 +96,20 @@ async function downloadOnce(core: GatewayRequester, url: string, destination: st
 
 /** Why bytes are not the `expect` kind of media, or nothing when they are. */
 function mismatch(expect: string, sniffed: string | undefined, declared: string): string | undefined {
-  if (!sniffed) return `expected ${expect}, the bytes are not a known ${expect} format${declared ? ` though the server said ${declared}` : ''}`;
+  if (!sniffed)
+    return `expected ${expect}, the bytes are not a known ${expect} format${declared ? ` though the server said ${declared}` : ''}`;
   return sniffed.startsWith(`${expect}/`) ? undefined : `expected ${expect}, the bytes are ${sniffed}`;
 }
 
 type PartFailure = { tooLarge: true } | { tooLarge: false; failure: GatewayFailure };
 
 /** Streams the body to `partial`, at most `maxBytes`, keeping its first bytes to sniff as they pass. */
-async function writePart(answer: Answer, partial: string, maxBytes: number, signal: AbortSignal | undefined): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
+async function writePart(
+  answer: Answer,
+  partial: string,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
   let bytes = 0;
   // The file is not read a second time to learn its type.
   let head = Buffer.alloc(0);
@@ -96,15 +124,29 @@ async function writePart(answer: Answer, partial: string, maxBytes: number, sign
     await pipeline(answer.body, cap, createWriteStream(partial));
     return ok({ bytes, head });
   } catch (error) {
-    return err(bytes > maxBytes ? { tooLarge: true } : { tooLarge: false, failure: classifyStreamError(error, signal) });
+    return err(
+      bytes > maxBytes ? { tooLarge: true } : { tooLarge: false, failure: classifyStreamError(error, signal) },
+    );
   }
 }
 
 function classifyStreamError(error: unknown, signal: AbortSignal | undefined): GatewayFailure {
   if (signal?.aborted) return abortedFailure(true);
   const code = (error as { code?: string }).code;
-  if (code === 'UND_ERR_BODY_TIMEOUT') return { reason: 'timeout', phase: 'body', message: 'the download stalled', retryable: true, outcomeUnknown: false };
-  return { reason: 'connection-dropped', message: `the download broke off (${code ?? (error as Error).message})`, retryable: true, outcomeUnknown: false };
+  if (code === 'UND_ERR_BODY_TIMEOUT')
+    return {
+      reason: 'timeout',
+      phase: 'body',
+      message: 'the download stalled',
+      retryable: true,
+      outcomeUnknown: false,
+    };
+  return {
+    reason: 'connection-dropped',
+    message: `the download broke off (${code ?? (error as Error).message})`,
+    retryable: true,
+    outcomeUnknown: false,
+  };
 }
 
 function safeJson(text: string): unknown {

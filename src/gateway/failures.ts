@@ -69,9 +69,27 @@ export function httpFailure(status: number, message: string, retryAfterMs: numbe
   const retryable = status === 429 || status === 408 || (status >= 500 && status !== 501);
   const text = `HTTP ${status}${message ? `: ${message}` : ''}`;
   if (reason === 'rate-limited') {
-    return { reason, status: 429, category, detail, message: text, retryable: true, outcomeUnknown: false, retryAfterMs: retryAfterMs ?? 60_000 };
+    return {
+      reason,
+      status: 429,
+      category,
+      detail,
+      message: text,
+      retryable: true,
+      outcomeUnknown: false,
+      retryAfterMs: retryAfterMs ?? 60_000,
+    };
   }
-  return { reason, status, category, detail, message: text, retryable, outcomeUnknown: false, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) } as GatewayFailure;
+  return {
+    reason,
+    status,
+    category,
+    detail,
+    message: text,
+    retryable,
+    outcomeUnknown: false,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  } as GatewayFailure;
 }
 
 export function networkFailure(reason: 'connection-failed' | 'connection-dropped', message: string): GatewayFailure {
@@ -79,19 +97,49 @@ export function networkFailure(reason: 'connection-failed' | 'connection-dropped
 }
 
 export function timeoutFailure(phase: 'connect' | 'headers' | 'body', ms: number): GatewayFailure {
-  return { reason: 'timeout', phase, message: `no ${phase === 'connect' ? 'connection' : phase === 'headers' ? 'answer' : 'complete body'} within ${ms} ms`, retryable: true, outcomeUnknown: false };
+  return {
+    reason: 'timeout',
+    phase,
+    message: `no ${phase === 'connect' ? 'connection' : phase === 'headers' ? 'answer' : 'complete body'} within ${ms} ms`,
+    retryable: true,
+    outcomeUnknown: false,
+  };
 }
 
 export function malformedResponse(status: number, what: string): GatewayFailure {
-  return { reason: 'malformed-response', status, message: `the gateway answered HTTP ${status} with ${what}`, retryable: true, outcomeUnknown: false };
+  return {
+    reason: 'malformed-response',
+    status,
+    message: `the gateway answered HTTP ${status} with ${what}`,
+    retryable: true,
+    outcomeUnknown: false,
+  };
 }
 
 /** `sent`: the request had left when it was cancelled, so its effect is unknown. */
-export const abortedFailure = (sent: boolean): GatewayFailure => ({ reason: 'aborted', sent, message: 'cancelled', retryable: false, outcomeUnknown: false });
+export const abortedFailure = (sent: boolean): GatewayFailure => ({
+  reason: 'aborted',
+  sent,
+  message: 'cancelled',
+  retryable: false,
+  outcomeUnknown: false,
+});
 
-export const localFileFailure = (path: string, message: string): GatewayFailure => ({ reason: 'local-file', path, message, retryable: false, outcomeUnknown: false });
+export const localFileFailure = (path: string, message: string): GatewayFailure => ({
+  reason: 'local-file',
+  path,
+  message,
+  retryable: false,
+  outcomeUnknown: false,
+});
 
-export const downloadFailure = (url: string, message: string): GatewayFailure => ({ reason: 'download-failed', url, message, retryable: false, outcomeUnknown: false });
+export const downloadFailure = (url: string, message: string): GatewayFailure => ({
+  reason: 'download-failed',
+  url,
+  message,
+  retryable: false,
+  outcomeUnknown: false,
+});
 
 /**
  * What a submission's failure means for money: a refusal (4xx, 429, a connection that never
@@ -99,7 +147,9 @@ export const downloadFailure = (url: string, message: string): GatewayFailure =>
  */
 export function forSubmission(failure: GatewayFailure): GatewayFailure {
   const certainlyRefused =
-    failure.reason === 'connection-failed' || (failure.reason === 'aborted' && !failure.sent) || ('status' in failure && failure.status >= 400 && failure.status < 500);
+    failure.reason === 'connection-failed' ||
+    (failure.reason === 'aborted' && !failure.sent) ||
+    ('status' in failure && failure.status >= 400 && failure.status < 500);
   const connectTimeout = failure.reason === 'timeout' && failure.phase === 'connect';
   if (certainlyRefused || connectTimeout) return failure;
   return {

@@ -12,7 +12,12 @@ import type { FileList, MediaFile } from './types.js';
 
 /** The team's media files: upload, list and delete. Downloads are in download.ts. */
 
-export async function upload(core: GatewayRequester, path: string, limitBytes: number, signal?: AbortSignal): Promise<Result<MediaFile, GatewayFailure>> {
+export async function upload(
+  core: GatewayRequester,
+  path: string,
+  limitBytes: number,
+  signal?: AbortSignal,
+): Promise<Result<MediaFile, GatewayFailure>> {
   const checked = await checkUploadable(path, limitBytes);
   if (!checked.ok) return checked;
   const answer = await core.json({
@@ -32,8 +37,17 @@ export async function upload(core: GatewayRequester, path: string, limitBytes: n
   return file ? ok(file) : err(malformedResponse(200, 'an upload answer without file_id and download_url'));
 }
 
-export async function listFiles(core: GatewayRequester, page: { limit?: number; offset?: number } = {}, signal?: AbortSignal): Promise<Result<FileList, GatewayFailure>> {
-  const answer = await core.json({ kind: 'read', method: 'GET', url: `${core.base}/media/files${pageQuery(page)}`, signal });
+export async function listFiles(
+  core: GatewayRequester,
+  page: { limit?: number; offset?: number } = {},
+  signal?: AbortSignal,
+): Promise<Result<FileList, GatewayFailure>> {
+  const answer = await core.json({
+    kind: 'read',
+    method: 'GET',
+    url: `${core.base}/media/files${pageQuery(page)}`,
+    signal,
+  });
   if (!answer.ok) return answer;
   const data = envelopeData(answer.value);
   const list = isObject(data) && Array.isArray(data.files) ? data.files : Array.isArray(data) ? data : undefined;
@@ -48,8 +62,17 @@ export async function listFiles(core: GatewayRequester, page: { limit?: number; 
   });
 }
 
-export async function deleteFile(core: GatewayRequester, fileId: string, signal?: AbortSignal): Promise<Result<void, GatewayFailure>> {
-  const answer = await core.json({ kind: 'read', method: 'DELETE', url: `${core.base}/media/files/${encodeURIComponent(fileId)}`, signal });
+export async function deleteFile(
+  core: GatewayRequester,
+  fileId: string,
+  signal?: AbortSignal,
+): Promise<Result<void, GatewayFailure>> {
+  const answer = await core.json({
+    kind: 'read',
+    method: 'DELETE',
+    url: `${core.base}/media/files/${encodeURIComponent(fileId)}`,
+    signal,
+  });
   return answer.ok ? ok(undefined) : answer;
 }
 
@@ -63,11 +86,19 @@ export async function checkUploadable(path: string, limitBytes: number): Promise
   } catch {
     return err(localFileFailure(path, `${path} does not exist`));
   }
-  if (size > limitBytes) return err(localFileFailure(path, `${path} is ${formatBytes(size)}; the upload limit is ${formatBytes(limitBytes)}`));
+  if (size > limitBytes)
+    return err(
+      localFileFailure(path, `${path} is ${formatBytes(size)}; the upload limit is ${formatBytes(limitBytes)}`),
+    );
   const sniffed = await fileTypeFromFile(path);
   const kind = sniffed?.mime.split('/')[0];
   if (!sniffed || (kind !== 'image' && kind !== 'video' && kind !== 'audio')) {
-    return err(localFileFailure(path, `${path} is not an image, video or audio file${sniffed ? ` (its bytes are ${sniffed.mime})` : ''}`));
+    return err(
+      localFileFailure(
+        path,
+        `${path} is not an image, video or audio file${sniffed ? ` (its bytes are ${sniffed.mime})` : ''}`,
+      ),
+    );
   }
   return ok(sniffed.mime);
 }

@@ -1,10 +1,20 @@
-import { toMillis, taskState, type MediaFile, type ModelEntry, type Resource, type Submission, type TaskResult } from './types.js';
+import {
+  toMillis,
+  taskState,
+  type MediaFile,
+  type ModelEntry,
+  type Resource,
+  type Submission,
+  type TaskResult,
+} from './types.js';
 
 type Json = Record<string, unknown>;
 
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const number = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
 /** The `data` of an envelope `{code, message, data}`; bodies without an envelope are their own data. */
 export function envelopeData(body: unknown): unknown {
@@ -33,8 +43,17 @@ export function parseTaskResult(body: unknown, taskId: string): TaskResult | und
   const status = data.status as string;
   const result = isObject(data.result) ? data.result : {};
   const extensions = isObject(result.extensions) ? result.extensions : {};
-  const resources = (Array.isArray(result.resources) ? result.resources : []).map(parseResource).filter((r): r is Resource => r !== undefined);
-  const error = isObject(data.error) ? { ...(number(data.error.code) !== undefined ? { code: data.error.code as number } : {}), message: text(data.error.message) ?? JSON.stringify(data.error) } : text(data.error) ? { message: data.error as string } : undefined;
+  const resources = (Array.isArray(result.resources) ? result.resources : [])
+    .map(parseResource)
+    .filter((r): r is Resource => r !== undefined);
+  const error = isObject(data.error)
+    ? {
+        ...(number(data.error.code) !== undefined ? { code: data.error.code as number } : {}),
+        message: text(data.error.message) ?? JSON.stringify(data.error),
+      }
+    : text(data.error)
+      ? { message: data.error as string }
+      : undefined;
   const parsed: TaskResult = {
     taskId: text(data.task_id) ?? taskId,
     modelId: text(data.model_id) ?? '',
@@ -57,14 +76,24 @@ export function parseTaskResult(body: unknown, taskId: string): TaskResult | und
 
 /** `{"models":[…]}`, the array under `data`, or `data.models`: gateways answer the list in each of these shapes. */
 export function parseModels(body: unknown): ModelEntry[] | undefined {
-  const list = isObject(body) && Array.isArray(body.models) ? body.models : Array.isArray(envelopeData(body)) ? (envelopeData(body) as unknown[]) : isObject(envelopeData(body)) && Array.isArray((envelopeData(body) as Json).models) ? ((envelopeData(body) as Json).models as unknown[]) : undefined;
+  const list =
+    isObject(body) && Array.isArray(body.models)
+      ? body.models
+      : Array.isArray(envelopeData(body))
+        ? (envelopeData(body) as unknown[])
+        : isObject(envelopeData(body)) && Array.isArray((envelopeData(body) as Json).models)
+          ? ((envelopeData(body) as Json).models as unknown[])
+          : undefined;
   if (!list) return undefined;
-  return list.filter(isObject).filter((m) => text(m.slug)).map((m) => ({
-    slug: m.slug as string,
-    type: text(m.type) ?? 'unknown',
-    ...(text(m.docs_url) ? { docsUrl: m.docs_url as string } : {}),
-    ...(text(m.description) ? { description: m.description as string } : {}),
-  }));
+  return list
+    .filter(isObject)
+    .filter((m) => text(m.slug))
+    .map((m) => ({
+      slug: m.slug as string,
+      type: text(m.type) ?? 'unknown',
+      ...(text(m.docs_url) ? { docsUrl: m.docs_url as string } : {}),
+      ...(text(m.description) ? { description: m.description as string } : {}),
+    }));
 }
 
 export function parseMediaFile(value: unknown): MediaFile | undefined {

@@ -39,11 +39,14 @@ export function parseRateLimit(status: number, headers: HeaderBag, now: number):
   const reset = integer(header(headers, 'x-ratelimit-reset'));
   if (limit !== undefined && limit >= 0) observation.limit = limit;
   if (remaining !== undefined && remaining >= 0) observation.remaining = remaining;
-  if (reset !== undefined && reset >= 0) observation.resetAt = reset < 86_400 ? now + reset * 1000 : reset < 1e11 ? reset * 1000 : reset;
+  if (reset !== undefined && reset >= 0)
+    observation.resetAt = reset < 86_400 ? now + reset * 1000 : reset < 1e11 ? reset * 1000 : reset;
   const retryAfter = header(headers, 'retry-after');
   const retrySeconds = integer(retryAfter);
   if (retrySeconds !== undefined && retrySeconds >= 0) observation.retryAfterMs = retrySeconds * 1000;
-  else if (retryAfter && !Number.isNaN(Date.parse(retryAfter))) observation.retryAfterMs = Math.max(0, Date.parse(retryAfter) - now);
-  else if (status === 429 && observation.resetAt !== undefined) observation.retryAfterMs = Math.max(0, observation.resetAt - now);
+  else if (retryAfter && !Number.isNaN(Date.parse(retryAfter)))
+    observation.retryAfterMs = Math.max(0, Date.parse(retryAfter) - now);
+  else if (status === 429 && observation.resetAt !== undefined)
+    observation.retryAfterMs = Math.max(0, observation.resetAt - now);
   return observation;
 }

@@ -101,7 +101,11 @@ export class GatewayRequester {
   }
 
   /** Waits before attempt `attempt + 1`; an abort while waiting is a failure that sent nothing. */
-  async backOff(failure: GatewayFailure, attempt: number, signal: AbortSignal | undefined): Promise<Result<void, GatewayFailure>> {
+  async backOff(
+    failure: GatewayFailure,
+    attempt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Result<void, GatewayFailure>> {
     try {
       await sleep(this.clock, retryDelay(failure, attempt, this.retry, this.random), signal);
       return ok(undefined);
@@ -123,7 +127,11 @@ export class GatewayRequester {
     }
     try {
       const body = exchange.body ? await exchange.body() : undefined;
-      const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT, ...exchange.headers };
+      const headers: Record<string, string> = {
+        Accept: 'application/json',
+        'User-Agent': USER_AGENT,
+        ...exchange.headers,
+      };
       if (authorised) headers.Authorization = `Bearer ${this.options.apiKey}`;
       const sent = await this.transport.send({
         method: exchange.method,

@@ -62,7 +62,8 @@ export class CachedSchemaSource implements ModelSchemaSource {
 async function readCache(file: string): Promise<{ fetchedAt: number; schema: JsonSchema } | undefined> {
   try {
     const parsed = JSON.parse(await readFile(file, 'utf8')) as { fetchedAt?: unknown; schema?: unknown };
-    if (typeof parsed.fetchedAt === 'number' && typeof parsed.schema === 'object' && parsed.schema !== null) return parsed as { fetchedAt: number; schema: JsonSchema };
+    if (typeof parsed.fetchedAt === 'number' && typeof parsed.schema === 'object' && parsed.schema !== null)
+      return parsed as { fetchedAt: number; schema: JsonSchema };
   } catch {
     // No cache, or a broken one: fetch again.
   }

@@ -29,7 +29,14 @@ export interface Answer {
 }
 
 /** Socket errors raised before anything was sent: the request certainly did not reach the gateway. */
-const NEVER_OPENED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const NEVER_OPENED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
 
 function errorCode(error: unknown): string | undefined {
   let current = error as { code?: string; cause?: unknown; errors?: unknown[] } | undefined;
@@ -56,7 +63,10 @@ export function classifyError(error: unknown, timeouts: Timeouts, signal: AbortS
   }
   if (code && NEVER_OPENED.has(code)) return networkFailure('connection-failed', `could not connect (${code})`);
   const message = error instanceof Error ? error.message : String(error);
-  return networkFailure('connection-dropped', `the connection closed before the answer was complete (${code ?? message})`);
+  return networkFailure(
+    'connection-dropped',
+    `the connection closed before the answer was complete (${code ?? message})`,
+  );
 }
 
 /** One HTTP exchange over undici, with the configured timeouts. The body is left for the caller to read. */
@@ -64,7 +74,11 @@ export class Transport {
   private readonly agent: Agent;
 
   constructor(readonly timeouts: Timeouts = DEFAULT_TIMEOUTS) {
-    this.agent = new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs });
+    this.agent = new Agent({
+      connect: { timeout: timeouts.connectMs },
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+    });
   }
 
   async send(outgoing: OutgoingRequest): Promise<Result<Answer, GatewayFailure>> {

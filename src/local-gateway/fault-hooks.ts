@@ -52,7 +52,11 @@ export function injectRandomError(ctx: GatewayContext, request: FastifyRequest):
 }
 
 /** `drop-after`, `malformed-json` and `delay` faults, and a random 500 after the handler, applied to an answer. */
-export function installAfterHandlerFaults(app: FastifyInstance, ctx: GatewayContext, isPublic: (url: string) => boolean): void {
+export function installAfterHandlerFaults(
+  app: FastifyInstance,
+  ctx: GatewayContext,
+  isPublic: (url: string) => boolean,
+): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if (reply.statusCode >= 400) return payload;
     const blob = isBlobLink(request.url);
@@ -64,11 +68,19 @@ export function installAfterHandlerFaults(app: FastifyInstance, ctx: GatewayCont
     const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
     if (!fault) return payload;
     ctx.stats.faultInjected(fault.kind);
-    return blob ? blobFault(ctx, fault, request, reply, payload as Readable) : apiFault(ctx, fault, request, reply, payload);
+    return blob
+      ? blobFault(ctx, fault, request, reply, payload as Readable)
+      : apiFault(ctx, fault, request, reply, payload);
   });
 }
 
-async function apiFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+async function apiFault(
+  ctx: GatewayContext,
+  fault: Fault,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<unknown> {
   switch (fault.kind) {
     case 'drop-after':
       dropConnection(ctx, request);
@@ -87,7 +99,13 @@ async function apiFault(ctx: GatewayContext, fault: Fault, request: FastifyReque
  * connection, as a link that breaks off mid-download; `malformed-json` sends a page of HTML under
  * the media type the file claims, as a misconfigured CDN would.
  */
-async function blobFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest, reply: FastifyReply, payload: Readable): Promise<unknown> {
+async function blobFault(
+  ctx: GatewayContext,
+  fault: Fault,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: Readable,
+): Promise<unknown> {
   switch (fault.kind) {
     case 'drop-after':
       return cutHalfway(ctx, request, payload, Number(reply.getHeader('content-length') ?? 0));

@@ -29,13 +29,20 @@ const ERROR_STATUSES = new Set([400, 401, 402, 404, 413, 429, 500, 503]);
 export function parseFault(value: unknown): Fault {
   if (typeof value !== 'object' || value === null) throw invalid('a fault must be an object');
   const fault = value as Record<string, unknown>;
-  if (!KINDS.has(fault.kind as Fault['kind'])) throw invalid(`fault kind must be one of ${[...KINDS].join(', ')} (got ${JSON.stringify(fault.kind)})`);
-  if (fault.route !== undefined && typeof fault.route !== 'string') throw invalid('fault route must be a string such as "POST /api/v1/{provider}/{model_id}"');
-  if (fault.kind === 'status' && !ERROR_STATUSES.has(fault.status as number)) throw invalid(`fault status must be one of ${[...ERROR_STATUSES].join(', ')}`);
-  if (fault.kind === 'delay' && !(Number.isInteger(fault.delay_ms) && (fault.delay_ms as number) > 0 && (fault.delay_ms as number) <= 600_000)) {
+  if (!KINDS.has(fault.kind as Fault['kind']))
+    throw invalid(`fault kind must be one of ${[...KINDS].join(', ')} (got ${JSON.stringify(fault.kind)})`);
+  if (fault.route !== undefined && typeof fault.route !== 'string')
+    throw invalid('fault route must be a string such as "POST /api/v1/{provider}/{model_id}"');
+  if (fault.kind === 'status' && !ERROR_STATUSES.has(fault.status as number))
+    throw invalid(`fault status must be one of ${[...ERROR_STATUSES].join(', ')}`);
+  if (
+    fault.kind === 'delay' &&
+    !(Number.isInteger(fault.delay_ms) && (fault.delay_ms as number) > 0 && (fault.delay_ms as number) <= 600_000)
+  ) {
     throw invalid('fault delay_ms must be an integer from 1 to 600000');
   }
-  if (fault.times !== undefined && !(Number.isInteger(fault.times) && (fault.times as number) >= 1)) throw invalid('fault times must be a positive integer');
+  if (fault.times !== undefined && !(Number.isInteger(fault.times) && (fault.times as number) >= 1))
+    throw invalid('fault times must be a positive integer');
   return fault as unknown as Fault;
 }
 

@@ -44,7 +44,10 @@ export class FileRegistry {
   checkQuota(team: string, incomingBytes: number): void {
     const used = this.usedBytes(team);
     if (used + incomingBytes > this.quotaBytes) {
-      throw new GatewayError(413, `the team's upload quota of ${this.quotaBytes} bytes is used up (${used} bytes held); delete files to free it`);
+      throw new GatewayError(
+        413,
+        `the team's upload quota of ${this.quotaBytes} bytes is used up (${used} bytes held); delete files to free it`,
+      );
     }
   }
 
@@ -71,7 +74,8 @@ export class FileRegistry {
 
   async remove(team: string, fileId: string): Promise<void> {
     const entry = this.entries.get(fileId);
-    if (!entry || entry.team !== team || entry.record.expires_at <= this.clock.now()) throw notFound(`file ${fileId} does not exist`);
+    if (!entry || entry.team !== team || entry.record.expires_at <= this.clock.now())
+      throw notFound(`file ${fileId} does not exist`);
     this.entries.delete(fileId);
     await this.blobs.remove(entry.blob.token);
   }

@@ -52,7 +52,10 @@ export interface LocalGateway {
 }
 
 export class PortInUseError extends Error {
-  constructor(readonly host: string, readonly port: number) {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+  ) {
     super(`port ${port} on ${host} is already in use; pick another with --port, or 0 for a free one`);
   }
 }
@@ -90,9 +93,11 @@ function buildContext(resolved: ResolvedGatewayOptions, clock: GatewayClock, dat
 /** `http://host:port` of a listening server, with a wildcard address made one a client can reach. */
 function originOfServer(app: FastifyInstance): string {
   const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('Internal error: the gateway is not listening on a TCP port');
+  if (!address || typeof address === 'string')
+    throw new Error('Internal error: the gateway is not listening on a TCP port');
   const wildcardV6 = address.address === '::' ? '::1' : address.address;
-  const host = address.family === 'IPv6' ? `[${wildcardV6}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  const host =
+    address.family === 'IPv6' ? `[${wildcardV6}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
   return `http://${host}:${address.port}`;
 }
 

@@ -28,7 +28,9 @@ interface SchemaFile {
 export function loadServedModels(): Map<string, ServedModel> {
   const folder = join(packageRoot(), 'schemas', 'models');
   const models = new Map<string, ServedModel>();
-  for (const name of readdirSync(folder).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(folder)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const schema = JSON.parse(readFileSync(join(folder, name), 'utf8')) as SchemaFile & Record<string, unknown>;
     const meta = schema['x-model'];
     const price = schemaPriceRule(schema);

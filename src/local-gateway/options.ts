@@ -91,8 +91,10 @@ export function resolveGatewayOptions(options: LocalGatewayOptions): ResolvedGat
   const keys = new Map(Object.entries(options.keys ?? { [DEFAULT_API_KEY]: DEFAULT_TEAM }));
   if (keys.size === 0) throw new TypeError('Expected `keys` to name at least one API key');
   for (const [key, team] of keys) {
-    if (!/^[\x21-\x7e]{1,200}$/.test(key)) throw new TypeError('Expected every API key to be 1 to 200 printable characters without spaces');
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(team)) throw new TypeError(`Expected team name to be 1 to 64 letters, digits, '_', '.' or '-', got \`${team}\``);
+    if (!/^[\x21-\x7e]{1,200}$/.test(key))
+      throw new TypeError('Expected every API key to be 1 to 200 printable characters without spaces');
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(team))
+      throw new TypeError(`Expected team name to be 1 to 64 letters, digits, '_', '.' or '-', got \`${team}\``);
   }
   for (const [slug, price] of Object.entries(options.prices ?? {})) {
     checkNumber(`prices.${slug}`, price, 0, { min: 0 });
@@ -112,9 +114,16 @@ export function resolveGatewayOptions(options: LocalGatewayOptions): ResolvedGat
     prices: options.prices ?? {},
     resultTtlSeconds: checkNumber('resultTtlSeconds', options.resultTtlSeconds, 86400, { min: 1 }),
     fileTtlSeconds: checkNumber('fileTtlSeconds', options.fileTtlSeconds, 7 * 86400, { min: 1 }),
-    uploadLimitBytes: checkNumber('uploadLimitBytes', options.uploadLimitBytes, 16 * 1024 * 1024, { min: 1, integer: true }),
+    uploadLimitBytes: checkNumber('uploadLimitBytes', options.uploadLimitBytes, 16 * 1024 * 1024, {
+      min: 1,
+      integer: true,
+    }),
     teamQuotaBytes: checkNumber('teamQuotaBytes', options.teamQuotaBytes, 2 * 1024 ** 3, { min: 1, integer: true }),
-    seed: checkNumber('seed', options.seed, Math.floor(Math.random() * 2 ** 31), { min: 0, max: 2 ** 31 - 1, integer: true }),
+    seed: checkNumber('seed', options.seed, Math.floor(Math.random() * 2 ** 31), {
+      min: 0,
+      max: 2 ** 31 - 1,
+      integer: true,
+    }),
     dataDir: options.dataDir,
     useFfmpeg: options.useFfmpeg ?? true,
   };

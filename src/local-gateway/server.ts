@@ -33,7 +33,13 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
 }
 
 export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: JSON_BODY_LIMIT, routerOptions: { maxParamLength: 2048 }, forceCloseConnections: true, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    routerOptions: { maxParamLength: 2048 },
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
   await app.register(multipart, { limits: { fileSize: ctx.options.uploadLimitBytes, files: 1 } });
   // Only JSON and multipart bodies are accepted; anything else is a 400 that names the type sent.
   app.removeContentTypeParser(['text/plain']);
@@ -79,7 +85,9 @@ function installRequestChecks(app: FastifyInstance, ctx: GatewayContext): void {
     const verdict = ctx.rateLimiter.take(key);
     reply.headers(verdict.headers);
     if (!verdict.allowed) {
-      throw new GatewayError(429, ctx.rateLimiter.refusalDetail(verdict.retryAfterSeconds), { 'Retry-After': String(verdict.retryAfterSeconds) });
+      throw new GatewayError(429, ctx.rateLimiter.refusalDetail(verdict.retryAfterSeconds), {
+        'Retry-After': String(verdict.retryAfterSeconds),
+      });
     }
     if (injectFaultBefore(ctx, request, reply)) return reply;
     injectRandomError(ctx, request);
@@ -91,7 +99,10 @@ function toGatewayError(error: Error & { code?: string; statusCode?: number }, r
   if (error instanceof GatewayError) return error;
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError(400, `Content-Type must be application/json (got ${String(request.headers['content-type'] ?? 'none').slice(0, 80)})`);
+      return new GatewayError(
+        400,
+        `Content-Type must be application/json (got ${String(request.headers['content-type'] ?? 'none').slice(0, 80)})`,
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
       return new GatewayError(413, `the body is larger than ${JSON_BODY_LIMIT} bytes`);
@@ -102,12 +113,15 @@ function toGatewayError(error: Error & { code?: string; statusCode?: number }, r
     default:
       break;
   }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(400, `the body is not valid JSON (${error.message.slice(0, 120)})`);
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return new GatewayError(400, `the body is not valid JSON (${error.message.slice(0, 120)})`);
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500 && status in ERROR_CATEGORIES) {
     return new GatewayError(status as ErrorStatus, error.message.slice(0, 200));
   }
   if (status !== undefined && status >= 400 && status < 500) return new GatewayError(400, error.message.slice(0, 200));
-  process.emitWarning(`local gateway: unexpected error on ${request.method} ${request.url}: ${error.stack ?? error.message}`);
+  process.emitWarning(
+    `local gateway: unexpected error on ${request.method} ${request.url}: ${error.stack ?? error.message}`,
+  );
   return new GatewayError(500, 'an unexpected error occurred');
 }

@@ -133,10 +133,18 @@ export class TaskManager {
   private data(task: Task) {
     const base = { status: task.status, task_id: task.id, model_id: task.slug, created_at: task.submitTime };
     if (task.status === 'pending' || task.status === 'processing') return base;
-    const timing = { duration: (task.endTime ?? 0) - (task.startTime ?? task.submitTime), result_expires_at: task.resultExpiresAt };
+    const timing = {
+      duration: (task.endTime ?? 0) - (task.startTime ?? task.submitTime),
+      result_expires_at: task.resultExpiresAt,
+    };
     const extensions = { submit_time: task.submitTime, start_time: task.startTime, end_time: task.endTime };
-    if (task.status === 'failed') return { ...base, ...timing, error: task.error, result: { resources: [], metadata: {}, extensions } };
-    return { ...base, ...timing, result: { resources: task.output?.resources ?? [], metadata: task.output?.metadata ?? {}, extensions } };
+    if (task.status === 'failed')
+      return { ...base, ...timing, error: task.error, result: { resources: [], metadata: {}, extensions } };
+    return {
+      ...base,
+      ...timing,
+      result: { resources: task.output?.resources ?? [], metadata: task.output?.metadata ?? {}, extensions },
+    };
   }
 
   private startWaiting(team: string): void {
@@ -145,7 +153,12 @@ export class TaskManager {
       const task = queue.shift()!;
       const expiresAfter = task.input.execution_expires_after;
       if (typeof expiresAfter === 'number' && this.clock.now() - task.submitTime > expiresAfter * 1000) {
-        this.end(task, undefined, { code: 408, message: `Task expired: it waited longer than execution_expires_after (${expiresAfter} s)` }, false);
+        this.end(
+          task,
+          undefined,
+          { code: 408, message: `Task expired: it waited longer than execution_expires_after (${expiresAfter} s)` },
+          false,
+        );
         continue;
       }
       this.start(task);
@@ -165,7 +178,12 @@ export class TaskManager {
         await elapsed;
         if (task.injectFailure) {
           await Promise.all(output.blobs.map((blob) => this.blobs.remove(blob.token)));
-          this.end(task, undefined, { code: 500, message: 'Internal server error: the model could not generate an output for this input' }, true);
+          this.end(
+            task,
+            undefined,
+            { code: 500, message: 'Internal server error: the model could not generate an output for this input' },
+            true,
+          );
         } else this.end(task, output, undefined, true);
       },
       async (error: unknown) => {
@@ -173,7 +191,10 @@ export class TaskManager {
         const failure =
           error instanceof TaskInputError
             ? { code: 400, message: `Invalid parameters: ${error.message}` }
-            : { code: 500, message: `Internal server error: ${error instanceof Error ? error.message : String(error)}` };
+            : {
+                code: 500,
+                message: `Internal server error: ${error instanceof Error ? error.message : String(error)}`,
+              };
         this.end(task, undefined, failure, true);
       },
     );
@@ -226,7 +247,8 @@ export class TaskManager {
       for (const blob of task.output?.blobs ?? []) void this.blobs.remove(blob.token);
       delete task.output;
     });
-    if (task.webhookUrl) this.webhooks.send(task.webhookUrl, task.id, { code: 0, message: 'success', data: this.data(task) });
+    if (task.webhookUrl)
+      this.webhooks.send(task.webhookUrl, task.id, { code: 0, message: 'success', data: this.data(task) });
     this.startWaiting(task.team);
   }
 
@@ -244,11 +266,13 @@ export class TaskManager {
     } catch {
       throw new TaskInputError(`${fieldName} is not a URL`);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TaskInputError(`${fieldName} must be an http or https URL`);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new TaskInputError(`${fieldName} must be an http or https URL`);
     const own = /^\/(files|results)\/([0-9a-f]+)\/([^/]+)$/.exec(parsed.pathname);
     if (parsed.origin === this.publicOrigin() && own) {
       const blob: Blob | undefined = this.blobs.lookup(own[1] as Blob['area'], own[2]!, decodeURIComponent(own[3]!));
-      if (!blob) throw new TaskInputError(`${fieldName} could not be downloaded: 404 (the link expired or never existed)`);
+      if (!blob)
+        throw new TaskInputError(`${fieldName} could not be downloaded: 404 (the link expired or never existed)`);
       if (blob.size > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
       return readFile(blob.path);
     }
@@ -261,7 +285,9 @@ async function downloadCapped(fieldName: string, url: URL, maxBytes: number): Pr
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: 'follow' });
   } catch (error) {
-    throw new TaskInputError(`${fieldName} could not be downloaded: ${error instanceof Error ? error.message : String(error)}`);
+    throw new TaskInputError(
+      `${fieldName} could not be downloaded: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();

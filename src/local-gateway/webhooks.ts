@@ -22,7 +22,11 @@ export class WebhookSender {
     this.stats.webhookAttempt();
     const delivery = fetch(url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Webhook-Task-Id': taskId, 'User-Agent': 'media-pipeline-local-gateway' },
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Webhook-Task-Id': taskId,
+        'User-Agent': 'media-pipeline-local-gateway',
+      },
       body: payload,
       redirect: 'manual',
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),

@@ -44,7 +44,10 @@ export function readToolSchema(tool: ToolName): JsonSchema {
 }
 
 export function readRecipeLanguageSchemas(): RecipeLanguageSchemas {
-  return { recipe: readRecipeSchema(), tools: { 'web-search': readToolSchema('web-search'), 'web-fetch': readToolSchema('web-fetch') } };
+  return {
+    recipe: readRecipeSchema(),
+    tools: { 'web-search': readToolSchema('web-search'), 'web-fetch': readToolSchema('web-fetch') },
+  };
 }
 
 function readSchemaFile(path: string): JsonSchema {

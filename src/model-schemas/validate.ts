@@ -19,7 +19,10 @@ const compiled = new Map<string, ValidateFunction>();
 const byObject = new WeakMap<JsonSchema, ValidateFunction>();
 
 export function fieldLabel(path: Array<string | number>): string {
-  return path.reduce<string>((label, part) => (typeof part === 'number' ? `${label}[${part}]` : label ? `${label}.${part}` : part), '');
+  return path.reduce<string>(
+    (label, part) => (typeof part === 'number' ? `${label}[${part}]` : label ? `${label}.${part}` : part),
+    '',
+  );
 }
 
 function pathOf(instancePath: string): Array<string | number> {
@@ -39,31 +42,56 @@ function problemOf(error: ErrorObject): FieldProblem {
   const base = pathOf(error.instancePath);
   const params = error.params as Record<string, unknown>;
   const value = error.data;
-  const say = (path: Array<string | number>, message: string): FieldProblem => ({ path, field: fieldLabel(path) || 'input', message });
+  const say = (path: Array<string | number>, message: string): FieldProblem => ({
+    path,
+    field: fieldLabel(path) || 'input',
+    message,
+  });
   switch (error.keyword) {
     case 'required':
       return say([...base, String(params.missingProperty)], 'is required');
     case 'additionalProperties':
       return say([...base, String(params.additionalProperty)], 'is not an input of this model');
     case 'type':
-      return say(base, `must be ${params.type === 'integer' ? 'an integer' : params.type === 'array' ? 'a list' : `a ${String(params.type)}`}, got ${quote(value)}`);
+      return say(
+        base,
+        `must be ${params.type === 'integer' ? 'an integer' : params.type === 'array' ? 'a list' : `a ${String(params.type)}`}, got ${quote(value)}`,
+      );
     case 'minimum':
     case 'maximum':
-      return say(base, `must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}, got ${quote(value)}`);
+      return say(
+        base,
+        `must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}, got ${quote(value)}`,
+      );
     case 'minLength':
     case 'maxLength':
-      return say(base, `must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters, got ${[...String(value)].length}`);
+      return say(
+        base,
+        `must be ${error.keyword === 'minLength' ? 'at least' : 'at most'} ${String(params.limit)} characters, got ${[...String(value)].length}`,
+      );
     case 'minItems':
     case 'maxItems':
-      return say(base, `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params.limit)} items, got ${Array.isArray(value) ? value.length : 0}`);
+      return say(
+        base,
+        `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params.limit)} items, got ${Array.isArray(value) ? value.length : 0}`,
+      );
     case 'enum':
-      return say(base, `must be one of ${(params.allowedValues as unknown[]).map((v) => String(v)).join(', ')}; got ${quote(value)}`);
+      return say(
+        base,
+        `must be one of ${(params.allowedValues as unknown[]).map((v) => String(v)).join(', ')}; got ${quote(value)}`,
+      );
     case 'pattern': {
       const description = (error.parentSchema as { description?: string } | undefined)?.description;
-      return say(base, `${description ? `must be ${description.replace(/\.$/, '')}` : `must match ${String(params.pattern)}`}; got ${quote(value)}`);
+      return say(
+        base,
+        `${description ? `must be ${description.replace(/\.$/, '')}` : `must match ${String(params.pattern)}`}; got ${quote(value)}`,
+      );
     }
     case 'format':
-      return say(base, `must be ${params.format === 'uri' ? 'a URL or a local file' : `a ${String(params.format)}`}, got ${quote(value)}`);
+      return say(
+        base,
+        `must be ${params.format === 'uri' ? 'a URL or a local file' : `a ${String(params.format)}`}, got ${quote(value)}`,
+      );
     default:
       return say(base, error.message ?? 'is not valid');
   }
@@ -96,7 +124,11 @@ export function mediaFields(schema: JsonSchema): Array<{ field: string; media: s
     const items = property.items as Record<string, unknown> | undefined;
     const target = property.type === 'array' && items ? items : property;
     if (target.format === 'uri' || typeof target['x-media'] === 'string') {
-      fields.push({ field, media: typeof target['x-media'] === 'string' ? target['x-media'] : 'image', list: property.type === 'array' });
+      fields.push({
+        field,
+        media: typeof target['x-media'] === 'string' ? target['x-media'] : 'image',
+        list: property.type === 'array',
+      });
     }
   }
   return fields;

@@ -23,7 +23,11 @@ const stepSchemas = new WeakMap<Record<ToolName, JsonSchema>, Record<BuiltinActi
 export function actionInputs(tools: Record<ToolName, JsonSchema>): Record<BuiltinAction, JsonSchema> {
   let schemas = stepSchemas.get(tools);
   if (!schemas) {
-    schemas = { 'web-search': tools['web-search'], 'web-fetch': webFetchStepSchema(tools['web-fetch']), ...CLIENT_ACTION_INPUTS };
+    schemas = {
+      'web-search': tools['web-search'],
+      'web-fetch': webFetchStepSchema(tools['web-fetch']),
+      ...CLIENT_ACTION_INPUTS,
+    };
     stepSchemas.set(tools, schemas);
   }
   return schemas;
@@ -36,7 +40,11 @@ const CLIENT_ACTION_INPUTS: Record<'llm' | 'upload', JsonSchema> = {
     additionalProperties: false,
     required: ['model', 'prompt'],
     properties: {
-      model: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$', description: 'a model id of the form provider/name' },
+      model: {
+        type: 'string',
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$',
+        description: 'a model id of the form provider/name',
+      },
       protocol: { type: 'string', enum: ['chat', 'responses', 'messages'] },
       system: { type: 'string' },
       prompt: { type: 'string', minLength: 1 },
@@ -53,7 +61,17 @@ const CLIENT_ACTION_INPUTS: Record<'llm' | 'upload', JsonSchema> = {
   },
 };
 
-const RESOURCE = object({ url: STRING, type: STRING, width: INTEGER, height: INTEGER, format: STRING, role: STRING, path: STRING, duration: NUMBER, size: INTEGER });
+const RESOURCE = object({
+  url: STRING,
+  type: STRING,
+  width: INTEGER,
+  height: INTEGER,
+  format: STRING,
+  role: STRING,
+  path: STRING,
+  duration: NUMBER,
+  size: INTEGER,
+});
 
 /** What a media model's step gives: the task, its resources by kind, and the first primary one. */
 export const MODEL_OUTPUTS = object({
@@ -73,11 +91,21 @@ export const RUN_OUTPUTS = object({ stdout: STRING, stderr: STRING, exit_code: I
 export function actionOutputs(action: BuiltinAction, jsonSchema: unknown): Shape {
   switch (action) {
     case 'web-search':
-      return object({ results: list(object({ title: STRING, url: STRING, content: STRING, score: NUMBER, published_at: STRING })), answer: STRING });
+      return object({
+        results: list(object({ title: STRING, url: STRING, content: STRING, score: NUMBER, published_at: STRING })),
+        answer: STRING,
+      });
     case 'web-fetch':
-      return object({ pages: list(object({ url: STRING, title: STRING, content: STRING })), failed: list(object({ url: STRING, error: STRING })) });
+      return object({
+        pages: list(object({ url: STRING, title: STRING, content: STRING })),
+        failed: list(object({ url: STRING, error: STRING })),
+      });
     case 'llm':
-      return object({ text: STRING, json: jsonSchema === undefined ? ANY : shapeFromSchema(jsonSchema), usage: object({ input_tokens: INTEGER, output_tokens: INTEGER, total_tokens: INTEGER }, true) });
+      return object({
+        text: STRING,
+        json: jsonSchema === undefined ? ANY : shapeFromSchema(jsonSchema),
+        usage: object({ input_tokens: INTEGER, output_tokens: INTEGER, total_tokens: INTEGER }, true),
+      });
     case 'upload':
       return object({ file_id: STRING, url: STRING, type: STRING });
   }

@@ -46,7 +46,16 @@ export interface RawRecipe {
   name: string;
   description?: string;
   inputs?: Record<string, InputDefinition>;
-  settings?: { concurrency?: number; rpm?: 'auto' | number; retries?: number; timeout?: string | number; poll?: string | number; cache?: boolean; max_cost?: number; prices?: Record<string, unknown> };
+  settings?: {
+    concurrency?: number;
+    rpm?: 'auto' | number;
+    retries?: number;
+    timeout?: string | number;
+    poll?: string | number;
+    cache?: boolean;
+    max_cost?: number;
+    prices?: Record<string, unknown>;
+  };
   steps: Record<string, RawStep>;
   outputs?: Record<string, string>;
 }

@@ -19,7 +19,15 @@ import { compileValue, type Reference } from './templates.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
-const INPUT_SHAPES: Record<InputDefinition['type'], Shape> = { string: STRING, file: STRING, integer: INTEGER, number: NUMBER, boolean: BOOLEAN, array: list(ANY), object: object({}, true) };
+const INPUT_SHAPES: Record<InputDefinition['type'], Shape> = {
+  string: STRING,
+  file: STRING,
+  integer: INTEGER,
+  number: NUMBER,
+  boolean: BOOLEAN,
+  array: list(ANY),
+  object: object({}, true),
+};
 
 /**
  * Turns recipe text (and its inputs) into a valid plan, or every diagnostic it can find: the YAML,
@@ -39,20 +47,26 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const skipped: Diagnostic[] = [];
   const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped);
   const modelSchema = onceEach(deps.modelSchema);
-  const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics));
+  const drafts = Object.entries(recipe.steps).map(([id, raw]) =>
+    draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics),
+  );
   const byId = new Map(drafts.map((d) => [d.id, d]));
   checkNeeds(drafts, byId, file, diagnostics);
   const order = topologicalOrder(drafts, byId, file, diagnostics);
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
-  const inputShapes = Object.fromEntries(Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]));
+  const inputShapes = Object.fromEntries(
+    Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
+  );
   const outputShapes = new Map(drafts.map((d) => [d.id, d.forEach ? list(d.outputs) : d.outputs]));
   for (const draft of drafts) checkStepExpressions(draft, inputShapes, outputShapes, file, diagnostics);
   const outputs = compileOutputs(recipe, { inputs: inputShapes, steps: outputShapes }, file, diagnostics);
 
   const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
-  const steps = (order ?? drafts).map((draft) => planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics));
+  const steps = (order ?? drafts).map((draft) =>
+    planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics),
+  );
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   return ok({
     state: 'valid',
@@ -78,12 +92,21 @@ function onceEach(lookup: (slug: string) => JsonSchema | undefined): (slug: stri
   };
 }
 
-function checkNeeds(drafts: StepDraft[], byId: Map<string, StepDraft>, file: SourceFile, diagnostics: Diagnostic[]): void {
+function checkNeeds(
+  drafts: StepDraft[],
+  byId: Map<string, StepDraft>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): void {
   for (const draft of drafts) {
     for (const need of draft.needs) {
-      if (need.step === draft.id) diagnostics.push(error(file, file.locate(need.path), `step '${draft.id}' cannot need itself`));
+      if (need.step === draft.id)
+        diagnostics.push(error(file, file.locate(need.path), `step '${draft.id}' cannot need itself`));
       else if (!byId.has(need.step)) {
-        const hint = didYouMean(need.step, [...byId.keys()].filter((id) => id !== draft.id));
+        const hint = didYouMean(
+          need.step,
+          [...byId.keys()].filter((id) => id !== draft.id),
+        );
         diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs${hint}`));
       }
     }
@@ -91,7 +114,12 @@ function checkNeeds(drafts: StepDraft[], byId: Map<string, StepDraft>, file: Sou
 }
 
 /** The recipe's `outputs:`, compiled and checked like a step's values (with no `item`). */
-function compileOutputs(recipe: RawRecipe, scope: { inputs: Record<string, Shape>; steps: Map<string, Shape> }, file: SourceFile, diagnostics: Diagnostic[]): Record<string, ValueTemplate> {
+function compileOutputs(
+  recipe: RawRecipe,
+  scope: { inputs: Record<string, Shape>; steps: Map<string, Shape> },
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): Record<string, ValueTemplate> {
   const outputs: Record<string, ValueTemplate> = {};
   for (const [name, text] of Object.entries(recipe.outputs ?? {})) {
     const references: Reference[] = [];
@@ -111,7 +139,10 @@ function assignLayers(steps: PlannedStep[]): StepId[][] {
     layerOf.set(step.id, step.layer);
   }
   const layers: StepId[][] = [];
-  for (const step of steps) (layers[step.layer] ??= []).push(step.id);
+  for (const step of steps) {
+    layers[step.layer] ??= [];
+    layers[step.layer]!.push(step.id);
+  }
   return layers;
 }
 

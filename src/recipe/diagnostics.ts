@@ -11,7 +11,12 @@ export interface Diagnostic {
 
 const MAX_LINE = 120;
 
-export const error = (file: SourceFile, range: SourceRange, message: string): Diagnostic => ({ severity: 'error', message, file, range });
+export const error = (file: SourceFile, range: SourceRange, message: string): Diagnostic => ({
+  severity: 'error',
+  message,
+  file,
+  range,
+});
 
 /**
  * `recipe.yaml:12:9: error: message`, then the source line and `~~~` under the value (first line
@@ -22,7 +27,8 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   const start = file.position(range.start);
   const end = file.position(Math.max(range.start, range.end - 1));
   const fullLine = file.lineText(start.line);
-  let width = end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, fullLine.length - start.col + 1);
+  let width =
+    end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, fullLine.length - start.col + 1);
   // A very long line is shown as a window around the value, marked with … where it is cut.
   let shown = fullLine;
   let column = start.col - 1;
@@ -48,12 +54,22 @@ export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
 
 /** Errors first by file order, then by position, so output is stable. */
 export function sortDiagnostics(diagnostics: Diagnostic[]): Diagnostic[] {
-  return [...diagnostics].sort((a, b) => (a.file.path === b.file.path ? a.range.start - b.range.start : a.file.path.localeCompare(b.file.path)));
+  return [...diagnostics].sort((a, b) =>
+    a.file.path === b.file.path ? a.range.start - b.range.start : a.file.path.localeCompare(b.file.path),
+  );
 }
 
 /** The JSON form of a diagnostic, for `--json`. */
 export function diagnosticJson(diagnostic: Diagnostic) {
   const start = diagnostic.file.position(diagnostic.range.start);
   const end = diagnostic.file.position(diagnostic.range.end);
-  return { severity: diagnostic.severity, message: diagnostic.message, file: diagnostic.file.path, line: start.line, column: start.col, end_line: end.line, end_column: end.col };
+  return {
+    severity: diagnostic.severity,
+    message: diagnostic.message,
+    file: diagnostic.file.path,
+    line: start.line,
+    column: start.col,
+    end_line: end.line,
+    end_column: end.col,
+  };
 }

@@ -42,7 +42,12 @@ function knownInput(step: PlannedStep, row: Record<string, unknown>): Record<str
  * charged). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
  * step, so they are taken off at the step's mean price per known run.
  */
-export function priceStep(plan: Plan, step: PlannedStep, cached: number, pricing: Pricing | undefined): StepCost | null {
+export function priceStep(
+  plan: Plan,
+  step: PlannedStep,
+  cached: number,
+  pricing: Pricing | undefined,
+): StepCost | null {
   if (step.action !== 'model' || !step.model) return null;
   const dynamic = step.runs.includes('dynamic');
   let usd = 0;

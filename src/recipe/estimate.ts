@@ -10,16 +10,39 @@ export interface PlanEstimate {
   name: string;
   rows: number;
   layers: string[][];
-  steps: Array<{ id: string; action: string; model: string | null; layer: number; depends_on: string[]; runs: number | 'dynamic'; runs_per_row: Array<number | 'dynamic'>; cached: number; cost: StepCost | null }>;
+  steps: Array<{
+    id: string;
+    action: string;
+    model: string | null;
+    layer: number;
+    depends_on: string[];
+    runs: number | 'dynamic';
+    runs_per_row: Array<number | 'dynamic'>;
+    cached: number;
+    cost: StepCost | null;
+  }>;
   totals: {
     /** Runs that will come from the step cache: counted in no request, task or time below. */
     cached: number;
     /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */
     tasks: Record<string, number | 'dynamic'>;
-    requests: { submissions: number; polls: number; uploads: number; tool_calls: number; text_calls: number; total: number; dynamic_steps: string[] };
+    requests: {
+      submissions: number;
+      polls: number;
+      uploads: number;
+      tool_calls: number;
+      text_calls: number;
+      total: number;
+      dynamic_steps: string[];
+    };
     least_wall_ms: number;
     cost: TotalCost;
-    assumptions: { rpm: number; rpm_source: 'flag' | 'recipe' | 'default'; concurrency: number; expected_ms: Record<string, number> };
+    assumptions: {
+      rpm: number;
+      rpm_source: 'flag' | 'recipe' | 'default';
+      concurrency: number;
+      expected_ms: Record<string, number>;
+    };
   };
 }
 
@@ -57,10 +80,19 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
   const rpm = options.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : 100);
   const rpmSource = options.rpm !== undefined ? 'flag' : typeof plan.settings.rpm === 'number' ? 'recipe' : 'default';
   const concurrency = options.concurrency ?? plan.settings.concurrency;
-  const tally: Tally = { tasks: {}, requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] }, localFiles: new Set(), finish: new Map(), taskTimeMs: 0 };
+  const tally: Tally = {
+    tasks: {},
+    requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] },
+    localFiles: new Set(),
+    finish: new Map(),
+    taskTimeMs: 0,
+  };
   const steps = plan.steps.map((step) => {
     const cached = options.cached?.get(step.id) ?? 0;
-    return { ...estimateStep(plan, step, concurrency, tally, cached), cost: priceStep(plan, step, cached, options.pricing) };
+    return {
+      ...estimateStep(plan, step, concurrency, tally, cached),
+      cost: priceStep(plan, step, cached, options.pricing),
+    };
   });
   const { requests } = tally;
   requests.uploads = tally.localFiles.size;
@@ -75,12 +107,25 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
     rows: plan.rows.length,
     layers: plan.layers.map((layer) => [...layer]),
     steps,
-    totals: { cached: steps.reduce((sum, s) => sum + s.cached, 0), tasks: tally.tasks, requests, least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)), cost: sumCosts(steps), assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected } },
+    totals: {
+      cached: steps.reduce((sum, s) => sum + s.cached, 0),
+      tasks: tally.tasks,
+      requests,
+      least_wall_ms: Math.round(Math.max(rateBound, criticalPath, concurrencyBound)),
+      cost: sumCosts(steps),
+      assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected },
+    },
   };
 }
 
 /** One step's line of the estimate; its requests, local files and finishing time go into the tally. */
-function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally: Tally, cached: number): Omit<PlanEstimate['steps'][number], 'cost'> {
+function estimateStep(
+  plan: Plan,
+  step: PlannedStep,
+  concurrency: number,
+  tally: Tally,
+  cached: number,
+): Omit<PlanEstimate['steps'][number], 'cost'> {
   const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
@@ -99,16 +144,33 @@ function estimateStep(plan: Plan, step: PlannedStep, concurrency: number, tally:
   const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
   const start = Math.max(0, ...step.dependsOn.map((dep) => tally.finish.get(dep) ?? 0));
   tally.finish.set(step.id, start + (allCached ? 0 : Math.ceil(perRow / concurrency) * each));
-  return { id: step.id, action: step.action, model: step.model?.slug ?? null, layer: step.layer, depends_on: [...step.dependsOn], runs: dynamic ? ('dynamic' as const) : known, runs_per_row: step.runs, cached };
+  return {
+    id: step.id,
+    action: step.action,
+    model: step.model?.slug ?? null,
+    layer: step.layer,
+    depends_on: [...step.dependsOn],
+    runs: dynamic ? ('dynamic' as const) : known,
+    runs_per_row: step.runs,
+    cached,
+  };
 }
 
 /** The requests a step's known runs make at the least, by its action. */
-function countRequests(plan: Plan, step: PlannedStep, known: number, dynamic: boolean, each: number, tally: Tally): void {
+function countRequests(
+  plan: Plan,
+  step: PlannedStep,
+  known: number,
+  dynamic: boolean,
+  each: number,
+  tally: Tally,
+): void {
   const { requests, tasks } = tally;
   switch (step.action) {
     case 'model': {
       const slug = step.model?.slug ?? 'unknown';
-      tasks[slug] = dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
+      tasks[slug] =
+        dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
       requests.submissions += known;
       requests.polls += known;
       tally.taskTimeMs += known * each;

@@ -5,7 +5,12 @@ import { ANY, BOOLEAN, describeShape, INTEGER, STRING, type Shape } from './shap
 const isComposite = (shape: Shape) => shape.kind === 'list' || shape.kind === 'object';
 
 /** The shape of a call's value; `statusAllowed` in a step's `if`, the one place success() and the like mean something. */
-export function callShape(name: FunctionName, args: Shape[], statusAllowed: boolean, report: (message: string) => void): Shape {
+export function callShape(
+  name: FunctionName,
+  args: Shape[],
+  statusAllowed: boolean,
+  report: (message: string) => void,
+): Shape {
   const [first, second] = args;
   if (STATUS_FUNCTIONS.has(name)) {
     if (!statusAllowed) report(`${name}() can be used only in a step's if`);
@@ -13,22 +18,26 @@ export function callShape(name: FunctionName, args: Shape[], statusAllowed: bool
   }
   switch (name) {
     case 'join':
-      if (first && first.kind !== 'list' && first.kind !== 'any') report(`join() needs a list, but its first argument is ${describeShape(first)}`);
+      if (first && first.kind !== 'list' && first.kind !== 'any')
+        report(`join() needs a list, but its first argument is ${describeShape(first)}`);
       return STRING;
     case 'length':
       return INTEGER;
     case 'default':
       return first?.kind === 'null' ? (second ?? ANY) : (first ?? ANY);
     case 'slice':
-      if (first && !['list', 'string', 'any'].includes(first.kind)) report(`slice() needs a list or text, but its first argument is ${describeShape(first)}`);
+      if (first && !['list', 'string', 'any'].includes(first.kind))
+        report(`slice() needs a list or text, but its first argument is ${describeShape(first)}`);
       return first ?? ANY;
     case 'contains':
     case 'startsWith':
     case 'endsWith':
-      if (name !== 'contains' && first && isComposite(first)) report(`${name}() compares text, but its first argument is ${describeShape(first)}`);
+      if (name !== 'contains' && first && isComposite(first))
+        report(`${name}() compares text, but its first argument is ${describeShape(first)}`);
       return BOOLEAN;
     case 'fromJSON':
-      if (first && isComposite(first)) report(`fromJSON() reads JSON text, but its argument is already ${describeShape(first)}`);
+      if (first && isComposite(first))
+        report(`fromJSON() reads JSON text, but its argument is already ${describeShape(first)}`);
       return ANY;
     default:
       // json, toJSON, format and hashFiles give text.
@@ -56,7 +65,9 @@ export function operatorShape(op: BinaryOperator, left: Shape, right: Shape, rep
   const scalar = (s: Shape) => ['string', 'number', 'integer', 'boolean'].includes(s.kind);
   if (!ordering && ((isComposite(left) && scalar(right)) || (scalar(left) && isComposite(right)))) {
     const [composite, other] = isComposite(left) ? [left, right] : [right, left];
-    report(`'${op}' compares ${describeShape(composite)} with ${describeShape(other)}, which is never equal; use contains() or a field`);
+    report(
+      `'${op}' compares ${describeShape(composite)} with ${describeShape(other)}, which is never equal; use contains() or a field`,
+    );
   }
   return BOOLEAN;
 }

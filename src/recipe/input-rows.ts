@@ -1,16 +1,33 @@
 import { dirname, resolve } from 'node:path';
 import type { AnalyzerInput, RawRecipe } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { checkFile, checkValue, coerce, readBatch, setsSource, type BatchRow, type FileProbe, type InputDefinition } from './inputs.js';
+import {
+  checkFile,
+  checkValue,
+  coerce,
+  readBatch,
+  setsSource,
+  type BatchRow,
+  type FileProbe,
+  type InputDefinition,
+} from './inputs.js';
 import type { SourceFile } from './source.js';
 
 /** The recipe's input definitions, each default checked against its own definition. */
-export function checkInputDefinitions(recipe: RawRecipe, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): Record<string, InputDefinition> {
+export function checkInputDefinitions(
+  recipe: RawRecipe,
+  file: SourceFile,
+  recipeDir: string,
+  cwd: string,
+  probe: FileProbe,
+  diagnostics: Diagnostic[],
+): Record<string, InputDefinition> {
   const definitions = recipe.inputs ?? {};
   for (const [name, definition] of Object.entries(definitions)) {
     if (definition.default === undefined) continue;
     const path = ['inputs', name, 'default'];
-    for (const problem of checkValue(definition, definition.default)) diagnostics.push(error(file, file.locate(path), `the default of input '${name}' ${problem}`));
+    for (const problem of checkValue(definition, definition.default))
+      diagnostics.push(error(file, file.locate(path), `the default of input '${name}' ${problem}`));
     if (definition.type === 'file' && typeof definition.default === 'string') {
       const checked = checkFile(definition.default, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate(path), checked.problem));
@@ -22,11 +39,23 @@ export function checkInputDefinitions(recipe: RawRecipe, file: SourceFile, recip
 type Row = Record<string, unknown>;
 
 /** One input set per run: defaults, then the batch row, then `--set`, each checked against its definition. */
-export function resolveRows(recipe: RawRecipe, definitions: Record<string, InputDefinition>, input: AnalyzerInput, file: SourceFile, recipeDir: string, probe: FileProbe, diagnostics: Diagnostic[], skipped: Diagnostic[] = []): Row[] {
+export function resolveRows(
+  _recipe: RawRecipe,
+  definitions: Record<string, InputDefinition>,
+  input: AnalyzerInput,
+  file: SourceFile,
+  recipeDir: string,
+  probe: FileProbe,
+  diagnostics: Diagnostic[],
+  skipped: Diagnostic[] = [],
+): Row[] {
   const defaults: Row = {};
   for (const [name, definition] of Object.entries(definitions)) {
     if (definition.default === undefined) continue;
-    defaults[name] = definition.type === 'file' && typeof definition.default === 'string' ? resolve(recipeDir, definition.default) : definition.default;
+    defaults[name] =
+      definition.type === 'file' && typeof definition.default === 'string'
+        ? resolve(recipeDir, definition.default)
+        : definition.default;
   }
   const overrides = input.sets?.length ? overridesFromSets(input.sets, definitions, input.cwd, probe, diagnostics) : {};
   const missing = (values: Row) => Object.keys(definitions).filter((name) => values[name] === undefined);
@@ -39,7 +68,9 @@ export function resolveRows(recipe: RawRecipe, definitions: Record<string, Input
       const problems: Diagnostic[] = [];
       if (row.problem) problems.push(error(batch.file, row.range, row.problem));
       const values = { ...defaults, ...batchValues(row, definitions, batchDir, batch.file, problems), ...overrides };
-      if (!row.problem) for (const name of missing(values)) problems.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
+      if (!row.problem)
+        for (const name of missing(values))
+          problems.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
       // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
       if (problems.length === 0) rows.push(values);
       else if (input.skipInvalidRows) skipped.push(...problems);
@@ -49,25 +80,41 @@ export function resolveRows(recipe: RawRecipe, definitions: Record<string, Input
     return rows;
   }
   const values = { ...defaults, ...overrides };
-  for (const name of missing(values)) diagnostics.push(error(file, file.locate(['inputs', name], 'key'), `input '${name}' is required: give it with --set ${name}=…`));
+  for (const name of missing(values))
+    diagnostics.push(
+      error(file, file.locate(['inputs', name], 'key'), `input '${name}' is required: give it with --set ${name}=…`),
+    );
   return [values];
 }
 
 /** The `--set` values, read as their inputs' types; a file is made absolute against the working folder. */
-function overridesFromSets(sets: string[], definitions: Record<string, InputDefinition>, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): Row {
+function overridesFromSets(
+  sets: string[],
+  definitions: Record<string, InputDefinition>,
+  cwd: string,
+  probe: FileProbe,
+  diagnostics: Diagnostic[],
+): Row {
   const overrides: Row = {};
   const { file: cli, entries } = setsSource(sets);
   for (const entry of entries) {
     const definition = definitionOf(definitions, entry.name);
     if (!definition) {
-      diagnostics.push(error(cli, entry.nameRange, `unknown input '${entry.name}'${Object.keys(definitions).length ? `; the inputs are ${Object.keys(definitions).join(', ')}` : '; the recipe has no inputs'}`));
+      diagnostics.push(
+        error(
+          cli,
+          entry.nameRange,
+          `unknown input '${entry.name}'${Object.keys(definitions).length ? `; the inputs are ${Object.keys(definitions).join(', ')}` : '; the recipe has no inputs'}`,
+        ),
+      );
       continue;
     }
     const coerced = coerce(definition.type, entry.text);
     const problems = coerced.ok ? checkValue(definition, coerced.value) : [coerced.reason];
     if (coerced.ok && definition.type === 'file') {
       const checked = checkFile(entry.text, cwd, probe);
-      if (checked.problem) problems.push(checked.problem.replace(/^file /, 'names a file that is missing or too large: '));
+      if (checked.problem)
+        problems.push(checked.problem.replace(/^file /, 'names a file that is missing or too large: '));
       overrides[entry.name] = checked.absolute;
     } else if (coerced.ok) overrides[entry.name] = coerced.value;
     for (const problem of problems) diagnostics.push(error(cli, entry.valueRange, `input '${entry.name}' ${problem}`));
@@ -76,7 +123,13 @@ function overridesFromSets(sets: string[], definitions: Record<string, InputDefi
 }
 
 /** One batch row's values, read as their inputs' types (CSV cells are text); a file is made absolute against the batch file's folder. */
-function batchValues(row: BatchRow, definitions: Record<string, InputDefinition>, batchDir: string, batchFile: SourceFile, diagnostics: Diagnostic[]): Row {
+function batchValues(
+  row: BatchRow,
+  definitions: Record<string, InputDefinition>,
+  batchDir: string,
+  batchFile: SourceFile,
+  diagnostics: Diagnostic[],
+): Row {
   const values: Row = {};
   for (const [name, raw] of Object.entries(row.values)) {
     const definition = definitionOf(definitions, name);
@@ -88,7 +141,11 @@ function batchValues(row: BatchRow, definitions: Record<string, InputDefinition>
     const coerced = row.raw ? coerce(definition.type, String(raw)) : { ok: true as const, value: raw };
     const problems = coerced.ok ? checkValue(definition, coerced.value) : [coerced.reason];
     for (const problem of problems) diagnostics.push(error(batchFile, row.range, `input '${name}' ${problem}`));
-    if (coerced.ok) values[name] = definition.type === 'file' && typeof coerced.value === 'string' ? resolve(batchDir, coerced.value) : coerced.value;
+    if (coerced.ok)
+      values[name] =
+        definition.type === 'file' && typeof coerced.value === 'string'
+          ? resolve(batchDir, coerced.value)
+          : coerced.value;
   }
   return values;
 }

@@ -26,9 +26,13 @@ export function coerce(type: InputType, text: string): { ok: true; value: unknow
     case 'file':
       return { ok: true, value: text };
     case 'integer':
-      return /^-?\d+$/.test(text.trim()) ? { ok: true, value: Number(text) } : { ok: false, reason: `must be an integer, got ${JSON.stringify(text)}` };
+      return /^-?\d+$/.test(text.trim())
+        ? { ok: true, value: Number(text) }
+        : { ok: false, reason: `must be an integer, got ${JSON.stringify(text)}` };
     case 'number':
-      return text.trim() !== '' && Number.isFinite(Number(text)) ? { ok: true, value: Number(text) } : { ok: false, reason: `must be a number, got ${JSON.stringify(text)}` };
+      return text.trim() !== '' && Number.isFinite(Number(text))
+        ? { ok: true, value: Number(text) }
+        : { ok: false, reason: `must be a number, got ${JSON.stringify(text)}` };
     case 'boolean': {
       const word = text.trim().toLowerCase();
       if (['true', 'yes', '1'].includes(word)) return { ok: true, value: true };
@@ -40,11 +44,15 @@ export function coerce(type: InputType, text: string): { ok: true; value: unknow
       try {
         const value: unknown = JSON.parse(text);
         const isArray = Array.isArray(value);
-        if (type === 'array' ? isArray : typeof value === 'object' && value !== null && !isArray) return { ok: true, value };
+        if (type === 'array' ? isArray : typeof value === 'object' && value !== null && !isArray)
+          return { ok: true, value };
       } catch {
         // Falls through to the reason below.
       }
-      return { ok: false, reason: `must be a JSON ${type === 'array' ? 'list such as ["a","b"]' : 'object such as {"a":1}'}, got ${JSON.stringify(text)}` };
+      return {
+        ok: false,
+        reason: `must be a JSON ${type === 'array' ? 'list such as ["a","b"]' : 'object such as {"a":1}'}, got ${JSON.stringify(text)}`,
+      };
     }
   }
 }
@@ -65,13 +73,20 @@ export function checkValue(definition: InputDefinition, value: unknown): string[
             : type === 'array'
               ? Array.isArray(value)
               : typeof value === 'object' && value !== null && !Array.isArray(value);
-  if (!typeOk) return [`must be ${type === 'integer' ? 'an integer' : type === 'array' ? 'a list' : type === 'object' ? 'an object' : type === 'file' ? 'a file path' : `a ${type}`}, got ${JSON.stringify(value)}`];
+  if (!typeOk)
+    return [
+      `must be ${type === 'integer' ? 'an integer' : type === 'array' ? 'a list' : type === 'object' ? 'an object' : type === 'file' ? 'a file path' : `a ${type}`}, got ${JSON.stringify(value)}`,
+    ];
   if (definition.enum && !definition.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
-    problems.push(`must be one of ${definition.enum.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value)}`);
+    problems.push(
+      `must be one of ${definition.enum.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value)}`,
+    );
   }
   if (typeof value === 'number') {
-    if (definition.minimum !== undefined && value < definition.minimum) problems.push(`must be at least ${definition.minimum}, got ${value}`);
-    if (definition.maximum !== undefined && value > definition.maximum) problems.push(`must be at most ${definition.maximum}, got ${value}`);
+    if (definition.minimum !== undefined && value < definition.minimum)
+      problems.push(`must be at least ${definition.minimum}, got ${value}`);
+    if (definition.maximum !== undefined && value > definition.maximum)
+      problems.push(`must be at most ${definition.maximum}, got ${value}`);
   }
   return problems;
 }
@@ -80,17 +95,33 @@ export function checkValue(definition: InputDefinition, value: unknown): string[
  * A file input's path made absolute (against `base`), and its problems: missing, or over the
  * upload limit. Messages show where it looked relative to `cwd` when that is shorter.
  */
-export function checkFile(path: string, base: string, probe: FileProbe, cwd = base): { absolute: string; problem?: string } {
+export function checkFile(
+  path: string,
+  base: string,
+  probe: FileProbe,
+  cwd = base,
+): { absolute: string; problem?: string } {
   const absolute = isAbsolute(path) ? path : resolve(base, path);
   const found = probe(absolute);
   const shown = relative(cwd, absolute);
-  if (!found) return { absolute, problem: `file ${path} does not exist (looked for ${shown.startsWith('..') || isAbsolute(shown) ? absolute : shown})` };
-  if (found.size > UPLOAD_LIMIT_BYTES) return { absolute, problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is 16 MB` };
+  if (!found)
+    return {
+      absolute,
+      problem: `file ${path} does not exist (looked for ${shown.startsWith('..') || isAbsolute(shown) ? absolute : shown})`,
+    };
+  if (found.size > UPLOAD_LIMIT_BYTES)
+    return {
+      absolute,
+      problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is 16 MB`,
+    };
   return { absolute };
 }
 
 /** `--set` values as a source file of their own, so that diagnostics can point at them. */
-export function setsSource(sets: readonly string[]): { file: SourceFile; entries: Array<{ name: string; text: string; nameRange: SourceRange; valueRange: SourceRange }> } {
+export function setsSource(sets: readonly string[]): {
+  file: SourceFile;
+  entries: Array<{ name: string; text: string; nameRange: SourceRange; valueRange: SourceRange }>;
+} {
   const text = sets.map((s) => `--set ${s}`).join(' ');
   const file = new SourceFile('command line', text);
   const entries = [];
@@ -99,7 +130,13 @@ export function setsSource(sets: readonly string[]): { file: SourceFile; entries
     const start = text.indexOf(set, at);
     const equals = set.indexOf('=');
     const name = equals < 0 ? set : set.slice(0, equals);
-    entries.push({ name, text: equals < 0 ? '' : set.slice(equals + 1), nameRange: { start, end: start + name.length }, valueRange: equals < 0 ? { start, end: start + set.length } : { start: start + equals + 1, end: start + set.length } });
+    entries.push({
+      name,
+      text: equals < 0 ? '' : set.slice(equals + 1),
+      nameRange: { start, end: start + name.length },
+      valueRange:
+        equals < 0 ? { start, end: start + set.length } : { start: start + equals + 1, end: start + set.length },
+    });
     at = start + set.length;
   }
   return { file, entries };
@@ -116,20 +153,27 @@ export interface BatchRow {
 }
 
 /** Reads a CSV (header row of input names) or JSONL (one object a line) batch file. */
-export function readBatch(path: string, text: string): { file: SourceFile; rows: BatchRow[]; diagnostics: Diagnostic[] } {
+export function readBatch(
+  path: string,
+  text: string,
+): { file: SourceFile; rows: BatchRow[]; diagnostics: Diagnostic[] } {
   const file = new SourceFile(path, text);
   const rows: BatchRow[] = [];
   const diagnostics: Diagnostic[] = [];
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
-  const lineRange = (line: number): SourceRange => ({ start: lineStarts[line - 1] ?? 0, end: (lineStarts[line] ?? text.length + 1) - 1 });
+  const lineRange = (line: number): SourceRange => ({
+    start: lineStarts[line - 1] ?? 0,
+    end: (lineStarts[line] ?? text.length + 1) - 1,
+  });
   if (path.endsWith('.jsonl') || path.endsWith('.ndjson')) {
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
       const range = lineRange(index + 1);
       try {
         const value: unknown = JSON.parse(line);
-        if (typeof value !== 'object' || value === null || Array.isArray(value)) diagnostics.push(error(file, range, 'each line must be a JSON object of input values'));
+        if (typeof value !== 'object' || value === null || Array.isArray(value))
+          diagnostics.push(error(file, range, 'each line must be a JSON object of input values'));
         else rows.push({ values: value as Record<string, unknown>, range, raw: false });
       } catch (cause) {
         diagnostics.push(error(file, range, `not valid JSON: ${(cause as Error).message}`));
@@ -138,7 +182,13 @@ export function readBatch(path: string, text: string): { file: SourceFile; rows:
   } else if (path.endsWith('.csv')) {
     try {
       // Rows are checked one by one, so that one row with the wrong number of cells hides no other.
-      const records = parseCsv(text, { skip_empty_lines: true, trim: true, info: true, bom: true, relax_column_count: true }) as Array<{ record: string[]; info: { lines: number } }>;
+      const records = parseCsv(text, {
+        skip_empty_lines: true,
+        trim: true,
+        info: true,
+        bom: true,
+        relax_column_count: true,
+      }) as Array<{ record: string[]; info: { lines: number } }>;
       const header = records[0]?.record ?? [];
       for (const { record, info } of records.slice(1)) {
         const range = lineRange(info.lines);
@@ -149,11 +199,20 @@ export function readBatch(path: string, text: string): { file: SourceFile; rows:
       }
     } catch (cause) {
       const line = (cause as { lines?: number }).lines ?? 1;
-      diagnostics.push(error(file, lineRange(line), `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`));
+      diagnostics.push(
+        error(
+          file,
+          lineRange(line),
+          `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`,
+        ),
+      );
     }
   } else {
-    diagnostics.push(error(file, { start: 0, end: Math.min(1, text.length) }, 'a batch file must end in .csv or .jsonl'));
+    diagnostics.push(
+      error(file, { start: 0, end: Math.min(1, text.length) }, 'a batch file must end in .csv or .jsonl'),
+    );
   }
-  if (rows.length === 0 && diagnostics.length === 0) diagnostics.push(error(file, { start: 0, end: Math.min(1, text.length) }, 'the batch file has no rows'));
+  if (rows.length === 0 && diagnostics.length === 0)
+    diagnostics.push(error(file, { start: 0, end: Math.min(1, text.length) }, 'the batch file has no rows'));
   return { file, rows, diagnostics };
 }

@@ -26,7 +26,8 @@ function onlyInputs(expr: Expr): boolean {
   }
 }
 
-export const knownAtPlanTime = (template: Template) => template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
+export const knownAtPlanTime = (template: Template) =>
+  template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
 
 /**
  * The value as far as the plan knows it: literals, and expressions over inputs evaluated with this

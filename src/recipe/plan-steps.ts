@@ -9,12 +9,26 @@ import { DEFAULTS } from './settings.js';
 import type { PathPart, SourceFile } from './source.js';
 
 /** A drafted step as the plan holds it: its dependencies, retry, timeout and runs per row; its inputs checked. */
-export function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: Array<Record<string, unknown>>, settings: PlanSettings, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): PlannedStep {
+export function planStep(
+  draft: StepDraft,
+  byId: Map<string, StepDraft>,
+  rows: Array<Record<string, unknown>>,
+  settings: PlanSettings,
+  file: SourceFile,
+  recipeDir: string,
+  cwd: string,
+  probe: FileProbe,
+  diagnostics: Diagnostic[],
+): PlannedStep {
   const path: PathPart[] = ['steps', draft.id];
   const runs = rows.map((row) => {
     const evaluated = (() => {
       try {
-        return { ok: true as const, forEach: draft.forEach ? knownValue(draft.forEach, row) : undefined, condition: draft.if ? knownValue(draft.if, row) : undefined };
+        return {
+          ok: true as const,
+          forEach: draft.forEach ? knownValue(draft.forEach, row) : undefined,
+          condition: draft.if ? knownValue(draft.if, row) : undefined,
+        };
       } catch (cause) {
         if (!(cause instanceof ExpressionError)) throw cause;
         diagnostics.push(error(file, file.locate(path, 'key'), cause.message));
@@ -26,16 +40,27 @@ export function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: A
     if (!draft.forEach) return 1;
     if (evaluated.forEach === UNKNOWN) return 'dynamic' as const;
     if (!Array.isArray(evaluated.forEach)) {
-      if (!draft.forEachReported) diagnostics.push(error(file, file.locate([...path, 'for_each']), `for_each must give a list, but this gives ${JSON.stringify(evaluated.forEach)}`));
+      if (!draft.forEachReported)
+        diagnostics.push(
+          error(
+            file,
+            file.locate([...path, 'for_each']),
+            `for_each must give a list, but this gives ${JSON.stringify(evaluated.forEach)}`,
+          ),
+        );
       return 0;
     }
     return evaluated.forEach.length;
   });
   if (draft.inputSchema) for (const row of rows) checkInputs(draft, row, file, recipeDir, cwd, probe, diagnostics);
-  const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter((id) => id !== draft.id && byId.has(id)) as StepId[];
+  const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter(
+    (id) => id !== draft.id && byId.has(id),
+  ) as StepId[];
   const retry = draft.raw.retry;
-  const backoffMs = retry?.backoff === undefined ? DEFAULTS.backoffMs : (parseDuration(retry.backoff) ?? DEFAULTS.backoffMs);
-  const timeoutMs = draft.raw.timeout === undefined ? settings.timeoutMs : (parseDuration(draft.raw.timeout) ?? settings.timeoutMs);
+  const backoffMs =
+    retry?.backoff === undefined ? DEFAULTS.backoffMs : (parseDuration(retry.backoff) ?? DEFAULTS.backoffMs);
+  const timeoutMs =
+    draft.raw.timeout === undefined ? settings.timeoutMs : (parseDuration(draft.raw.timeout) ?? settings.timeoutMs);
   return {
     id: draft.id as StepId,
     action: draft.action,
@@ -57,7 +82,15 @@ export function planStep(draft: StepDraft, byId: Map<string, StepDraft>, rows: A
 }
 
 /** The action's input as far as it is known now, checked against its schema; local files checked on disk. */
-function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: SourceFile, recipeDir: string, cwd: string, probe: FileProbe, diagnostics: Diagnostic[]): void {
+function checkInputs(
+  draft: StepDraft,
+  row: Record<string, unknown>,
+  file: SourceFile,
+  recipeDir: string,
+  cwd: string,
+  probe: FileProbe,
+  diagnostics: Diagnostic[],
+): void {
   const withPath: PathPart[] = ['steps', draft.id, 'with'];
   let value: unknown;
   try {
@@ -70,21 +103,29 @@ function checkInputs(draft: StepDraft, row: Record<string, unknown>, file: Sourc
   const input = value as Record<string, unknown>;
   for (const media of draft.mediaFields) {
     const fieldValue = input[media.field];
-    const entries = media.list && Array.isArray(fieldValue) ? fieldValue.map((v, i) => [v, [media.field, i]] as const) : [[fieldValue, [media.field]] as const];
+    const entries =
+      media.list && Array.isArray(fieldValue)
+        ? fieldValue.map((v, i) => [v, [media.field, i]] as const)
+        : [[fieldValue, [media.field]] as const];
     for (const [entry, at] of entries) {
       if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
       const checked = checkFile(entry, recipeDir, probe, cwd);
       if (checked.problem) diagnostics.push(error(file, file.locate([...withPath, ...at]), checked.problem));
       // A local file becomes a URL once uploaded; the schema sees a stand-in.
-      if (media.list && Array.isArray(fieldValue)) (fieldValue as unknown[])[at[1] as number] = `https://upload.invalid/${encodeURIComponent(entry)}`;
+      if (media.list && Array.isArray(fieldValue))
+        (fieldValue as unknown[])[at[1] as number] = `https://upload.invalid/${encodeURIComponent(entry)}`;
       else input[media.field] = `https://upload.invalid/${encodeURIComponent(entry)}`;
     }
   }
   for (const problem of validateModelInput(draft.inputSchema!, input)) {
     if (isUnknownAt(input, problem.path)) continue;
-    const at = problem.message === 'is required' ? file.locate(withPath, 'key') : file.locate([...withPath, ...problem.path]);
-    const where = problem.message === 'is required' && draft.raw.with === undefined ? file.locate(['steps', draft.id], 'key') : at;
-    diagnostics.push(error(file, where, `${problem.field} ${problem.message}${draft.model ? ` (${draft.model.slug})` : ''}`));
+    const at =
+      problem.message === 'is required' ? file.locate(withPath, 'key') : file.locate([...withPath, ...problem.path]);
+    const where =
+      problem.message === 'is required' && draft.raw.with === undefined ? file.locate(['steps', draft.id], 'key') : at;
+    diagnostics.push(
+      error(file, where, `${problem.field} ${problem.message}${draft.model ? ` (${draft.model.slug})` : ''}`),
+    );
   }
 }
 

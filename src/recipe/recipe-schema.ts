@@ -28,7 +28,12 @@ function pathOf(instancePath: string): PathPart[] {
 
 /** `steps.hero.timeout` for a path, as people read it. */
 export function label(path: readonly PathPart[]): string {
-  return path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : part), '') || 'the recipe';
+  return (
+    path.reduce<string>(
+      (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : part),
+      '',
+    ) || 'the recipe'
+  );
 }
 
 const ONE_OF_MESSAGES: Array<[RegExp, string]> = [
@@ -48,9 +53,13 @@ function value(data: unknown, path: readonly PathPart[]): unknown {
   return current;
 }
 
-const isMapping = (data: unknown): data is Record<string, unknown> => typeof data === 'object' && data !== null && !Array.isArray(data);
+const isMapping = (data: unknown): data is Record<string, unknown> =>
+  typeof data === 'object' && data !== null && !Array.isArray(data);
 
-function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
+function describeError(
+  e: ErrorObject,
+  data: unknown,
+): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
   const path = pathOf(e.instancePath);
   const where = label(path);
   const params = e.params as Record<string, unknown>;
@@ -62,7 +71,11 @@ function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: '
         // A step that is not a mapping at all is reported by its type error, which says so.
         if (!isMapping(step)) return undefined;
         return 'uses' in step && 'run' in step
-          ? { path: [...path, 'run'], at: 'key', message: `step '${String(path[1])}' has both uses and run; a step has exactly one of them` }
+          ? {
+              path: [...path, 'run'],
+              at: 'key',
+              message: `step '${String(path[1])}' has both uses and run; a step has exactly one of them`,
+            }
           : { path, at: 'key', message: `step '${String(path[1])}' needs uses (an action) or run (a command)` };
       }
       const message = ONE_OF_MESSAGES.find(([pattern]) => pattern.test(where))?.[1] ?? 'is not valid here';
@@ -72,37 +85,85 @@ function describeError(e: ErrorObject, data: unknown): { path: PathPart[]; at: '
       const key = String(params.additionalProperty);
       const known = path.length === 0 ? TOP_KEYS : isStep ? STEP_KEYS : undefined;
       const owner = path.length === 0 ? 'a recipe' : isStep ? 'a step' : where;
-      return { path: [...path, key], at: 'key', message: `unknown key '${key}' in ${path.length === 0 ? 'the recipe' : isStep ? `step '${String(path[1])}'` : where}${known ? `; ${owner} has ${known}` : ''}` };
+      return {
+        path: [...path, key],
+        at: 'key',
+        message: `unknown key '${key}' in ${path.length === 0 ? 'the recipe' : isStep ? `step '${String(path[1])}'` : where}${known ? `; ${owner} has ${known}` : ''}`,
+      };
     }
     case 'propertyNames':
       return undefined; // reported by the inner pattern error, which names the key
     case 'pattern':
       if (e.propertyName !== undefined) {
-        const kind = where === 'steps' ? 'step id' : where === 'inputs' ? 'input name' : where === 'outputs' ? 'output name' : 'name';
-        const rule = where === 'steps' ? 'lowercase letters, digits, _ and -, starting with a letter' : 'letters, digits, _ and -, starting with a letter or _';
+        const kind =
+          where === 'steps'
+            ? 'step id'
+            : where === 'inputs'
+              ? 'input name'
+              : where === 'outputs'
+                ? 'output name'
+                : 'name';
+        const rule =
+          where === 'steps'
+            ? 'lowercase letters, digits, _ and -, starting with a letter'
+            : 'letters, digits, _ and -, starting with a letter or _';
         return { path: [...path, e.propertyName], at: 'key', message: `${kind} '${e.propertyName}' must be ${rule}` };
       }
-      if (where === 'name') return { path, at: 'value', message: `name must be lowercase letters, digits and -, starting with a letter or digit (got ${JSON.stringify(value(data, path))})` };
+      if (where === 'name')
+        return {
+          path,
+          at: 'value',
+          message: `name must be lowercase letters, digits and -, starting with a letter or digit (got ${JSON.stringify(value(data, path))})`,
+        };
       return { path, at: 'value', message: `${where} must be a duration such as 90s or 15m` };
     case 'maxLength':
-      if (e.propertyName !== undefined) return { path: [...path, e.propertyName], at: 'key', message: `step id '${e.propertyName}' is longer than ${String(params.limit)} characters` };
+      if (e.propertyName !== undefined)
+        return {
+          path: [...path, e.propertyName],
+          at: 'key',
+          message: `step id '${e.propertyName}' is longer than ${String(params.limit)} characters`,
+        };
       return { path, at: 'value', message: `${where} must be at most ${String(params.limit)} characters` };
     case 'required':
-      if (path.length === 0) return { path: [], at: 'value', message: `the recipe needs ${String(params.missingProperty)}` };
+      if (path.length === 0)
+        return { path: [], at: 'value', message: `the recipe needs ${String(params.missingProperty)}` };
       return { path, at: 'key', message: `${where} needs ${String(params.missingProperty)}` };
     case 'const':
-      return { path, at: 'value', message: `${where} must be ${JSON.stringify(params.allowedValue)} (got ${JSON.stringify(value(data, path))})` };
+      return {
+        path,
+        at: 'value',
+        message: `${where} must be ${JSON.stringify(params.allowedValue)} (got ${JSON.stringify(value(data, path))})`,
+      };
     case 'enum':
-      return { path, at: 'value', message: `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')} (got ${JSON.stringify(value(data, path))})` };
+      return {
+        path,
+        at: 'value',
+        message: `${where} must be one of ${(params.allowedValues as unknown[]).join(', ')} (got ${JSON.stringify(value(data, path))})`,
+      };
     case 'type': {
       const expected = String(params.type);
-      const words: Record<string, string> = { object: 'a mapping', array: 'a list', string: 'text', integer: 'a whole number', number: 'a number', boolean: 'true or false' };
+      const words: Record<string, string> = {
+        object: 'a mapping',
+        array: 'a list',
+        string: 'text',
+        integer: 'a whole number',
+        number: 'a number',
+        boolean: 'true or false',
+      };
       const got = value(data, path);
-      return { path, at: 'value', message: `${where} must be ${words[expected] ?? expected}, got ${got === null ? 'nothing' : Array.isArray(got) ? 'a list' : typeof got === 'object' ? 'a mapping' : JSON.stringify(got)}` };
+      return {
+        path,
+        at: 'value',
+        message: `${where} must be ${words[expected] ?? expected}, got ${got === null ? 'nothing' : Array.isArray(got) ? 'a list' : typeof got === 'object' ? 'a mapping' : JSON.stringify(got)}`,
+      };
     }
     case 'minimum':
     case 'maximum':
-      return { path, at: 'value', message: `${where} must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)} (got ${JSON.stringify(value(data, path))})` };
+      return {
+        path,
+        at: 'value',
+        message: `${where} must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)} (got ${JSON.stringify(value(data, path))})`,
+      };
     case 'minProperties':
       return { path, at: 'value', message: `${where} must have at least one ${where === 'steps' ? 'step' : 'entry'}` };
     case 'minItems':

@@ -10,19 +10,38 @@ import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js'
 export const DEFAULTS = { concurrency: 4, retries: 2, timeoutMs: 30 * 60_000, pollMs: 15_000, backoffMs: 5_000 };
 
 /** The recipe's settings with defaults filled in; a duration that does not read is a diagnostic. */
-export function resolveSettings(recipe: RawRecipe, file: SourceFile, diagnostics: Diagnostic[], modelSchema: (slug: string) => JsonSchema | undefined = () => undefined): PlanSettings {
+export function resolveSettings(
+  recipe: RawRecipe,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+  modelSchema: (slug: string) => JsonSchema | undefined = () => undefined,
+): PlanSettings {
   const settings = recipe.settings ?? {};
   const duration = (key: 'timeout' | 'poll', fallback: number) => {
     const raw = settings[key];
     if (raw === undefined) return fallback;
     const ms = parseDuration(raw);
-    if (ms === undefined) diagnostics.push(error(file, file.locate(['settings', key]), `settings.${key} must be a duration such as 90s or 15m`));
+    if (ms === undefined)
+      diagnostics.push(
+        error(file, file.locate(['settings', key]), `settings.${key} must be a duration such as 90s or 15m`),
+      );
     return ms ?? fallback;
   };
-  const resolved: PlanSettings = { concurrency: settings.concurrency ?? DEFAULTS.concurrency, rpm: settings.rpm ?? 'auto', retries: settings.retries ?? DEFAULTS.retries, timeoutMs: duration('timeout', DEFAULTS.timeoutMs), pollMs: duration('poll', DEFAULTS.pollMs), cache: settings.cache ?? true };
+  const resolved: PlanSettings = {
+    concurrency: settings.concurrency ?? DEFAULTS.concurrency,
+    rpm: settings.rpm ?? 'auto',
+    retries: settings.retries ?? DEFAULTS.retries,
+    timeoutMs: duration('timeout', DEFAULTS.timeoutMs),
+    pollMs: duration('poll', DEFAULTS.pollMs),
+    cache: settings.cache ?? true,
+  };
   if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
   if (settings.prices !== undefined) {
-    const prices = parsePriceTable(settings.prices, 'settings.prices', pricingOf(modelSchema, {}, readBundledSchema).rule);
+    const prices = parsePriceTable(
+      settings.prices,
+      'settings.prices',
+      pricingOf(modelSchema, {}, readBundledSchema).rule,
+    );
     if (prices.ok) resolved.prices = prices.value;
     else diagnostics.push(error(file, file.locate(['settings', 'prices']), prices.error));
   }

@@ -51,7 +51,10 @@ export function shapeFromSchema(schema: unknown, depth = 0): Shape {
     case 'array':
       return list(shapeFromSchema(s.items, depth + 1));
     case 'object': {
-      const properties = (typeof s.properties === 'object' && s.properties !== null ? s.properties : {}) as Record<string, unknown>;
+      const properties = (typeof s.properties === 'object' && s.properties !== null ? s.properties : {}) as Record<
+        string,
+        unknown
+      >;
       const fields = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, shapeFromSchema(v, depth + 1)]));
       return object(fields, s.additionalProperties !== false || Object.keys(fields).length === 0);
     }
@@ -73,27 +76,39 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
     const label = pathText(root, segments.slice(0, i));
     if (current.kind === 'any') return { ok: true, shape: ANY };
     if (segment.kind === 'wildcard') {
-      if (current.kind !== 'list') return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [*] cannot apply` };
+      if (current.kind !== 'list')
+        return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [*] cannot apply` };
       const rest = followPath(current.items, segments.slice(i + 1), `${label}[*]`);
       if (!rest.ok) return rest;
       // [*] maps the rest over the list and flattens one level.
       return { ok: true, shape: list(rest.shape.kind === 'list' ? rest.shape.items : rest.shape) };
     }
     if (segment.kind === 'index') {
-      if (current.kind !== 'list') return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [${segment.index}] cannot apply` };
+      if (current.kind !== 'list')
+        return {
+          ok: false,
+          message: `${label} is ${describeShape(current)}, not a list, so [${segment.index}] cannot apply`,
+        };
       current = current.items;
       continue;
     }
     if (current.kind === 'list') {
-      return { ok: false, message: `${label} is a list; use ${label}[0].${segment.name} for the first item or ${label}[*].${segment.name} for all` };
+      return {
+        ok: false,
+        message: `${label} is a list; use ${label}[0].${segment.name} for the first item or ${label}[*].${segment.name} for all`,
+      };
     }
-    if (current.kind !== 'object') return { ok: false, message: `${label} is ${describeShape(current)} and has no field '${segment.name}'` };
+    if (current.kind !== 'object')
+      return { ok: false, message: `${label} is ${describeShape(current)} and has no field '${segment.name}'` };
     const field = Object.hasOwn(current.fields, segment.name) ? current.fields[segment.name] : undefined;
     if (!field) {
       if (current.open) return { ok: true, shape: ANY };
       const known = Object.keys(current.fields);
       const hint = didYouMean(segment.name, known);
-      return { ok: false, message: `${label} has no field '${segment.name}'${hint}${known.length ? `${hint ? ' It' : '; it'} has ${known.join(', ')}` : ''}` };
+      return {
+        ok: false,
+        message: `${label} has no field '${segment.name}'${hint}${known.length ? `${hint ? ' It' : '; it'} has ${known.join(', ')}` : ''}`,
+      };
     }
     current = field;
   }

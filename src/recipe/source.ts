@@ -17,7 +17,8 @@ export interface Located {
 
 export type PathPart = string | number;
 
-export const pointer = (path: readonly PathPart[]) => path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+export const pointer = (path: readonly PathPart[]) =>
+  path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
 /**
  * A recipe file: its text, line table, and the location of every node. Locations are built on
@@ -101,7 +102,10 @@ const ANCHOR = /(^|[\s,[{:-])&[^\s,[\]{}]/m;
  * than `yaml` on large files; syntax errors, duplicate keys and files with anchors go through
  * `yaml`, whose messages and ranges the diagnostics use.
  */
-export function parseRecipeYaml(path: string, text: string): { source: SourceFile; value: unknown; problems: YamlProblem[] } {
+export function parseRecipeYaml(
+  path: string,
+  text: string,
+): { source: SourceFile; value: unknown; problems: YamlProblem[] } {
   const source = new SourceFile(path, text, true);
   if (!ANCHOR.test(text)) {
     try {
@@ -110,7 +114,12 @@ export function parseRecipeYaml(path: string, text: string): { source: SourceFil
       // Reported below with yaml's words and ranges.
     }
   }
-  const document = parseDocument(text, { lineCounter: new LineCounter(), prettyErrors: false, uniqueKeys: false, strict: true });
+  const document = parseDocument(text, {
+    lineCounter: new LineCounter(),
+    prettyErrors: false,
+    uniqueKeys: false,
+    strict: true,
+  });
   const problems: YamlProblem[] = document.errors.map((error) => ({
     message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
     range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) },
@@ -137,12 +146,13 @@ function walk(source: SourceFile, node: Node, path: PathPart[], problems: YamlPr
       const keyNode = pair.key as Node | null;
       const name = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
       const keyRange = rangeOf(keyNode);
-      if (seen.has(name)) problems.push({ message: `the key '${name}' appears twice in this mapping`, range: keyRange });
+      if (seen.has(name))
+        problems.push({ message: `the key '${name}' appears twice in this mapping`, range: keyRange });
       seen.add(name);
       if (pair.value) walk(source, pair.value as Node, [...path, name], problems, keyRange);
       else source.record([...path, name], { value: keyRange, key: keyRange });
     }
   } else if (isSeq(node)) {
-    node.items.forEach((item, index) => walk(source, item as Node, [...path, index], problems));
+    for (const [index, item] of node.items.entries()) walk(source, item as Node, [...path, index], problems);
   }
 }

@@ -2,7 +2,14 @@ import { Ajv } from 'ajv';
 import { MODEL_SLUG, type JsonSchema } from '../model-schemas/bundled.js';
 import { mediaFields as mediaFieldsOf } from '../model-schemas/validate.js';
 import type { MediaField, PlannedStep } from '../plan.js';
-import { actionInputs, actionOutputs, BUILTIN_ACTIONS, MODEL_OUTPUTS, RUN_OUTPUTS, type BuiltinAction } from './actions.js';
+import {
+  actionInputs,
+  actionOutputs,
+  BUILTIN_ACTIONS,
+  MODEL_OUTPUTS,
+  RUN_OUTPUTS,
+  type BuiltinAction,
+} from './actions.js';
 import type { AnalyzerDeps, RawStep, StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { Shape } from './shapes.js';
@@ -13,7 +20,13 @@ import { compileValue, type Reference } from './templates.js';
 const ajv = new Ajv({ strict: false });
 
 /** A step's action, schema and compiled values, with what it refers to: the first pass over each step. */
-export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: AnalyzerDeps, diagnostics: Diagnostic[]): StepDraft {
+export function draftStep(
+  id: string,
+  raw: RawStep,
+  file: SourceFile,
+  deps: AnalyzerDeps,
+  diagnostics: Diagnostic[],
+): StepDraft {
   const path: PathPart[] = ['steps', id];
   const references: Reference[] = [];
   const compile = (value: unknown, at: PathPart[]) => compileValue(value, at, file, diagnostics, references);
@@ -33,14 +46,23 @@ export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: Anal
           ajv.compile(schemaValue as object);
         } catch (cause) {
           const reason = (cause as Error).message.replace(/^schema is invalid: /, '').replace(/\bdata\//g, '');
-          diagnostics.push(error(file, file.locate([...path, 'with', 'schema']), `schema is not a valid JSON Schema: ${reason}`));
+          diagnostics.push(
+            error(file, file.locate([...path, 'with', 'schema']), `schema is not a valid JSON Schema: ${reason}`),
+          );
         }
       }
     } else if (MODEL_SLUG.test(raw.uses)) {
       const schema = deps.modelSchema(raw.uses);
       action = 'model';
       outputs = MODEL_OUTPUTS;
-      if (!schema) diagnostics.push(error(file, file.locate([...path, 'uses']), `unknown model '${raw.uses}': no schema for it from the gateway or in schemas/models/`));
+      if (!schema)
+        diagnostics.push(
+          error(
+            file,
+            file.locate([...path, 'uses']),
+            `unknown model '${raw.uses}': no schema for it from the gateway or in schemas/models/`,
+          ),
+        );
       else {
         inputSchema = schema;
         const meta = schema['x-model'] as { type?: string } | undefined;
@@ -48,13 +70,25 @@ export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: Anal
         mediaFields = mediaFieldsOf(schema);
       }
     } else {
-      diagnostics.push(error(file, file.locate([...path, 'uses']), `uses must be ${BUILTIN_ACTIONS.join(', ')} or a model slug provider/model_id (got ${JSON.stringify(raw.uses)})`));
+      diagnostics.push(
+        error(
+          file,
+          file.locate([...path, 'uses']),
+          `uses must be ${BUILTIN_ACTIONS.join(', ')} or a model slug provider/model_id (got ${JSON.stringify(raw.uses)})`,
+        ),
+      );
     }
   }
-  if (raw.uses === undefined && raw.with !== undefined) diagnostics.push(error(file, file.locate([...path, 'with'], 'key'), 'with gives inputs to an action; a run step has none'));
+  if (raw.uses === undefined && raw.with !== undefined)
+    diagnostics.push(
+      error(file, file.locate([...path, 'with'], 'key'), 'with gives inputs to an action; a run step has none'),
+    );
   if (raw.uses === 'upload') mediaFields = [{ field: 'path', media: 'any', list: false }];
   const needsList = raw.needs === undefined ? [] : Array.isArray(raw.needs) ? raw.needs : [raw.needs];
-  const needs = needsList.map((step, i) => ({ step, path: Array.isArray(raw.needs) ? [...path, 'needs', i] : [...path, 'needs'] }));
+  const needs = needsList.map((step, i) => ({
+    step,
+    path: Array.isArray(raw.needs) ? [...path, 'needs', i] : [...path, 'needs'],
+  }));
   return {
     id,
     raw,
@@ -65,7 +99,9 @@ export function draftStep(id: string, raw: RawStep, file: SourceFile, deps: Anal
     ...(raw.run !== undefined ? { run: compile(raw.run, [...path, 'run']) } : {}),
     ...(raw.for_each !== undefined ? { forEach: compile(raw.for_each, [...path, 'for_each']) } : {}),
     ...(raw.if !== undefined ? { if: compile(conditionText(raw.if), [...path, 'if']) } : {}),
-    ...(typeof raw.cache === 'object' && raw.cache.key !== undefined ? { cacheKey: compile(raw.cache.key, [...path, 'cache', 'key']) } : {}),
+    ...(typeof raw.cache === 'object' && raw.cache.key !== undefined
+      ? { cacheKey: compile(raw.cache.key, [...path, 'cache', 'key']) }
+      : {}),
     references,
     needs,
     mediaFields,

@@ -10,18 +10,26 @@ interface Edge {
   path: PathPart[];
 }
 
-const describeEdge = (edge: Edge) => (edge.kind === 'refers' ? `${label(edge.path)} refers to steps.${edge.to}` : `${label(edge.path)} names ${edge.to}`);
+const describeEdge = (edge: Edge) =>
+  edge.kind === 'refers' ? `${label(edge.path)} refers to steps.${edge.to}` : `${label(edge.path)} names ${edge.to}`;
 
 /**
  * Kahn's algorithm, taking ready steps in file order (a heap of file positions keeps it
  * O(E + V log V)); a cycle is reported with each of its edges and where it is written.
  */
-export function topologicalOrder(drafts: StepDraft[], byId: Map<string, StepDraft>, file: SourceFile, diagnostics: Diagnostic[]): StepDraft[] | undefined {
+export function topologicalOrder(
+  drafts: StepDraft[],
+  byId: Map<string, StepDraft>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): StepDraft[] | undefined {
   const edges = new Map<string, Edge[]>();
   for (const draft of drafts) {
     const out: Edge[] = [];
-    for (const ref of draft.references) if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
-    for (const need of draft.needs) if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
+    for (const ref of draft.references)
+      if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
+    for (const need of draft.needs)
+      if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
     edges.set(draft.id, out);
   }
   const position = new Map(drafts.map((d, i) => [d.id, i]));
@@ -64,7 +72,9 @@ export function topologicalOrder(drafts: StepDraft[], byId: Map<string, StepDraf
     reported.add(key);
     const links = cycle.map((from, i) => (edges.get(from) ?? []).find((e) => e.to === cycle[(i + 1) % cycle.length])!);
     const described = links.map((link, i) => `${cycle[i]} → ${link.to} (${describeEdge(link)})`).join(', ');
-    diagnostics.push(error(file, file.locateWithin(links[0]!.path, `steps.${links[0]!.to}`), `the steps form a cycle: ${described}`));
+    diagnostics.push(
+      error(file, file.locateWithin(links[0]!.path, `steps.${links[0]!.to}`), `the steps form a cycle: ${described}`),
+    );
   }
   return undefined;
 }

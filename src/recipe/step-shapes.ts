@@ -6,7 +6,13 @@ import type { PathPart, SourceFile } from './source.js';
 import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 
 /** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
-export function checkStepExpressions(draft: StepDraft, inputShapes: Record<string, Shape>, outputShapes: Map<string, Shape>, file: SourceFile, diagnostics: Diagnostic[]): void {
+export function checkStepExpressions(
+  draft: StepDraft,
+  inputShapes: Record<string, Shape>,
+  outputShapes: Map<string, Shape>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): void {
   const stepPath: PathPart[] = ['steps', draft.id];
   const scope: TypeScope = { inputs: inputShapes, steps: outputShapes, self: draft.id };
   let item: Shape | undefined;
@@ -15,7 +21,13 @@ export function checkStepExpressions(draft: StepDraft, inputShapes: Record<strin
     if (listShape.kind === 'list') item = listShape.items;
     else {
       if (listShape.kind !== 'any') {
-        diagnostics.push(error(file, file.locate([...stepPath, 'for_each']), `for_each must give a list, but this is ${describeShape(listShape)}`));
+        diagnostics.push(
+          error(
+            file,
+            file.locate([...stepPath, 'for_each']),
+            `for_each must give a list, but this is ${describeShape(listShape)}`,
+          ),
+        );
         draft.forEachReported = true;
       }
       item = ANY;
@@ -25,30 +37,65 @@ export function checkStepExpressions(draft: StepDraft, inputShapes: Record<strin
   const inner: TypeScope = item ? { ...scope, item } : scope;
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {
-    for (const [field, fieldValue] of Object.entries(draft.with.entries)) fieldShapes.set(field, valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics));
+    for (const [field, fieldValue] of Object.entries(draft.with.entries))
+      fieldShapes.set(field, valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics));
   }
   if (draft.run) valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
   if (draft.inputSchema) checkFieldShapes(draft, fieldShapes, file, diagnostics);
 }
 
 /** The shape a value gives, its expressions checked on the way. */
-export function valueShape(value: ValueTemplate, path: PathPart[], scope: TypeScope, file: SourceFile, diagnostics: Diagnostic[]): Shape {
+export function valueShape(
+  value: ValueTemplate,
+  path: PathPart[],
+  scope: TypeScope,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): Shape {
   if (value.kind === 'template') return checkTemplate(value.template, path, scope, file, diagnostics);
   for (const inner of templateStrings(value, path)) checkTemplate(inner.template, inner.path, scope, file, diagnostics);
   if (value.kind === 'list') return list(ANY);
   if (value.kind === 'map') return object({}, true);
   const literal = value.value;
-  return typeof literal === 'string' ? STRING : typeof literal === 'number' ? NUMBER : typeof literal === 'boolean' ? BOOLEAN : ANY;
+  return typeof literal === 'string'
+    ? STRING
+    : typeof literal === 'number'
+      ? NUMBER
+      : typeof literal === 'boolean'
+        ? BOOLEAN
+        : ANY;
 }
 
 /** A whole-expression field whose shape the model's schema cannot take: caught before anything runs. */
-function checkFieldShapes(draft: StepDraft, shapes: Map<string, Shape>, file: SourceFile, diagnostics: Diagnostic[]): void {
+function checkFieldShapes(
+  draft: StepDraft,
+  shapes: Map<string, Shape>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): void {
   const properties = (draft.inputSchema?.properties ?? {}) as Record<string, { type?: string }>;
   for (const [field, shape] of shapes) {
     const type = properties[field]?.type;
     if (!type || shape.kind === 'any') continue;
     const fits =
-      type === 'string' ? shape.kind === 'string' || shape.kind === 'number' || shape.kind === 'integer' || shape.kind === 'boolean' : type === 'array' ? shape.kind === 'list' : type === 'integer' || type === 'number' ? shape.kind === 'integer' || shape.kind === 'number' : type === 'boolean' ? shape.kind === 'boolean' : type === 'object' ? shape.kind === 'object' : true;
-    if (!fits) diagnostics.push(error(file, file.locate(['steps', draft.id, 'with', field]), `${field} takes ${type === 'array' ? 'a list' : type === 'string' ? 'text' : type === 'object' ? 'an object' : `a ${type}`}, but this gives ${describeShape(shape)}`));
+      type === 'string'
+        ? shape.kind === 'string' || shape.kind === 'number' || shape.kind === 'integer' || shape.kind === 'boolean'
+        : type === 'array'
+          ? shape.kind === 'list'
+          : type === 'integer' || type === 'number'
+            ? shape.kind === 'integer' || shape.kind === 'number'
+            : type === 'boolean'
+              ? shape.kind === 'boolean'
+              : type === 'object'
+                ? shape.kind === 'object'
+                : true;
+    if (!fits)
+      diagnostics.push(
+        error(
+          file,
+          file.locate(['steps', draft.id, 'with', field]),
+          `${field} takes ${type === 'array' ? 'a list' : type === 'string' ? 'text' : type === 'object' ? 'an object' : `a ${type}`}, but this gives ${describeShape(shape)}`,
+        ),
+      );
   }
 }

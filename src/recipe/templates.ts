@@ -1,8 +1,17 @@
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { didYouMean, ExpressionSyntaxError, hasExpression, parseTemplate, pathText, type Expr, type Segment, type Template } from '../expressions/expressions.js';
+import {
+  didYouMean,
+  ExpressionSyntaxError,
+  hasExpression,
+  parseTemplate,
+  pathText,
+  type Expr,
+  type Segment,
+  type Template,
+} from '../expressions/expressions.js';
 import { callShape, operatorShape } from './expression-shapes.js';
-import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, describeShape, type Shape } from './shapes.js';
+import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
 /** A `steps.X` reference found in a value: it makes an edge of the DAG. */
@@ -14,7 +23,13 @@ export interface Reference {
 }
 
 /** Turns a recipe value into a template tree, reporting syntax errors and collecting step references. */
-export function compileValue(value: unknown, path: PathPart[], file: SourceFile, diagnostics: Diagnostic[], references: Reference[]): ValueTemplate {
+export function compileValue(
+  value: unknown,
+  path: PathPart[],
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+  references: Reference[],
+): ValueTemplate {
   if (typeof value === 'string') {
     if (!hasExpression(value)) return { kind: 'literal', value };
     let template: Template;
@@ -28,19 +43,30 @@ export function compileValue(value: unknown, path: PathPart[], file: SourceFile,
       diagnostics.push(error(file, file.locateWithin(path, needle), `invalid expression: ${cause.message}`));
       return { kind: 'literal', value };
     }
-    for (const part of template.parts) if (typeof part !== 'string') collectReferences(part.expr, part.source, path, references);
+    for (const part of template.parts)
+      if (typeof part !== 'string') collectReferences(part.expr, part.source, path, references);
     return { kind: 'template', template, text: value };
   }
-  if (Array.isArray(value)) return { kind: 'list', items: value.map((item, i) => compileValue(item, [...path, i], file, diagnostics, references)) };
+  if (Array.isArray(value))
+    return {
+      kind: 'list',
+      items: value.map((item, i) => compileValue(item, [...path, i], file, diagnostics, references)),
+    };
   if (typeof value === 'object' && value !== null) {
-    return { kind: 'map', entries: Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compileValue(v, [...path, k], file, diagnostics, references)])) };
+    return {
+      kind: 'map',
+      entries: Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, compileValue(v, [...path, k], file, diagnostics, references)]),
+      ),
+    };
   }
   return { kind: 'literal', value };
 }
 
 function collectReferences(expr: Expr, source: string, path: PathPart[], references: Reference[]): void {
   if (expr.kind === 'call') for (const arg of expr.args) collectReferences(arg, source, path, references);
-  else if (expr.kind === 'binary') for (const side of [expr.left, expr.right]) collectReferences(side, source, path, references);
+  else if (expr.kind === 'binary')
+    for (const side of [expr.left, expr.right]) collectReferences(side, source, path, references);
   else if (expr.kind === 'not') collectReferences(expr.operand, source, path, references);
   else if (expr.kind === 'access') collectReferences(expr.target, source, path, references);
   else if (expr.kind === 'path' && expr.root === 'steps') {
@@ -50,7 +76,10 @@ function collectReferences(expr: Expr, source: string, path: PathPart[], referen
 }
 
 /** Every template string inside a value, with its recipe path. */
-export function* templateStrings(value: ValueTemplate, path: PathPart[]): Generator<{ template: Template; text: string; path: PathPart[] }> {
+export function* templateStrings(
+  value: ValueTemplate,
+  path: PathPart[],
+): Generator<{ template: Template; text: string; path: PathPart[] }> {
   switch (value.kind) {
     case 'template':
       yield { template: value.template, text: value.text, path };
@@ -83,7 +112,13 @@ const STEP_FIELDS = ['outputs', 'outcome', 'conclusion'];
 const SECRET_ENV = new Set(['PIPELINE_API_KEY']);
 
 /** The shape of a template's value, reporting each reference the recipe cannot satisfy. */
-export function checkTemplate(template: Template, path: PathPart[], scope: TypeScope, file: SourceFile, diagnostics: Diagnostic[]): Shape {
+export function checkTemplate(
+  template: Template,
+  path: PathPart[],
+  scope: TypeScope,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): Shape {
   let shape: Shape = STRING;
   for (const part of template.parts) {
     if (typeof part === 'string') continue;
@@ -97,9 +132,20 @@ export function checkTemplate(template: Template, path: PathPart[], scope: TypeS
 function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void): Shape {
   switch (expr.kind) {
     case 'literal':
-      return typeof expr.value === 'string' ? STRING : typeof expr.value === 'number' ? NUMBER : typeof expr.value === 'boolean' ? BOOLEAN : { kind: 'null' };
+      return typeof expr.value === 'string'
+        ? STRING
+        : typeof expr.value === 'number'
+          ? NUMBER
+          : typeof expr.value === 'boolean'
+            ? BOOLEAN
+            : { kind: 'null' };
     case 'call':
-      return callShape(expr.name, expr.args.map((arg) => shapeOf(arg, scope, report)), scope.statusFunctions ?? false, report);
+      return callShape(
+        expr.name,
+        expr.args.map((arg) => shapeOf(arg, scope, report)),
+        scope.statusFunctions ?? false,
+        report,
+      );
     case 'binary':
       return operatorShape(expr.op, shapeOf(expr.left, scope, report), shapeOf(expr.right, scope, report), report);
     case 'not':
@@ -123,7 +169,9 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
       if (!input) {
         const known = Object.keys(scope.inputs);
         const hint = didYouMean(first.name, known);
-        const list = known.length ? `${hint ? ' The' : '; the'} inputs are ${known.join(', ')}` : '; the recipe has no inputs';
+        const list = known.length
+          ? `${hint ? ' The' : '; the'} inputs are ${known.join(', ')}`
+          : '; the recipe has no inputs';
         report(`unknown input '${first.name}'${hint}${list}`);
         return ANY;
       }
@@ -148,7 +196,11 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
         report(`env.${first.name} is the API key and cannot be used in a recipe`);
         return STRING;
       }
-      return expr.segments.length === 0 ? object({}, true) : expr.segments.length === 1 ? STRING : follow(STRING, rest, `env.${first && first.kind === 'field' ? first.name : ''}`);
+      return expr.segments.length === 0
+        ? object({}, true)
+        : expr.segments.length === 1
+          ? STRING
+          : follow(STRING, rest, `env.${first && first.kind === 'field' ? first.name : ''}`);
     default:
       return ANY;
   }
@@ -169,7 +221,9 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
   if (!outputs) {
     const known = [...scope.steps.keys()].filter((id) => id !== scope.self);
     const hint = didYouMean(first.name, known);
-    report(`unknown step '${first.name}'${hint}${known.length ? `${hint ? ' The' : '; the'} other steps are ${known.join(', ')}` : ''}`);
+    report(
+      `unknown step '${first.name}'${hint}${known.length ? `${hint ? ' The' : '; the'} other steps are ${known.join(', ')}` : ''}`,
+    );
     return ANY;
   }
   const step = object({ outputs, outcome: STRING, conclusion: STRING });
@@ -180,8 +234,14 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
   if (second.kind !== 'field' || second.name !== 'outputs') {
     const name = second.kind === 'field' ? second.name : undefined;
     const isOutput = name !== undefined && outputs.kind === 'object' && Object.hasOwn(outputs.fields, name);
-    const hint = isOutput ? `; did you mean steps.${first.name}.outputs.${name}?` : name ? didYouMean(name, STEP_FIELDS) : '';
-    report(`steps.${first.name} has no ${name ? `field '${name}'` : pathText('', [second])}${hint}${hint ? ' It' : '; it'} has ${STEP_FIELDS.join(', ')}`);
+    const hint = isOutput
+      ? `; did you mean steps.${first.name}.outputs.${name}?`
+      : name
+        ? didYouMean(name, STEP_FIELDS)
+        : '';
+    report(
+      `steps.${first.name} has no ${name ? `field '${name}'` : pathText('', [second])}${hint}${hint ? ' It' : '; it'} has ${STEP_FIELDS.join(', ')}`,
+    );
     return ANY;
   }
   return followOrReport(outputs, after, `steps.${first.name}.outputs`, report);

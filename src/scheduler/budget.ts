@@ -57,7 +57,8 @@ export class RateBudget implements RequestGate, Budget {
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
     this.share = options.share ?? 1;
-    if (!(this.share > 0 && this.share <= 1)) throw new Error(`Internal error: a budget's share must be in (0, 1], got ${this.share}`);
+    if (!(this.share > 0 && this.share <= 1))
+      throw new Error(`Internal error: a budget's share must be in (0, 1], got ${this.share}`);
     const initial = options.initial ?? {};
     this.limit = initial.limit;
     this.remaining = initial.remaining === undefined ? undefined : this.shareOf(initial.remaining);
@@ -82,7 +83,14 @@ export class RateBudget implements RequestGate, Budget {
 
   /** What the budget believes now, for logs and tests. */
   snapshot(): BudgetSnapshot {
-    return { limit: this.limit, remaining: this.remaining, resetAt: this.resetAt, unanswered: this.unanswered, pausedUntil: this.pausedUntil, waiting: this.waiters.length };
+    return {
+      limit: this.limit,
+      remaining: this.remaining,
+      resetAt: this.resetAt,
+      unanswered: this.unanswered,
+      pausedUntil: this.pausedUntil,
+      waiting: this.waiters.length,
+    };
   }
 
   acquire(signal?: AbortSignal): Promise<() => void> {
@@ -183,7 +191,10 @@ export class RateBudget implements RequestGate, Budget {
   }
 
   private wakeAt(due: number): void {
-    if (!Number.isFinite(due)) return this.cancelTimer();
+    if (!Number.isFinite(due)) {
+      this.cancelTimer();
+      return;
+    }
     if (this.timer && this.timer.due === due) return;
     this.cancelTimer();
     const handle = this.clock.setTimer(due - this.clock.now(), () => {

@@ -105,7 +105,16 @@ function stepOf(state: RunState, row: number, step: string): StepRecord {
   const key = stepKey(row, step);
   let entry = state.steps.get(key);
   if (!entry) {
-    entry = { row, step, status: 'pending', started_at: null, finished_at: null, duration_ms: null, tasks: [], error: null };
+    entry = {
+      row,
+      step,
+      status: 'pending',
+      started_at: null,
+      finished_at: null,
+      duration_ms: null,
+      tasks: [],
+      error: null,
+    };
     state.steps.set(key, entry);
   }
   return entry;
@@ -141,7 +150,8 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
     case 'submission-unknown':
     case 'task-submitted':
     case 'task-finished':
-      return applyTaskEvent(state, event, expiries);
+      applyTaskEvent(state, event, expiries);
+      return;
     case 'output-written':
       // A file from the step cache has a URL of an earlier run: a resume must not send it either.
       state.downloads.set(event.url, {
@@ -153,7 +163,12 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       state.files.push({ step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':
-      state.uploads.set(event.hash, { fileId: event.file_id, url: event.url, expiresAt: event.expires_at, path: event.path });
+      state.uploads.set(event.hash, {
+        fileId: event.file_id,
+        url: event.url,
+        expiresAt: event.expires_at,
+        path: event.path,
+      });
       return;
     case 'item-finished': {
       const key = itemKey(event.row, event.step, event.index);
@@ -163,7 +178,8 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
     }
     case 'step-finished':
     case 'step-failed':
-      return applyStepEnd(state, event);
+      applyStepEnd(state, event);
+      return;
     case 'run-finished':
       state.status = event.status;
       state.finishedAt = event.t;
@@ -226,7 +242,10 @@ function applyStepEnd(state: RunState, event: StepEnd): void {
   entry.status = event.type === 'step-finished' ? 'succeeded' : 'failed';
   entry.finished_at = event.t;
   entry.duration_ms = entry.started_at !== null ? event.t - entry.started_at : null;
-  entry.error = event.type === 'step-failed' ? { reason: event.reason, message: event.message, outcome_unknown: event.outcome_unknown } : null;
+  entry.error =
+    event.type === 'step-failed'
+      ? { reason: event.reason, message: event.message, outcome_unknown: event.outcome_unknown }
+      : null;
   if (event.type === 'step-failed' && event.continued) entry.continued = true;
   if (event.type !== 'step-finished') return;
   const key = stepKey(event.row, event.step);

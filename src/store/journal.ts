@@ -10,20 +10,87 @@ export type JournalEvent =
   /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
   | { type: 'step-cancelled'; t: number; row: number; step: string; reason: string }
   /** `cost_usd`: what the submission costs when the gateway accepts it; absent when its price is unknown. */
-  | { type: 'request-sent'; t: number; row: number; step: string; index: number; slug: string; request: string; cost_usd?: number }
+  | {
+      type: 'request-sent';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      slug: string;
+      request: string;
+      cost_usd?: number;
+    }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
-  | { type: 'submission-unknown'; t: number; row: number; step: string; index: number; request: string; message: string }
+  | {
+      type: 'submission-unknown';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      request: string;
+      message: string;
+    }
   /** `input`: what the model was asked (long strings cut), for the report. */
-  | { type: 'task-submitted'; t: number; row: number; step: string; index: number; slug: string; request: string; task_id: string; input?: Record<string, unknown> }
+  | {
+      type: 'task-submitted';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      slug: string;
+      request: string;
+      task_id: string;
+      input?: Record<string, unknown>;
+    }
   /** `polls`: reads of the task; `error`: the gateway's message for a task that failed. */
-  | { type: 'task-finished'; t: number; row: number; step: string; index: number; task_id: string; status: string; duration_ms: number | null; result_expires_at: number | null; polls?: number; error?: string }
-  | { type: 'output-written'; t: number; row: number; step: string; index: number; task_id: string; url: string; path: string; bytes: number }
-  | { type: 'upload-done'; t: number; hash: string; path: string; file_id: string; url: string; expires_at: number | null }
+  | {
+      type: 'task-finished';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      task_id: string;
+      status: string;
+      duration_ms: number | null;
+      result_expires_at: number | null;
+      polls?: number;
+      error?: string;
+    }
+  | {
+      type: 'output-written';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      task_id: string;
+      url: string;
+      path: string;
+      bytes: number;
+    }
+  | {
+      type: 'upload-done';
+      t: number;
+      hash: string;
+      path: string;
+      file_id: string;
+      url: string;
+      expires_at: number | null;
+    }
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
   | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
   | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
-  | { type: 'step-failed'; t: number; row: number; step: string; reason: string; message: string; outcome_unknown: boolean; task_id?: string; continued?: boolean }
+  | {
+      type: 'step-failed';
+      t: number;
+      row: number;
+      step: string;
+      reason: string;
+      message: string;
+      outcome_unknown: boolean;
+      task_id?: string;
+      continued?: boolean;
+    }
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
   | { type: 'run-interrupted'; t: number }
   /** The requests sent in one second (`second`: its start, ms since the epoch) by kind, and the 429s among them. */
@@ -152,7 +219,10 @@ export interface JournalRead {
 }
 
 const isEvent = (value: unknown): value is JournalEvent =>
-  typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' && typeof (value as { t?: unknown }).t === 'number';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { type?: unknown }).type === 'string' &&
+  typeof (value as { t?: unknown }).t === 'number';
 
 /**
  * Every readable event of a journal. A line that is not a whole event (cut short by a crash, or

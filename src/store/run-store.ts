@@ -16,7 +16,16 @@ export interface RunPaths {
 
 export function runPaths(home: string, id: string): RunPaths {
   const dir = join(home, 'runs', id);
-  return { id, dir, journal: join(dir, 'journal.jsonl'), recipe: join(dir, 'recipe.yaml'), batch: join(dir, 'batch'), outputs: join(dir, 'outputs'), log: join(dir, 'pipeline.log'), summary: join(dir, 'run.json') };
+  return {
+    id,
+    dir,
+    journal: join(dir, 'journal.jsonl'),
+    recipe: join(dir, 'recipe.yaml'),
+    batch: join(dir, 'batch'),
+    outputs: join(dir, 'outputs'),
+    log: join(dir, 'pipeline.log'),
+    summary: join(dir, 'run.json'),
+  };
 }
 
 /** A sortable, readable id: `20261121-104512-launch-kit-3f9a`. */

@@ -7,7 +7,12 @@ const root = join(import.meta.dirname, '..', '..');
 const config = createRequire(import.meta.url)(join(root, '.dependency-cruiser.cjs')) as IConfiguration;
 
 async function violations(baseDir: string, folders: string[]): Promise<string[]> {
-  const result = await cruise(folders, { ...config.options, baseDir, ruleSet: { forbidden: config.forbidden ?? [] }, validate: true });
+  const result = await cruise(folders, {
+    ...config.options,
+    baseDir,
+    ruleSet: { forbidden: config.forbidden ?? [] },
+    validate: true,
+  });
   const output = result.output as ICruiseResult;
   return output.summary.violations.map((v) => {
     const cycle = v.cycle ? ` (cycle: ${v.cycle.map((c) => c.name).join(' -> ')})` : '';

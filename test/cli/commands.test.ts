@@ -60,14 +60,20 @@ describe('commands that talk to the gateway', () => {
     const uploaded = await pipeline(['files', 'upload', logo, '--json']);
     expect(uploaded.exitCode).toBe(0);
     const [file] = JSON.parse(uploaded.stdout);
-    expect(file).toMatchObject({ type: 'image', filename: 'logo.png', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\//) });
+    expect(file).toMatchObject({
+      type: 'image',
+      filename: 'logo.png',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\//),
+    });
     const list = await pipeline(['files', 'list']);
     expect(list.stdout).toContain(file.file_id);
     expect(list.stdout.split('\n').at(-1)).toBe('1 of 1 (offset 0)');
     expect((await pipeline(['files', 'rm', file.file_id])).stdout).toBe(`deleted ${file.file_id}`);
     const again = await pipeline(['files', 'rm', file.file_id]);
     expect(again.exitCode).toBe(1);
-    expect(again.stderr).toBe(`pipeline: delete of ${file.file_id}: HTTP 404: Not found: file ${file.file_id} does not exist`);
+    expect(again.stderr).toBe(
+      `pipeline: delete of ${file.file_id}: HTTP 404: Not found: file ${file.file_id} does not exist`,
+    );
     expect((await pipeline(['files', 'list', '--limit', '101'])).exitCode).toBe(2);
   });
 
@@ -93,7 +99,10 @@ describe('commands that talk to the gateway', () => {
   });
 
   it('works against the built-in gateway with --local and no key', async () => {
-    const result = await pipeline(['account', '--json', '--local'], { PIPELINE_API_KEY: undefined, PIPELINE_BASE_URL: undefined });
+    const result = await pipeline(['account', '--json', '--local'], {
+      PIPELINE_API_KEY: undefined,
+      PIPELINE_BASE_URL: undefined,
+    });
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ is_valid: true, team: 'local' });
   });
@@ -103,19 +112,25 @@ describe('configuration', () => {
   it('exits 2 without a key and without --local, saying how to fix it', async () => {
     const result = await pipeline(['account'], { PIPELINE_API_KEY: undefined });
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toBe('pipeline: no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway');
+    expect(result.stderr).toBe(
+      'pipeline: no API key: set PIPELINE_API_KEY (or pass --api-key), or add --local to use the built-in gateway',
+    );
   });
 
   it('exits 2 without a gateway address', async () => {
     const result = await pipeline(['account'], { PIPELINE_BASE_URL: undefined });
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toBe('pipeline: no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local');
+    expect(result.stderr).toBe(
+      'pipeline: no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local',
+    );
   });
 
   it('refuses plain http to anything but loopback, and a base without /api/v1', async () => {
     const remote = await pipeline(['account'], { PIPELINE_BASE_URL: 'http://gateway.example.com/api/v1' });
     expect(remote.exitCode).toBe(2);
-    expect(remote.stderr).toBe('pipeline: PIPELINE_BASE_URL uses plain http on gateway.example.com; use https (plain http is allowed only for loopback addresses)');
+    expect(remote.stderr).toBe(
+      'pipeline: PIPELINE_BASE_URL uses plain http on gateway.example.com; use https (plain http is allowed only for loopback addresses)',
+    );
     const noVersion = await pipeline(['account'], { PIPELINE_BASE_URL: gateway.schemaUrl });
     expect(noVersion.stderr).toBe(`pipeline: PIPELINE_BASE_URL must end with /api/v1, got "${gateway.schemaUrl}"`);
   });

@@ -59,7 +59,9 @@ describe('pipeline gateway serve', () => {
     const result = await execa('node', [cli, 'gateway', 'serve', '--port', String(port)], { reject: false });
     blocker.close();
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toBe(`pipeline: port ${port} on 127.0.0.1 is already in use; pick another with --port, or 0 for a free one`);
+    expect(result.stderr).toBe(
+      `pipeline: port ${port} on 127.0.0.1 is already in use; pick another with --port, or 0 for a free one`,
+    );
   });
 
   it.each([

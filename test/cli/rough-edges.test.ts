@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,13 @@ let home: string;
 async function pipeline(args: string[], env: Record<string, string> = {}) {
   return execa('node', [cli, ...args], {
     reject: false,
-    env: { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_HOME: home, PATH: process.env.PATH ?? '', ...env },
+    env: {
+      PIPELINE_API_KEY: gateway.apiKey,
+      PIPELINE_BASE_URL: gateway.baseUrl,
+      PIPELINE_HOME: home,
+      PATH: process.env.PATH ?? '',
+      ...env,
+    },
     extendEnv: false,
   });
 }
@@ -46,13 +51,18 @@ describe('the command line without rough edges', () => {
     const out = join(home, 'out');
     const run = await pipeline(['run', recipe, '--out', out]);
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/✗ flaky failed: the command exited with 3:\nbroken \(continue_on_error: the run goes on\)/);
+    expect(run.stderr).toMatch(
+      /✗ flaky failed: the command exited with 3:\nbroken \(continue_on_error: the run goes on\)/,
+    );
     expect(run.stderr).toMatch(/✓ run \S+ succeeded/);
     expect(JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))).toMatchObject({ stdout: 'failure' });
     const [id] = await readdir(join(home, 'runs'));
     const summary = JSON.parse(await readFile(join(home, 'runs', id!, 'run.json'), 'utf8'));
     expect(summary.status).toBe('succeeded');
-    expect(summary.steps.find((s: { step: string }) => s.step === 'flaky')).toMatchObject({ status: 'failed', continued: true });
+    expect(summary.steps.find((s: { step: string }) => s.step === 'flaky')).toMatchObject({
+      status: 'failed',
+      continued: true,
+    });
     const shown = await pipeline(['runs', 'show', 'latest']);
     expect(shown.exitCode, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^flaky\s+failed \(continued\)/m);
@@ -79,13 +89,23 @@ describe('the command line without rough edges', () => {
   });
 
   it('--set name without = is a usage error that says so', async () => {
-    const result = await pipeline(['validate', fileURLToPath(new URL('../../recipes/launch-kit.yaml', import.meta.url)), '--set', 'topic']);
+    const result = await pipeline([
+      'validate',
+      fileURLToPath(new URL('../../recipes/launch-kit.yaml', import.meta.url)),
+      '--set',
+      'topic',
+    ]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toBe('pipeline: --set takes name=value, got "topic": write --set topic=VALUE (--set topic= for empty text)');
+    expect(result.stderr).toBe(
+      'pipeline: --set takes name=value, got "topic": write --set topic=VALUE (--set topic= for empty text)',
+    );
   });
 
   it('writing to a closed pipe exits quietly, with no stack trace', async () => {
-    const child = spawn('node', [cli, 'runs', 'list'], { env: { ...process.env, PIPELINE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('node', [cli, 'runs', 'list'], {
+      env: { ...process.env, PIPELINE_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The reader is gone before the command writes a byte, as with `| head -1` on a long list.
     child.stdout.destroy();
     let stderr = '';
@@ -94,7 +114,6 @@ describe('the command line without rough edges', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });
-
 
   it('an unreachable gateway fails in under 5 s, with the address and a hint, before a run exists', async () => {
     const recipe = join(home, 'tolerant.yaml');
@@ -117,35 +136,52 @@ describe('the command line without rough edges', () => {
     const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
     const result = await pipeline(['run', recipe], { PIPELINE_API_KEY: 'sk-wrong-key-0123456789' });
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/^pipeline: the gateway at 127\.0\.0\.1:\d+ refused the API key \(PIPELINE_API_KEY\); nothing was run: .*401/);
+    expect(result.stderr).toMatch(
+      /^pipeline: the gateway at 127\.0\.0\.1:\d+ refused the API key \(PIPELINE_API_KEY\); nothing was run: .*401/,
+    );
     expect(result.stderr).not.toContain('sk-wrong-key-0123456789');
     expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
   });
 });
 
 describe('--help', () => {
-  const commands = ['run', 'resume', 'validate', 'plan', 'runs show', 'runs list', 'gateway serve', 'account', 'models schema', 'files upload', 'task wait', 'cache prune'];
-  it.each(commands)(
-    '%s has examples and the exit codes',
-    async (command) => {
-      const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
-      expect(help.exitCode).toBe(0);
-      expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx pipeline ${command}[ \\n]`));
-      expect(help.stdout).toMatch(/\nExit codes:\n  0    it worked\n  1    .+\n  2    a usage error/);
-    },
-  );
+  const commands = [
+    'run',
+    'resume',
+    'validate',
+    'plan',
+    'runs show',
+    'runs list',
+    'gateway serve',
+    'account',
+    'models schema',
+    'files upload',
+    'task wait',
+    'cache prune',
+  ];
+  it.each(commands)('%s has examples and the exit codes', async (command) => {
+    const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx pipeline ${command}[ \\n]`));
+    expect(help.stdout).toMatch(/\nExit codes:\n {2}0 {4}it worked\n {2}1 {4}.+\n {2}2 {4}a usage error/);
+  });
 
   it('run --help names PIPELINE_HOME and its default; resume describes its argument', async () => {
     const run = await execa('node', [cli, 'run', '--help']);
-    expect(run.stdout).toContain('PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)');
+    expect(run.stdout).toContain(
+      'PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)',
+    );
     expect(run.stdout).toContain('130  stopped by Ctrl-C');
     const resume = await execa('node', [cli, 'resume', '--help']);
-    expect(resume.stdout.replace(/\s+/g, ' ')).toContain('run_id a run id, a prefix of exactly one run id, or latest (the newest run)');
+    expect(resume.stdout.replace(/\s+/g, ' ')).toContain(
+      'run_id a run id, a prefix of exactly one run id, or latest (the newest run)',
+    );
   });
 });
 
 describe('--batch with bad rows', () => {
-  const ROWS = 'title,style,aspect_ratio\nGood one,photo,16:9\nToo,many,cells,here\nBad ratio,photo,5:5\nGood two,photo,1:1\n';
+  const ROWS =
+    'title,style,aspect_ratio\nGood one,photo,16:9\nToo,many,cells,here\nBad ratio,photo,5:5\nGood two,photo,1:1\n';
   const recipe = fileURLToPath(new URL('../../recipes/batch-thumbnails.yaml', import.meta.url));
 
   it('reports every bad row, a column-count error hiding none of the others', async () => {
@@ -165,7 +201,9 @@ describe('--batch with bad rows', () => {
     await writeFile(rows, ROWS);
     const result = await pipeline(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stderr).toContain(`--skip-invalid-rows: 2 problems in rows left out:\n  ${rows}:3:1: this row has 4 values`);
+    expect(result.stderr).toContain(
+      `--skip-invalid-rows: 2 problems in rows left out:\n  ${rows}:3:1: this row has 4 values`,
+    );
     expect(result.stderr).toContain(`  ${rows}:4:1: input 'aspect_ratio' must be one of`);
     expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
   });

@@ -24,13 +24,29 @@ describe('pipeline validate', () => {
     const result = await run(['validate', 'recipes/launch-kit.yaml']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('recipes/launch-kit.yaml: valid: 6 steps in 6 layers, 3 inputs, 1 run');
-    const batch = await run(['validate', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--json']);
-    expect(JSON.parse(batch.stdout)).toEqual({ valid: true, name: 'batch-thumbnails', steps: 1, layers: 1, inputs: 3, rows: 6 });
+    const batch = await run([
+      'validate',
+      'recipes/batch-thumbnails.yaml',
+      '--batch',
+      'recipes/data/thumbnails.csv',
+      '--json',
+    ]);
+    expect(JSON.parse(batch.stdout)).toEqual({
+      valid: true,
+      name: 'batch-thumbnails',
+      steps: 1,
+      layers: 1,
+      inputs: 3,
+      rows: 6,
+    });
   });
 
   it('prints every error with its place and exits 2', async () => {
     const path = join(dir, 'two-errors.yaml');
-    await writeFile(path, 'version: 1\nname: two\nsteps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: x, n: 0 } }\n  b: { run: "echo ${{ steps.a.outputs.nope }}" }\n');
+    await writeFile(
+      path,
+      'version: 1\nname: two\nsteps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: x, n: 0 } }\n  b: { run: "echo ${{ steps.a.outputs.nope }}" }\n',
+    );
     const result = await run(['validate', path]);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
@@ -53,8 +69,25 @@ describe('pipeline validate', () => {
     expect(JSON.parse(json.stdout)).toEqual({
       valid: false,
       diagnostics: [
-        { severity: 'error', message: 'n must be at least 1, got 0 (vendor-a/vendor-a-v3-t2i)', file: path, line: 4, column: 62, end_line: 4, end_column: 63 },
-        { severity: 'error', message: "steps.a.outputs has no field 'nope'; it has task_id, resources, images, videos, audio, url, path, metadata", file: path, line: 5, column: 19, end_line: 5, end_column: 46 },
+        {
+          severity: 'error',
+          message: 'n must be at least 1, got 0 (vendor-a/vendor-a-v3-t2i)',
+          file: path,
+          line: 4,
+          column: 62,
+          end_line: 4,
+          end_column: 63,
+        },
+        {
+          severity: 'error',
+          message:
+            "steps.a.outputs has no field 'nope'; it has task_id, resources, images, videos, audio, url, path, metadata",
+          file: path,
+          line: 5,
+          column: 19,
+          end_line: 5,
+          end_column: 46,
+        },
       ],
     });
   });
@@ -94,10 +127,31 @@ describe('pipeline plan', () => {
   });
 
   it('prints stable JSON', async () => {
-    const result = await run(['plan', 'recipes/batch-thumbnails.yaml', '--batch', 'recipes/data/thumbnails.csv', '--format', 'json', '--rpm', '30']);
+    const result = await run([
+      'plan',
+      'recipes/batch-thumbnails.yaml',
+      '--batch',
+      'recipes/data/thumbnails.csv',
+      '--format',
+      'json',
+      '--rpm',
+      '30',
+    ]);
     const estimate = JSON.parse(result.stdout);
     expect(Object.keys(estimate)).toEqual(['name', 'rows', 'layers', 'steps', 'totals']);
-    expect(estimate.steps).toEqual([{ id: 'thumbnail', action: 'model', model: 'vendor-a/vendor-a-v3-t2i', layer: 0, depends_on: [], runs: 6, runs_per_row: [1, 1, 1, 1, 1, 1], cached: 0, cost: { usd: 0.18, per_run_usd: 0.03, dynamic: false, cached_runs: 0 } }]);
+    expect(estimate.steps).toEqual([
+      {
+        id: 'thumbnail',
+        action: 'model',
+        model: 'vendor-a/vendor-a-v3-t2i',
+        layer: 0,
+        depends_on: [],
+        runs: 6,
+        runs_per_row: [1, 1, 1, 1, 1, 1],
+        cached: 0,
+        cost: { usd: 0.18, per_run_usd: 0.03, dynamic: false, cached_runs: 0 },
+      },
+    ]);
     expect(estimate.totals).toEqual({
       cached: 0,
       tasks: { 'vendor-a/vendor-a-v3-t2i': 6 },
@@ -110,7 +164,11 @@ describe('pipeline plan', () => {
 
   it('prints a Mermaid flowchart', async () => {
     const result = await run(['plan', 'recipes/launch-kit.yaml', '--format', 'mermaid']);
-    expect(result.stdout.split('\n').slice(0, 3)).toEqual(['flowchart TD', '  research["research<br/>web-search"]', '  read["read<br/>web-fetch"]']);
+    expect(result.stdout.split('\n').slice(0, 3)).toEqual([
+      'flowchart TD',
+      '  research["research<br/>web-search"]',
+      '  read["read<br/>web-fetch"]',
+    ]);
     expect(result.stdout).toContain('  brief --> hero');
     expect(result.stdout).toContain('  hero["hero<br/>vendor-a/vendor-a-v3-t2i ×dynamic"]');
   });

@@ -8,7 +8,10 @@ const unknown = (index: number): { index: number; failure: StepFailure } => ({
   index,
   failure: { reason: 'outcome-unknown', message: `submission of image[${index}] was lost`, outcomeUnknown: true },
 });
-const taskFailed = (index: number) => ({ index, failure: stepFailure('task-failed', `task of image[${index}] failed`) });
+const taskFailed = (index: number) => ({
+  index,
+  failure: stepFailure('task-failed', `task of image[${index}] failed`),
+});
 
 describe('combineFailures: one failure for a step whose items failed', () => {
   it('the first item to fail speaks for the step when no outcome is unknown', () => {

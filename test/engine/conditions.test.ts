@@ -130,7 +130,9 @@ name: clip
 steps:
   clip: { uses: vendor-b/vendor-b-2.0-mini-v2v, with: { prompt: dusk, video_urls: [./assets/ride.mp4] } }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock, { report: { ...silentReporter, note: (text) => notes.push(text) } });
+    const engine = await engineFor(recipe, gateway, systemClock, {
+      report: { ...silentReporter, note: (text) => notes.push(text) },
+    });
     const result = await runPlan(engine.ctx);
     await engine.close();
     expect(result.status).toBe('succeeded');

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
-import { startLocalGateway, type Fault, type LocalGateway, type LocalGatewayOptions } from '../../src/local-gateway/index.js';
+import {
+  startLocalGateway,
+  type Fault,
+  type LocalGateway,
+  type LocalGatewayOptions,
+} from '../../src/local-gateway/index.js';
 import { summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -41,17 +46,87 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: '400 invalid parameters', fault: { kind: 'status', status: 400, route: SUBMIT }, reason: 'invalid-parameters', outcomeUnknown: false, message: /^submission of image to vendor-a\/vendor-a-v3-t2i: HTTP 400: Invalid parameters: injected fault 400$/ },
-  { name: '401 authentication', fault: { kind: 'status', status: 401, route: SUBMIT }, reason: 'unauthorized', outcomeUnknown: false, message: /HTTP 401: Authentication failed/ },
-  { name: '402 insufficient balance', gateway: { balanceUsd: 0.01 }, reason: 'insufficient-balance', outcomeUnknown: false, message: /HTTP 402: Insufficient balance: this task costs \$0\.0300 and the team balance is \$0\.0100$/ },
-  { name: '404 on the task read', fault: { kind: 'status', status: 404, route: 'GET /api/v1/tasks/{task_id}' }, reason: 'not-found', outcomeUnknown: false, message: /^reading task task_[0-9a-f]+: HTTP 404: Not found/ },
-  { name: '413 on an upload', recipe: UPLOAD, gateway: { teamQuotaBytes: 10 }, reason: 'payload-too-large', outcomeUnknown: false, message: /^upload of .*logo\.png: HTTP 413: Payload too large: the team's upload quota/ },
-  { name: '500 on a submission', fault: { kind: 'status', status: 500, route: SUBMIT }, reason: 'outcome-unknown', outcomeUnknown: true, message: /may or may not have been accepted \(HTTP 500: Internal server error: injected fault 500\); it was not sent again\. Check the team's tasks and balance/ },
-  { name: '503 on a submission', fault: { kind: 'status', status: 503, route: SUBMIT }, reason: 'outcome-unknown', outcomeUnknown: true, message: /HTTP 503: Service unavailable/ },
-  { name: 'a dropped connection', fault: { kind: 'drop-after', route: SUBMIT }, reason: 'outcome-unknown', outcomeUnknown: true, message: /the connection closed before the answer was complete/ },
-  { name: 'a timeout', fault: { kind: 'delay', delay_ms: 2500, route: SUBMIT }, timeoutMs: 500, reason: 'outcome-unknown', outcomeUnknown: true, message: /no answer within 500 ms/ },
-  { name: 'malformed JSON', fault: { kind: 'malformed-json', route: SUBMIT }, reason: 'outcome-unknown', outcomeUnknown: true, message: /answered HTTP 200 with a body that is not valid JSON/ },
-  { name: 'a task that ends failed', gateway: { failRate: 1 }, reason: 'task-failed', outcomeUnknown: false, message: /^task task_[0-9a-f]+ of image ended failed: Internal server error: the model could not generate an output for this input$/ },
+  {
+    name: '400 invalid parameters',
+    fault: { kind: 'status', status: 400, route: SUBMIT },
+    reason: 'invalid-parameters',
+    outcomeUnknown: false,
+    message: /^submission of image to vendor-a\/vendor-a-v3-t2i: HTTP 400: Invalid parameters: injected fault 400$/,
+  },
+  {
+    name: '401 authentication',
+    fault: { kind: 'status', status: 401, route: SUBMIT },
+    reason: 'unauthorized',
+    outcomeUnknown: false,
+    message: /HTTP 401: Authentication failed/,
+  },
+  {
+    name: '402 insufficient balance',
+    gateway: { balanceUsd: 0.01 },
+    reason: 'insufficient-balance',
+    outcomeUnknown: false,
+    message: /HTTP 402: Insufficient balance: this task costs \$0\.0300 and the team balance is \$0\.0100$/,
+  },
+  {
+    name: '404 on the task read',
+    fault: { kind: 'status', status: 404, route: 'GET /api/v1/tasks/{task_id}' },
+    reason: 'not-found',
+    outcomeUnknown: false,
+    message: /^reading task task_[0-9a-f]+: HTTP 404: Not found/,
+  },
+  {
+    name: '413 on an upload',
+    recipe: UPLOAD,
+    gateway: { teamQuotaBytes: 10 },
+    reason: 'payload-too-large',
+    outcomeUnknown: false,
+    message: /^upload of .*logo\.png: HTTP 413: Payload too large: the team's upload quota/,
+  },
+  {
+    name: '500 on a submission',
+    fault: { kind: 'status', status: 500, route: SUBMIT },
+    reason: 'outcome-unknown',
+    outcomeUnknown: true,
+    message:
+      /may or may not have been accepted \(HTTP 500: Internal server error: injected fault 500\); it was not sent again\. Check the team's tasks and balance/,
+  },
+  {
+    name: '503 on a submission',
+    fault: { kind: 'status', status: 503, route: SUBMIT },
+    reason: 'outcome-unknown',
+    outcomeUnknown: true,
+    message: /HTTP 503: Service unavailable/,
+  },
+  {
+    name: 'a dropped connection',
+    fault: { kind: 'drop-after', route: SUBMIT },
+    reason: 'outcome-unknown',
+    outcomeUnknown: true,
+    message: /the connection closed before the answer was complete/,
+  },
+  {
+    name: 'a timeout',
+    fault: { kind: 'delay', delay_ms: 2500, route: SUBMIT },
+    timeoutMs: 500,
+    reason: 'outcome-unknown',
+    outcomeUnknown: true,
+    message: /no answer within 500 ms/,
+  },
+  {
+    name: 'malformed JSON',
+    fault: { kind: 'malformed-json', route: SUBMIT },
+    reason: 'outcome-unknown',
+    outcomeUnknown: true,
+    message: /answered HTTP 200 with a body that is not valid JSON/,
+  },
+  {
+    name: 'a task that ends failed',
+    gateway: { failRate: 1 },
+    reason: 'task-failed',
+    outcomeUnknown: false,
+    message:
+      /^task task_[0-9a-f]+ of image ended failed: Internal server error: the model could not generate an output for this input$/,
+  },
 ];
 
 describe('every failure class surfaces as a clear step failure', () => {
@@ -60,8 +135,15 @@ describe('every failure class surfaces as a clear step failure', () => {
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1, ...c.gateway });
     if (c.fault) gateway.injectFault(c.fault);
     let console = '';
-    const report = new ConsoleReporter((text) => (console += text), false, () => Date.now());
-    const engine = await engineFor(c.recipe ?? IMAGE, gateway, clock, { report, ...(c.timeoutMs ? { client: { timeouts: { headersMs: c.timeoutMs } } } : {}) });
+    const report = new ConsoleReporter(
+      (text) => (console += text),
+      false,
+      () => Date.now(),
+    );
+    const engine = await engineFor(c.recipe ?? IMAGE, gateway, clock, {
+      report,
+      ...(c.timeoutMs ? { client: { timeouts: { headersMs: c.timeoutMs } } } : {}),
+    });
     const result = await runPlanSkippingTime(engine, gateway, clock);
     const step = Object.values(result.rows[0]!.steps)[0]!;
     expect(result.status).toBe('failed');
@@ -72,10 +154,18 @@ describe('every failure class surfaces as a clear step failure', () => {
     expect(console).toContain(`✗ ${c.recipe ? 'logo' : 'image'} failed: ${step.failure!.message}`);
     // The journal: the failure, its reason, and whether money may be in doubt.
     const events = engine.events();
-    expect(events.filter((e) => e.type === 'step-failed')).toEqual([expect.objectContaining({ reason: c.reason, message: step.failure!.message, outcome_unknown: c.outcomeUnknown })]);
+    expect(events.filter((e) => e.type === 'step-failed')).toEqual([
+      expect.objectContaining({ reason: c.reason, message: step.failure!.message, outcome_unknown: c.outcomeUnknown }),
+    ]);
     // `runs show` reads the same journal.
-    const summary = summarise([{ type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null }, ...events]);
-    expect(summary.steps[0]).toMatchObject({ status: 'failed', error: { reason: c.reason, message: step.failure!.message, outcome_unknown: c.outcomeUnknown } });
+    const summary = summarise([
+      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
+      ...events,
+    ]);
+    expect(summary.steps[0]).toMatchObject({
+      status: 'failed',
+      error: { reason: c.reason, message: step.failure!.message, outcome_unknown: c.outcomeUnknown },
+    });
     await engine.close();
   });
 

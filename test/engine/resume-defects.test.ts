@@ -51,7 +51,12 @@ beforeEach(() => {
   home = join(root, `home-${Math.random().toString(36).slice(2)}`);
 });
 
-const env = () => ({ PIPELINE_HOME: home, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey, CI: 'true' });
+const env = () => ({
+  PIPELINE_HOME: home,
+  PIPELINE_BASE_URL: gateway.baseUrl,
+  PIPELINE_API_KEY: gateway.apiKey,
+  CI: 'true',
+});
 const pipeline = (args: string[], cwd = root) => execa('node', [cli, ...args], { reject: false, env: env(), cwd });
 const journalPath = (runId: string) => join(home, 'runs', runId, 'journal.jsonl');
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
@@ -64,7 +69,8 @@ async function interruptedRun(after: number): Promise<string> {
   let runId: string | undefined;
   for (let i = 0; i < 800 && !runId; i++) {
     const ids = existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : [];
-    if (ids[0] && existsSync(journalPath(ids[0])) && count(readJournal(journalPath(ids[0])), 'task-submitted') >= after) runId = ids[0];
+    if (ids[0] && existsSync(journalPath(ids[0])) && count(readJournal(journalPath(ids[0])), 'task-submitted') >= after)
+      runId = ids[0];
     else await new Promise((resolve) => setTimeout(resolve, 25));
   }
   if (!runId) throw new Error('the run never submitted enough tasks');
@@ -117,7 +123,13 @@ describe('resume over a damaged journal', () => {
 
     // Stopped again at once: the forced resume's records must survive the cut line before them.
     const forced = pipeline(['resume', runId, '--force']);
-    for (let i = 0; i < 800 && count(readJournal(journalPath(runId)), 'task-submitted') < count(readJournal(journalPath(runId)), 'run-resumed') + 4; i++) {
+    for (
+      let i = 0;
+      i < 800 &&
+      count(readJournal(journalPath(runId)), 'task-submitted') <
+        count(readJournal(journalPath(runId)), 'run-resumed') + 4;
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     forced.kill('SIGINT');
@@ -146,9 +158,16 @@ describe('an empty journal', () => {
     expect(list.stdout).toMatch(new RegExp(`^${empty}\\s+unreadable`, 'm'));
     expect(list.stdout).toMatch(new RegExp(`^${good}\\s+interrupted`, 'm'));
     const json = await pipeline(['runs', 'list', '--json']);
-    expect(JSON.parse(json.stdout)[0]).toEqual({ run_id: empty, status: 'unreadable', problem: expect.stringMatching(/empty/) });
+    expect(JSON.parse(json.stdout)[0]).toEqual({
+      run_id: empty,
+      status: 'unreadable',
+      problem: expect.stringMatching(/empty/),
+    });
 
-    for (const args of [['runs', 'show', empty], ['resume', empty]]) {
+    for (const args of [
+      ['runs', 'show', empty],
+      ['resume', empty],
+    ]) {
       const result = await pipeline(args);
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toMatch(/journal is empty/);

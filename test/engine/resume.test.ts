@@ -26,7 +26,11 @@ let urls: Record<string, string>;
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'pipeline-resume-'));
   await writeFile(join(home, 'twelve.yaml'), RECIPE);
-  gatewayProcess = execa('node', [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0.3', '--latency-jitter', '0', '--seed', '3'], { reject: false });
+  gatewayProcess = execa(
+    'node',
+    [cli, 'gateway', 'serve', '--port', '0', '--latency-scale', '0.3', '--latency-jitter', '0', '--seed', '3'],
+    { reject: false },
+  );
   // It listens on a port of the system's choosing (--port 0) and prints its URLs as one line of JSON.
   urls = JSON.parse(
     await new Promise<string>((resolve, reject) => {
@@ -45,8 +49,16 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-const env = () => ({ PIPELINE_HOME: home, PIPELINE_BASE_URL: urls.base_url!, PIPELINE_API_KEY: urls.api_key!, CI: 'true' });
-const stats = async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<{ tasks: { submitted: Record<string, number> } }>;
+const env = () => ({
+  PIPELINE_HOME: home,
+  PIPELINE_BASE_URL: urls.base_url!,
+  PIPELINE_API_KEY: urls.api_key!,
+  CI: 'true',
+});
+const stats = async () =>
+  (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<{
+    tasks: { submitted: Record<string, number> };
+  }>;
 const journalOf = (runId: string) => readJournal(join(home, 'runs', runId, 'journal.jsonl'));
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
 
@@ -66,8 +78,14 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const run = execa('node', [cli, 'run', join(home, 'twelve.yaml')], { reject: false, env: env() });
     // Let four tasks be submitted, then hold the next submission's answer so that it is in flight.
     const runId = await waitForJournal((events) => count(events, 'task-submitted') >= 4);
-    await fetch(`${urls.schema_url}/__emulator/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ kind: 'delay', delay_ms: 20_000, route: 'POST /api/v1/{provider}/{model_id}' }) });
-    await waitForJournal((events) => count(events, 'request-sent') > count(events, 'task-submitted') + count(events, 'submission-refused'));
+    await fetch(`${urls.schema_url}/__emulator/faults`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'delay', delay_ms: 20_000, route: 'POST /api/v1/{provider}/{model_id}' }),
+    });
+    await waitForJournal(
+      (events) => count(events, 'request-sent') > count(events, 'task-submitted') + count(events, 'submission-refused'),
+    );
     run.kill('SIGKILL');
     const killed = await run;
     expect(killed.signal).toBe('SIGKILL');
@@ -80,12 +98,17 @@ describe('a run killed with SIGKILL, then resumed', () => {
     // pictures are made, the run fails and says why.
     const cautious = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
     expect(cautious.exitCode).toBe(1);
-    expect(cautious.stderr).toMatch(/was in flight when the run stopped; it may have created a task\. Check the team's tasks, then resume with --resubmit-unknown/);
+    expect(cautious.stderr).toMatch(
+      /was in flight when the run stopped; it may have created a task\. Check the team's tasks, then resume with --resubmit-unknown/,
+    );
     const afterCautious = journalOf(runId);
     expect(count(afterCautious, 'task-submitted')).toBe(12 - inFlight);
     expect((await stats()).tasks.submitted[SLUG]).toBeLessThanOrEqual(12);
 
-    const resumed = await execa('node', [cli, 'resume', runId, '--resubmit-unknown', '--json'], { reject: false, env: env() });
+    const resumed = await execa('node', [cli, 'resume', runId, '--resubmit-unknown', '--json'], {
+      reject: false,
+      env: env(),
+    });
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     const report = JSON.parse(resumed.stdout);
     expect(report.status).toBe('succeeded');
@@ -96,7 +119,9 @@ describe('a run killed with SIGKILL, then resumed', () => {
     expect(submitted).toBeGreaterThanOrEqual(12);
     expect(submitted - 12).toBeLessThanOrEqual(inFlight);
     // Every task the journal had recorded was polled, not submitted again.
-    const taskIds = journalOf(runId).filter((e) => e.type === 'task-submitted').map((e) => (e as { task_id: string }).task_id);
+    const taskIds = journalOf(runId)
+      .filter((e) => e.type === 'task-submitted')
+      .map((e) => (e as { task_id: string }).task_id);
     expect(new Set(taskIds).size).toBe(taskIds.length);
 
     const shown = await execa('node', [cli, 'runs', 'show', runId], { reject: false, env: env() });
@@ -114,7 +139,9 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const stopped = await run;
     expect(stopped.exitCode).toBe(130);
     // One line for the steps the stop cancelled, and a command that works from the project's install.
-    expect(stopped.stderr).toMatch(new RegExp(`\\nStopped\\. 1 step cancelled: \\w+\\. Resume with:\\n  npx pipeline resume ${runId}$`));
+    expect(stopped.stderr).toMatch(
+      new RegExp(`\\nStopped\\. 1 step cancelled: \\w+\\. Resume with:\\n  npx pipeline resume ${runId}$`),
+    );
     expect(stopped.stderr).not.toMatch(/✗/);
     expect(stopped.stderr).not.toMatch(/MaxListenersExceeded/);
     const events = journalOf(runId);

@@ -19,7 +19,11 @@ afterAll(() => rm(home, { recursive: true, force: true }));
 
 /** `pipeline run … --local`, on a faster built-in gateway so that the suite stays quick. */
 const run = (args: string[], env: Record<string, string> = {}) =>
-  execa('node', [cli, 'run', ...args], { reject: false, env: { PIPELINE_HOME: home, PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true', ...env }, extendEnv: true });
+  execa('node', [cli, 'run', ...args], {
+    reject: false,
+    env: { PIPELINE_HOME: home, PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true', ...env },
+    extendEnv: true,
+  });
 
 describe('pipeline run --local', () => {
   it('runs launch-kit end to end: real images and a real MP4 in outputs/, copied by --out', async () => {
@@ -28,7 +32,13 @@ describe('pipeline run --local', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ status: 'succeeded', run_dir: join(home, 'runs', report.run_id) });
-    expect(report.files.map((f: string) => f.slice(report.outputs_dir.length + 1))).toEqual(['branded.png', 'clip.mp4', 'hero-1.png', 'hero-2.png', 'hero-3.png']);
+    expect(report.files.map((f: string) => f.slice(report.outputs_dir.length + 1))).toEqual([
+      'branded.png',
+      'clip.mp4',
+      'hero-1.png',
+      'hero-2.png',
+      'hero-3.png',
+    ]);
     for (const hero of report.outputs.heroes) {
       expect(hero).toMatchObject({ type: 'image', width: 2048, height: 1152, format: 'png' });
       const png = PNG.sync.read(await readFile(hero.path));
@@ -38,7 +48,13 @@ describe('pipeline run --local', () => {
     const clip = readMp4Info(await readFile(report.outputs.clip.path));
     expect(clip?.durationSeconds).toBeGreaterThanOrEqual(4);
     expect(clip?.width).toBeGreaterThan(0);
-    expect((await readdir(out)).sort()).toEqual(['branded.png', 'clip.mp4', 'heroes-1.png', 'heroes-2.png', 'heroes-3.png']);
+    expect((await readdir(out)).sort()).toEqual([
+      'branded.png',
+      'clip.mp4',
+      'heroes-1.png',
+      'heroes-2.png',
+      'heroes-3.png',
+    ]);
     // The console says where the outputs are, step by step, on stderr.
     expect(result.stderr).toMatch(/^✓ hero \d/m);
     expect(result.stderr).toMatch(new RegExp(`✓ run ${report.run_id} succeeded in`));
@@ -49,11 +65,20 @@ describe('pipeline run --local', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toMatch(/^outputs in .*\/runs\/\d{8}-\d{6}-ci-assets-[0-9a-f]{4}\/outputs:$/);
-    expect(lines.slice(1).map((l) => l.trim().replace(/ {2}\(\d+ bytes\)$/, ''))).toEqual(['backgrounds-1.png', 'icon.png']);
+    expect(lines.slice(1).map((l) => l.trim().replace(/ {2}\(\d+ bytes\)$/, ''))).toEqual([
+      'backgrounds-1.png',
+      'icon.png',
+    ]);
   });
 
   it('runs one thumbnail per batch row under one budget', async () => {
-    const result = await run(['recipes/batch-thumbnails.yaml', '--local', '--batch', 'recipes/data/thumbnails.csv', '--json']);
+    const result = await run([
+      'recipes/batch-thumbnails.yaml',
+      '--local',
+      '--batch',
+      'recipes/data/thumbnails.csv',
+      '--json',
+    ]);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.outputs).toHaveLength(6);
@@ -74,7 +99,10 @@ describe('pipeline run --webhook-listen', () => {
     const gateway = await startLocalGateway({ latencyScale: 0.02, seed: 5 });
     try {
       const env = { PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey };
-      const result = await run(['recipes/ci-assets.yaml', '--set', 'palette=["teal","amber"]', '--webhook-listen', '127.0.0.1:0', '--json'], env);
+      const result = await run(
+        ['recipes/ci-assets.yaml', '--set', 'palette=["teal","amber"]', '--webhook-listen', '127.0.0.1:0', '--json'],
+        env,
+      );
       expect(result.exitCode, result.stderr).toBe(0);
       const stats = gateway.stats();
       const tasks = Object.values(stats.tasks.submitted).reduce((a, b) => a + b, 0);

@@ -34,7 +34,10 @@ outputs:
     expect(steps.fancy).toMatchObject({ status: 'skipped', reason: 'its condition is false' });
     expect(steps['after-fancy']).toMatchObject({ status: 'skipped', reason: 'it needs fancy, which was skipped' });
     expect(result.rows[0]!.outputs).toEqual({ second: 'two' });
-    const started = engine.events().filter((e) => e.type === 'step-started').map((e) => (e as { step: string }).step);
+    const started = engine
+      .events()
+      .filter((e) => e.type === 'step-started')
+      .map((e) => (e as { step: string }).step);
     expect(started.indexOf('first')).toBeLessThan(started.indexOf('second'));
     await engine.close();
   });
@@ -51,7 +54,10 @@ steps:
     const engine = await engineFor(recipe, gateway, clock);
     const result = await runPlanSkippingTime(engine, gateway, clock);
     const steps = result.rows[0]!.steps;
-    expect(steps.flaky!.failure).toMatchObject({ reason: 'command-failed', message: 'the command exited with 3:\nbroken' });
+    expect(steps.flaky!.failure).toMatchObject({
+      reason: 'command-failed',
+      message: 'the command exited with 3:\nbroken',
+    });
     expect(steps.report).toMatchObject({ status: 'succeeded', outputs: { json: { got: 'nothing' }, exit_code: 0 } });
     // As in GitHub Actions, a failure with continue_on_error concludes as a success: the run succeeds.
     expect(result.status).toBe('succeeded');
@@ -75,10 +81,12 @@ steps:
     await engine.close();
   });
 
-  it.each(['chat', 'responses', 'messages'])('asks for JSON with a schema over the %s protocol and validates it', async (protocol) => {
-    const clock = new ManualClock();
-    gateway = await startLocalGateway({ clock, latencyScale: 0 });
-    const recipe = `version: 1
+  it.each(['chat', 'responses', 'messages'])(
+    'asks for JSON with a schema over the %s protocol and validates it',
+    async (protocol) => {
+      const clock = new ManualClock();
+      gateway = await startLocalGateway({ clock, latencyScale: 0 });
+      const recipe = `version: 1
 name: llm
 steps:
   brief:
@@ -91,18 +99,24 @@ steps:
       schema: { type: object, required: [prompts], properties: { prompts: { type: array, items: { type: string } } } }
   count: { run: "echo \${{ length(steps.brief.outputs.json.prompts) }}" }
 `;
-    const engine = await engineFor(recipe, gateway, clock);
-    const result = await runPlanSkippingTime(engine, gateway, clock);
-    expect(result.status).toBe('succeeded');
-    expect(result.rows[0]!.steps.count!.outputs).toMatchObject({ stdout: '4' });
-    expect(result.rows[0]!.steps.brief!.outputs).toMatchObject({ usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) } });
-    await engine.close();
-  });
+      const engine = await engineFor(recipe, gateway, clock);
+      const result = await runPlanSkippingTime(engine, gateway, clock);
+      expect(result.status).toBe('succeeded');
+      expect(result.rows[0]!.steps.count!.outputs).toMatchObject({ stdout: '4' });
+      expect(result.rows[0]!.steps.brief!.outputs).toMatchObject({
+        usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) },
+      });
+      await engine.close();
+    },
+  );
 
   it('fetches more than 20 URLs as several requests, and uploads a file once per content', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, rpm: 1000 });
-    const urls = Array.from({ length: 25 }, (_, i) => `${gateway!.schemaUrl}/web/${i % 2 ? 'nope' : 'bikes.example'}/solar-cargo-bikes.html`);
+    const urls = Array.from(
+      { length: 25 },
+      (_, i) => `${gateway!.schemaUrl}/web/${i % 2 ? 'nope' : 'bikes.example'}/solar-cargo-bikes.html`,
+    );
     const recipe = `version: 1
 name: many
 inputs:
@@ -118,7 +132,9 @@ steps:
     expect([read.pages.length, read.failed.length]).toEqual([13, 12]);
     expect(gateway.stats().requests.by_route['POST /tools/v1/web-fetch']).toBe(2);
     expect(gateway.stats().requests.by_route['POST /api/v1/media/files']).toBe(1);
-    expect((result.rows[0]!.steps.one!.outputs as { url: string }).url).toBe((result.rows[0]!.steps.two!.outputs as { url: string }).url);
+    expect((result.rows[0]!.steps.one!.outputs as { url: string }).url).toBe(
+      (result.rows[0]!.steps.two!.outputs as { url: string }).url,
+    );
     await engine.close();
   });
 });
@@ -140,7 +156,11 @@ steps:
     engine.ctx.webhook = inbox;
     // A stranger on the path without the token, or with a task of no run, is turned away.
     expect((await fetch(`http://127.0.0.1:${inbox.port}/guess`, { method: 'POST', body: '{}' })).status).toBe(404);
-    const forged = await fetch(inbox.url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code: 0, data: { task_id: 'task_000000000000000000000000', status: 'success' } }) });
+    const forged = await fetch(inbox.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ code: 0, data: { task_id: 'task_000000000000000000000000', status: 'success' } }),
+    });
     expect(forged.status).toBe(404);
     // The gateway's deliveries are HTTP requests of this process: the clock waits for them too.
     const result = await runPlanSkippingTime(engine, gateway, clock);

@@ -36,7 +36,12 @@ afterEach(async () => {
 async function setup(gatewayOptions: LocalGatewayOptions = {}, clientOptions: Partial<GatewayClientOptions> = {}) {
   gateway = await startLocalGateway({ seed: 21, latencyScale: 0, ...gatewayOptions });
   client = new HttpGatewayClient({
-    endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl },
+    endpoints: {
+      baseUrl: gateway.baseUrl,
+      toolUrl: gateway.toolUrl,
+      llmUrl: gateway.llmUrl,
+      schemaUrl: gateway.schemaUrl,
+    },
     apiKey: gateway.apiKey,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
     ...clientOptions,
@@ -48,7 +53,7 @@ const failureOf = <T>(result: { ok: true; value: T } | { ok: false; error: unkno
   if (result.ok) throw new Error(`expected a failure, got ${JSON.stringify(result.value).slice(0, 200)}`);
   return result.error as Record<string, unknown>;
 };
-const valueOf = <T>(result: { ok: true; value: T } | { ok: false; error: { message: string } }): T => {
+const okValue = <T>(result: { ok: true; value: T } | { ok: false; error: { message: string } }): T => {
   if (!result.ok) throw new Error(`expected success, got ${result.error.message}`);
   return result.value;
 };
@@ -56,73 +61,85 @@ const valueOf = <T>(result: { ok: true; value: T } | { ok: false; error: { messa
 describe('every endpoint', () => {
   it('reads the account, the models and a model schema', async () => {
     const { client: c } = await setup();
-    expect(valueOf(await c.account())).toEqual({ isValid: true, team: 'local', balanceUsd: 100 });
-    const models = valueOf(await c.models());
+    expect(okValue(await c.account())).toEqual({ isValid: true, team: 'local', balanceUsd: 100 });
+    const models = okValue(await c.models());
     expect(models.map((m) => [m.slug, m.type])).toEqual([
       ['vendor-a/vendor-a-v3-t2i', 'text-to-image'],
       ['vendor-b/vendor-b-2.0-mini-v2v', 'video-to-video'],
       ['vendor-b/vendor-b-5.0-lite-edit', 'image-to-image'],
     ]);
-    const schema = valueOf(await c.modelSchema(T2I));
+    const schema = okValue(await c.modelSchema(T2I));
     expect(schema.required).toEqual(['prompt']);
   });
 
   it('submits, reads the task until it ends, and downloads its outputs', async () => {
     const { client: c, gateway: gw } = await setup();
-    const submission = valueOf(await c.submit(T2I, { prompt: 'a kite', n: 2 }));
+    const submission = okValue(await c.submit(T2I, { prompt: 'a kite', n: 2 }));
     expect(submission).toMatchObject({ modelId: T2I, status: 'processing' });
     await gw.settle();
-    const task = valueOf(await c.task(submission.taskId));
-    expect(task).toMatchObject({ taskId: submission.taskId, status: 'success', state: 'succeeded', metadata: { image_count: 2 } });
+    const task = okValue(await c.task(submission.taskId));
+    expect(task).toMatchObject({
+      taskId: submission.taskId,
+      status: 'success',
+      state: 'succeeded',
+      metadata: { image_count: 2 },
+    });
     expect(task.resources).toHaveLength(2);
     expect(task.resultExpiresAt! - task.endTime!).toBe(86_400_000);
-    const saved = valueOf(await c.download(task.resources[0]!.url, join(scratch, 'one.png'), { expect: 'image' }));
+    const saved = okValue(await c.download(task.resources[0]!.url, join(scratch, 'one.png'), { expect: 'image' }));
     expect(saved).toMatchObject({ bytes: expect.any(Number), mime: 'image/png' });
     expect((await readFile(saved.path)).subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('reports a failed task as a successful read of a failed state', async () => {
     const { client: c, gateway: gw } = await setup({ failRate: 1 });
-    const submission = valueOf(await c.submit(T2I, { prompt: 'x' }));
+    const submission = okValue(await c.submit(T2I, { prompt: 'x' }));
     await gw.settle();
-    const task = valueOf(await c.task(submission.taskId));
-    expect(task).toMatchObject({ state: 'failed', error: { code: 500, message: 'Internal server error: the model could not generate an output for this input' } });
+    const task = okValue(await c.task(submission.taskId));
+    expect(task).toMatchObject({
+      state: 'failed',
+      error: { code: 500, message: 'Internal server error: the model could not generate an output for this input' },
+    });
   });
 
   it('uploads, lists and deletes files', async () => {
     const { client: c } = await setup();
-    const image = valueOf(await c.upload(logoPath));
-    const video = valueOf(await c.upload(videoPath));
+    const image = okValue(await c.upload(logoPath));
+    const video = okValue(await c.upload(videoPath));
     expect(image).toMatchObject({ type: 'image', filename: 'logo.png', url: expect.stringMatching(/\/files\//) });
     expect(video.type).toBe('video');
-    const list = valueOf(await c.files({ limit: 1 }));
+    const list = okValue(await c.files({ limit: 1 }));
     expect(list).toMatchObject({ total: 2, limit: 1, offset: 0 });
     expect(list.files.map((f) => f.fileId)).toEqual([video.fileId]);
-    valueOf(await c.deleteFile(image.fileId));
-    expect(valueOf(await c.files()).files.map((f) => f.fileId)).toEqual([video.fileId]);
+    okValue(await c.deleteFile(image.fileId));
+    expect(okValue(await c.files()).files.map((f) => f.fileId)).toEqual([video.fileId]);
   });
 
   it('searches, fetches more than 20 URLs in batches, and reads the tool log', async () => {
     const { client: c, gateway: gw } = await setup({ rpm: 1000 });
-    const search = valueOf(await c.webSearch({ query: 'cargo bike design', max_results: 3 }));
+    const search = okValue(await c.webSearch({ query: 'cargo bike design', max_results: 3 }));
     expect(search.results).toHaveLength(3);
-    const urls = Array.from({ length: 23 }, (_, i) => (i % 2 ? `${gw.schemaUrl}/web/nope/${i}.html` : search.results[i % 3]!.url));
-    const fetched = valueOf(await c.webFetch(urls));
+    const urls = Array.from({ length: 23 }, (_, i) =>
+      i % 2 ? `${gw.schemaUrl}/web/nope/${i}.html` : search.results[i % 3]!.url,
+    );
+    const fetched = okValue(await c.webFetch(urls));
     expect(fetched.results).toHaveLength(12);
     expect(fetched.failed).toHaveLength(11);
     expect(fetched.failed[0]).toEqual({ url: urls[1], error: 'HTTP 404' });
     expect(gw.stats().requests.by_route['POST /tools/v1/web-fetch']).toBe(2);
-    const logs = valueOf(await c.toolLogs({ limit: 10 }));
+    const logs = okValue(await c.toolLogs({ limit: 10 }));
     expect((logs.logs as unknown[]).length).toBe(3);
   });
 
   it('speaks the three text protocols', async () => {
     const { client: c } = await setup();
-    const chat = valueOf(await c.llm('chat', { model: 'a/b', messages: [{ role: 'user', content: 'hello' }] }));
+    const chat = okValue(await c.llm('chat', { model: 'a/b', messages: [{ role: 'user', content: 'hello' }] }));
     expect(chat.object).toBe('chat.completion');
-    const responses = valueOf(await c.llm('responses', { model: 'a/b', input: 'hello' }));
+    const responses = okValue(await c.llm('responses', { model: 'a/b', input: 'hello' }));
     expect(responses.object).toBe('response');
-    const messages = valueOf(await c.llm('messages', { model: 'a/b', max_tokens: 20, messages: [{ role: 'user', content: 'hello' }] }));
+    const messages = okValue(
+      await c.llm('messages', { model: 'a/b', max_tokens: 20, messages: [{ role: 'user', content: 'hello' }] }),
+    );
     expect(messages.type).toBe('message');
   });
 });
@@ -131,24 +148,46 @@ describe('every failure class', () => {
   it('400: a refusal with category and detail, not retried, nothing created', async () => {
     const { client: c, gateway: gw } = await setup();
     const failure = failureOf(await c.submit(T2I, { prompt: 'x', n: 12 }));
-    expect(failure).toMatchObject({ reason: 'invalid-parameters', status: 400, category: 'Invalid parameters', detail: 'n must be at most 9 (got 12)', retryable: false, outcomeUnknown: false });
+    expect(failure).toMatchObject({
+      reason: 'invalid-parameters',
+      status: 400,
+      category: 'Invalid parameters',
+      detail: 'n must be at most 9 (got 12)',
+      retryable: false,
+      outcomeUnknown: false,
+    });
     expect(gw.stats().requests.by_route[SUBMIT_ROUTE]).toBe(1);
   });
 
   it('401: a wrong key', async () => {
     const { gateway: gw } = await setup();
-    client = new HttpGatewayClient({ endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl }, apiKey: 'wrong-key' });
-    expect(failureOf(await client.models())).toMatchObject({ reason: 'unauthorized', status: 401, category: 'Authentication failed' });
+    client = new HttpGatewayClient({
+      endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl },
+      apiKey: 'wrong-key',
+    });
+    expect(failureOf(await client.models())).toMatchObject({
+      reason: 'unauthorized',
+      status: 401,
+      category: 'Authentication failed',
+    });
   });
 
   it('402: insufficient balance on a submission is a certain refusal', async () => {
     const { client: c } = await setup({ balanceUsd: 0.01 });
-    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({ reason: 'insufficient-balance', status: 402, outcomeUnknown: false });
+    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({
+      reason: 'insufficient-balance',
+      status: 402,
+      outcomeUnknown: false,
+    });
   });
 
   it('404: an unknown task', async () => {
     const { client: c } = await setup();
-    expect(failureOf(await c.task('task_000000000000000000000000'))).toMatchObject({ reason: 'not-found', status: 404, retryable: false });
+    expect(failureOf(await c.task('task_000000000000000000000000'))).toMatchObject({
+      reason: 'not-found',
+      status: 404,
+      retryable: false,
+    });
   });
 
   it('413: the gateway refusing an upload over the team quota; and a file over the limit is refused before sending', async () => {
@@ -158,19 +197,33 @@ describe('every failure class', () => {
     const bytes = Buffer.alloc(16 * 1024 * 1024 + 1);
     (await readFile(logoPath)).copy(bytes);
     await writeFile(big, bytes);
-    expect(failureOf(await c.upload(big))).toMatchObject({ reason: 'local-file', message: `${big} is 16.0 MB; the upload limit is 16.0 MB` });
+    expect(failureOf(await c.upload(big))).toMatchObject({
+      reason: 'local-file',
+      message: `${big} is 16.0 MB; the upload limit is 16.0 MB`,
+    });
     const notMedia = join(scratch, 'notes.png');
     await writeFile(notMedia, 'plain text');
-    expect(failureOf(await c.upload(notMedia))).toMatchObject({ reason: 'local-file', message: `${notMedia} is not an image, video or audio file` });
+    expect(failureOf(await c.upload(notMedia))).toMatchObject({
+      reason: 'local-file',
+      message: `${notMedia} is not an image, video or audio file`,
+    });
     expect(failureOf(await c.upload(join(scratch, 'missing.png')))).toMatchObject({ reason: 'local-file' });
     expect(gw.stats().requests.by_route['POST /api/v1/media/files']).toBe(1);
   });
 
   it('429: reported with the wait, and a read retried after the reset succeeds', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0));
-    const { client: c, gateway: gw } = await setup({ rpm: 1, windowSeconds: 10, clock }, { clock, gate: openGate, retry: { maxAttempts: 1 } });
-    valueOf(await c.models());
-    expect(failureOf(await c.models())).toMatchObject({ reason: 'rate-limited', status: 429, retryAfterMs: 10_000, retryable: true });
+    const { client: c, gateway: gw } = await setup(
+      { rpm: 1, windowSeconds: 10, clock },
+      { clock, gate: openGate, retry: { maxAttempts: 1 } },
+    );
+    okValue(await c.models());
+    expect(failureOf(await c.models())).toMatchObject({
+      reason: 'rate-limited',
+      status: 429,
+      retryAfterMs: 10_000,
+      retryable: true,
+    });
     // A gate that paces nothing but counts the requests sent and not yet answered, so that the
     // clock moves only while the client waits out the 429, never while a request is in flight.
     let unanswered = 0;
@@ -180,9 +233,19 @@ describe('every failure class', () => {
         return () => unanswered--;
       },
     };
-    client = new HttpGatewayClient({ endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl }, apiKey: gw.apiKey, clock, gate: counting, random: () => 0 });
+    client = new HttpGatewayClient({
+      endpoints: { baseUrl: gw.baseUrl, toolUrl: gw.toolUrl, llmUrl: gw.llmUrl, schemaUrl: gw.schemaUrl },
+      apiKey: gw.apiKey,
+      clock,
+      gate: counting,
+      random: () => 0,
+    });
     const start = clock.now();
-    valueOf(await runSkippingTime(clock, client.models(), { busy: requestsInFlight({ budget: { snapshot: () => ({ unanswered }) }, gateway: gw }) }));
+    okValue(
+      await runSkippingTime(clock, client.models(), {
+        busy: requestsInFlight({ budget: { snapshot: () => ({ unanswered }) }, gateway: gw }),
+      }),
+    );
     expect(clock.now() - start).toBe(10_000);
     expect(gw.stats().rate_limited).toBe(2);
   });
@@ -190,27 +253,37 @@ describe('every failure class', () => {
   it('500: a read is retried; a submission is outcome-unknown and sent once', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'status', status: 500, route: 'GET /api/v1/models' });
-    valueOf(await c.models());
+    okValue(await c.models());
     expect(gw.stats().requests.by_route['GET /api/v1/models']).toBe(2);
     gw.injectFault({ kind: 'status', status: 500, route: SUBMIT_ROUTE });
     const failure = failureOf(await c.submit(T2I, { prompt: 'x' }));
-    expect(failure).toMatchObject({ reason: 'outcome-unknown', outcomeUnknown: true, retryable: false, cause: { reason: 'server-error', status: 500 } });
+    expect(failure).toMatchObject({
+      reason: 'outcome-unknown',
+      outcomeUnknown: true,
+      retryable: false,
+      cause: { reason: 'server-error', status: 500 },
+    });
     expect(gw.stats().requests.by_route[SUBMIT_ROUTE]).toBe(1);
   });
 
   it('503: tool calls are retried; a submission is outcome-unknown', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'status', status: 503, route: 'POST /tools/v1/web-search', times: 2 });
-    valueOf(await c.webSearch({ query: 'solar' }));
+    okValue(await c.webSearch({ query: 'solar' }));
     expect(gw.stats().requests.by_route['POST /tools/v1/web-search']).toBe(3);
     gw.injectFault({ kind: 'status', status: 503, route: SUBMIT_ROUTE });
-    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({ reason: 'outcome-unknown', cause: { reason: 'unavailable', status: 503 } });
+    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({
+      reason: 'outcome-unknown',
+      cause: { reason: 'unavailable', status: 503 },
+    });
   });
 
   it('a 500 on a text call is not retried: it may be billed', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'status', status: 500, route: 'POST /llm/v1/chat/completions' });
-    expect(failureOf(await c.llm('chat', { model: 'a/b', messages: [{ role: 'user', content: 'x' }] }))).toMatchObject({ reason: 'server-error' });
+    expect(failureOf(await c.llm('chat', { model: 'a/b', messages: [{ role: 'user', content: 'x' }] }))).toMatchObject({
+      reason: 'server-error',
+    });
     expect(gw.stats().requests.by_route['POST /llm/v1/chat/completions']).toBe(1);
   });
 
@@ -218,8 +291,14 @@ describe('every failure class', () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'drop-after', route: SUBMIT_ROUTE });
     const failure = failureOf(await c.submit(T2I, { prompt: 'lost' }));
-    expect(failure).toMatchObject({ reason: 'outcome-unknown', outcomeUnknown: true, cause: { reason: 'connection-dropped' } });
-    expect(failure.message).toMatch(/^the submission may or may not have been accepted \(the connection closed before the answer was complete/);
+    expect(failure).toMatchObject({
+      reason: 'outcome-unknown',
+      outcomeUnknown: true,
+      cause: { reason: 'connection-dropped' },
+    });
+    expect(failure.message).toMatch(
+      /^the submission may or may not have been accepted \(the connection closed before the answer was complete/,
+    );
     await gw.settle();
     expect(gw.stats().tasks.submitted).toEqual({ [T2I]: 1 });
     expect(gw.stats().requests.by_route[SUBMIT_ROUTE]).toBe(1);
@@ -228,7 +307,7 @@ describe('every failure class', () => {
   it('a dropped connection on a read is retried', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'drop-before', route: 'GET /api/v1/models' });
-    valueOf(await c.models());
+    okValue(await c.models());
     expect(gw.stats().requests.by_route['GET /api/v1/models']).toBe(2);
   });
 
@@ -236,11 +315,14 @@ describe('every failure class', () => {
   it('a timeout: reads retry, submissions become outcome-unknown', async () => {
     const { client: c, gateway: gw } = await setup({}, { timeouts: { headersMs: 500 } });
     gw.injectFault({ kind: 'delay', delay_ms: 2500, route: 'GET /api/v1/models' });
-    valueOf(await c.models());
+    okValue(await c.models());
     expect(gw.stats().faults_injected).toEqual({ delay: 1 });
     gw.injectFault({ kind: 'delay', delay_ms: 2500, route: SUBMIT_ROUTE });
     const failure = failureOf(await c.submit(T2I, { prompt: 'slow' }));
-    expect(failure).toMatchObject({ reason: 'outcome-unknown', cause: { reason: 'timeout', phase: 'headers', message: 'no answer within 500 ms' } });
+    expect(failure).toMatchObject({
+      reason: 'outcome-unknown',
+      cause: { reason: 'timeout', phase: 'headers', message: 'no answer within 500 ms' },
+    });
     await gw.settle();
     expect(gw.stats().tasks.submitted).toEqual({ [T2I]: 1 });
   });
@@ -248,9 +330,12 @@ describe('every failure class', () => {
   it('malformed JSON: reads retry, a submission is outcome-unknown', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'malformed-json', route: 'GET /api/v1/models' });
-    valueOf(await c.models());
+    okValue(await c.models());
     gw.injectFault({ kind: 'malformed-json', route: SUBMIT_ROUTE });
-    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({ reason: 'outcome-unknown', cause: { reason: 'malformed-response', status: 200 } });
+    expect(failureOf(await c.submit(T2I, { prompt: 'x' }))).toMatchObject({
+      reason: 'outcome-unknown',
+      cause: { reason: 'malformed-response', status: 200 },
+    });
     expect(gw.stats().requests.by_route[SUBMIT_ROUTE]).toBe(1);
   });
 
@@ -260,8 +345,17 @@ describe('every failure class', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const base = `http://127.0.0.1:${port}`;
-    client = new HttpGatewayClient({ endpoints: { baseUrl: `${base}/api/v1`, toolUrl: `${base}/tools`, llmUrl: `${base}/llm`, schemaUrl: base }, apiKey: 'k', retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
-    expect(failureOf(await client.submit(T2I, { prompt: 'x' }))).toMatchObject({ reason: 'connection-failed', retryable: true, outcomeUnknown: false, message: 'could not connect (ECONNREFUSED)' });
+    client = new HttpGatewayClient({
+      endpoints: { baseUrl: `${base}/api/v1`, toolUrl: `${base}/tools`, llmUrl: `${base}/llm`, schemaUrl: base },
+      apiKey: 'k',
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    });
+    expect(failureOf(await client.submit(T2I, { prompt: 'x' }))).toMatchObject({
+      reason: 'connection-failed',
+      retryable: true,
+      outcomeUnknown: false,
+      message: 'could not connect (ECONNREFUSED)',
+    });
   });
 
   it('a cancelled request ends with aborted', async () => {
@@ -291,9 +385,15 @@ describe('downloads', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const { client: c } = await setup();
-    expect(failureOf(await c.download(`${origin}/big.png`, join(scratch, 'big.bin'), { maxBytes: 1000 }))).toMatchObject({ reason: 'download-failed', message: 'the file is larger than 1000 bytes' });
-    expect(failureOf(await c.download(`${origin}/page`, join(scratch, 'page.bin'), { expect: 'image' }))).toMatchObject({ reason: 'download-failed', message: 'expected image, the server sent text/html' });
-    expect(failureOf(await c.download(`${origin}/liar.png`, join(scratch, 'liar.png'), { expect: 'image' }))).toMatchObject({ reason: 'download-failed', message: 'expected image, the bytes are application/pdf' });
+    expect(
+      failureOf(await c.download(`${origin}/big.png`, join(scratch, 'big.bin'), { maxBytes: 1000 })),
+    ).toMatchObject({ reason: 'download-failed', message: 'the file is larger than 1000 bytes' });
+    expect(failureOf(await c.download(`${origin}/page`, join(scratch, 'page.bin'), { expect: 'image' }))).toMatchObject(
+      { reason: 'download-failed', message: 'expected image, the server sent text/html' },
+    );
+    expect(
+      failureOf(await c.download(`${origin}/liar.png`, join(scratch, 'liar.png'), { expect: 'image' })),
+    ).toMatchObject({ reason: 'download-failed', message: 'expected image, the bytes are application/pdf' });
     expect(seen.every((headers) => headers.authorization === undefined)).toBe(true);
     await expect(readFile(join(scratch, 'big.bin'))).rejects.toThrow();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -304,7 +404,10 @@ describe('rate limits through the shared budget', () => {
   it('30 reads against 5 requests per 2-second window: no 429 after the first, none lost', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0, 500));
     const budget = new RateBudget({ clock, random: () => 0.5 });
-    const { client: c, gateway: gw } = await setup({ rpm: 5, windowSeconds: 2, clock }, { clock, gate: budget, onRateLimit: budget.observe });
+    const { client: c, gateway: gw } = await setup(
+      { rpm: 5, windowSeconds: 2, clock },
+      { clock, gate: budget, onRateLimit: budget.observe },
+    );
     const start = clock.now();
     const reads = Promise.all(Array.from({ length: 30 }, () => c.models()));
     const results = await runSkippingTime(clock, reads, { busy: requestsInFlight({ budget, gateway: gw }) });

@@ -37,14 +37,25 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-const client = () => new HttpGatewayClient({ endpoints: { baseUrl: `${origin}/api/v1`, toolUrl: origin, llmUrl: origin, schemaUrl: origin }, apiKey: 'k', retry: { maxAttempts: 1 } });
+const client = () =>
+  new HttpGatewayClient({
+    endpoints: { baseUrl: `${origin}/api/v1`, toolUrl: origin, llmUrl: origin, schemaUrl: origin },
+    apiKey: 'k',
+    retry: { maxAttempts: 1 },
+  });
 
 describe('client.download checks the bytes', () => {
   it('refuses an HTML body served as image/png, and keeps nothing', async () => {
     const c = client();
     const destination = join(scratch, 'img-1.png');
     const outcome = await c.download(`${origin}/html.png`, destination, { expect: 'image' });
-    expect(outcome).toMatchObject({ ok: false, error: { reason: 'download-failed', message: 'expected image, the bytes are not a known image format though the server said image/png' } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: {
+        reason: 'download-failed',
+        message: 'expected image, the bytes are not a known image format though the server said image/png',
+      },
+    });
     expect(existsSync(destination)).toBe(false);
     expect(existsSync(`${destination}.part`)).toBe(false);
     await c.close();
@@ -71,7 +82,8 @@ describe('client.download writes NAME.part, then renames', () => {
     const c = client();
     const destination = join(scratch, 'slow.png');
     const saving = c.download(`${origin}/slow.png`, destination, { expect: 'image' });
-    for (let i = 0; i < 400 && !(held && existsSync(`${destination}.part`)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 400 && !(held && existsSync(`${destination}.part`)); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(existsSync(`${destination}.part`)).toBe(true);
     expect(existsSync(destination)).toBe(false);
     held!.end(logoBytes.subarray(100));

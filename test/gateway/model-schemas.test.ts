@@ -13,12 +13,22 @@ const video = readBundledSchema('vendor-b/vendor-b-2.0-mini-v2v')!;
 
 describe('validateModelInput', () => {
   it('gives one problem per field, with its path', () => {
-    const problems = validateModelInput(edit, { prompt: '', image: ['https://x.test/a.png', 7], size: '999x999', output_format: 'gif', colour: 'red' });
+    const problems = validateModelInput(edit, {
+      prompt: '',
+      image: ['https://x.test/a.png', 7],
+      size: '999x999',
+      output_format: 'gif',
+      colour: 'red',
+    });
     expect(problems).toEqual([
       { path: ['colour'], field: 'colour', message: 'is not an input of this model' },
       { path: ['prompt'], field: 'prompt', message: 'must be at least 1 characters, got 0' },
       { path: ['image', 1], field: 'image[1]', message: 'must be a string, got 7' },
-      { path: ['size'], field: 'size', message: 'must be WIDTHxHEIGHT with each side 1024 to 4096, or 2K (2048x2048) or 3K (3072x3072); got "999x999"' },
+      {
+        path: ['size'],
+        field: 'size',
+        message: 'must be WIDTHxHEIGHT with each side 1024 to 4096, or 2K (2048x2048) or 3K (3072x3072); got "999x999"',
+      },
       { path: ['output_format'], field: 'output_format', message: 'must be one of jpeg, png; got "gif"' },
     ]);
   });
@@ -45,7 +55,12 @@ describe('CachedSchemaSource', () => {
     const clock = new ManualClock();
     const live = { type: 'object', properties: { prompt: { type: 'string' } }, 'x-live': true };
     let calls = 0;
-    const fetcher = { modelSchema: async () => (calls++, ok(live)) };
+    const fetcher = {
+      modelSchema: async () => {
+        calls++;
+        return ok(live);
+      },
+    };
     const first = await new CachedSchemaSource(fetcher, dir, clock, 60_000).get('vendor-a/vendor-a-v3-t2i');
     expect(first).toEqual({ schema: live, origin: 'live' });
     expect(await readdir(dir)).toEqual(['vendor-a--vendor-a-v3-t2i.json']);
@@ -53,13 +68,18 @@ describe('CachedSchemaSource', () => {
     expect(second).toEqual({ schema: live, origin: 'cache' });
     expect(calls).toBe(1);
     await clock.advance(60_000);
-    expect((await new CachedSchemaSource(fetcher, dir, clock, 60_000).get('vendor-a/vendor-a-v3-t2i'))?.origin).toBe('live');
+    expect((await new CachedSchemaSource(fetcher, dir, clock, 60_000).get('vendor-a/vendor-a-v3-t2i'))?.origin).toBe(
+      'live',
+    );
   });
 
   it('falls back to a stale cache, then to the bundled copy, when the gateway cannot answer', async () => {
     dir = await mkdtemp(join(tmpdir(), 'schemas-'));
     const clock = new ManualClock();
-    const down = { modelSchema: async () => err({ reason: 'connection-failed' as const, message: 'down', retryable: true, outcomeUnknown: false }) };
+    const down = {
+      modelSchema: async () =>
+        err({ reason: 'connection-failed' as const, message: 'down', retryable: true, outcomeUnknown: false }),
+    };
     const bundled = await new CachedSchemaSource(down, dir, clock).get('vendor-a/vendor-a-v3-t2i');
     expect(bundled?.origin).toBe('bundled');
     expect(bundled?.schema).toEqual(readBundledSchema('vendor-a/vendor-a-v3-t2i'));

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { envelopeData, parseMediaFile, parseModelSchema, parseModels, parseSubmission, parseTaskResult } from '../../src/gateway/parse.js';
+import {
+  envelopeData,
+  parseMediaFile,
+  parseModelSchema,
+  parseModels,
+  parseSubmission,
+  parseTaskResult,
+} from '../../src/gateway/parse.js';
 
 const SECONDS = 1_763_726_400; // 2025-11-21, as a gateway answering in seconds sends it
 const MILLIS = SECONDS * 1000;
@@ -14,7 +21,12 @@ describe('envelopeData', () => {
 
 describe('parseSubmission', () => {
   it('reads the task id, model and status; the slug and pending fill gaps', () => {
-    expect(parseSubmission({ code: 0, message: 'success', data: { task_id: 't1', model_id: 'a/b', status: 'processing' } }, 'x/y')).toEqual({ taskId: 't1', modelId: 'a/b', status: 'processing' });
+    expect(
+      parseSubmission(
+        { code: 0, message: 'success', data: { task_id: 't1', model_id: 'a/b', status: 'processing' } },
+        'x/y',
+      ),
+    ).toEqual({ taskId: 't1', modelId: 'a/b', status: 'processing' });
     expect(parseSubmission({ id: 't2' }, 'x/y')).toEqual({ taskId: 't2', modelId: 'x/y', status: 'pending' });
   });
 
@@ -36,7 +48,11 @@ describe('parseTaskResult', () => {
         duration: 1234,
         result_expires_at: SECONDS,
         result: {
-          resources: [{ url: 'https://r/1.png', type: 'image', width: 512, height: 'tall', role: 'main' }, { type: 'image' }, 'junk'],
+          resources: [
+            { url: 'https://r/1.png', type: 'image', width: 512, height: 'tall', role: 'main' },
+            { type: 'image' },
+            'junk',
+          ],
           metadata: { seed: 4 },
           extensions: { submit_time: SECONDS, end_time: MILLIS + 5 },
         },
@@ -64,10 +80,16 @@ describe('parseTaskResult', () => {
   });
 
   it('reads an error as an object or as text; a resource without a type is a document', () => {
-    expect(parseTaskResult({ status: 'failed', error: { code: 400, message: 'Invalid parameters: x' } }, 't')?.error).toEqual({ code: 400, message: 'Invalid parameters: x' });
+    expect(
+      parseTaskResult({ status: 'failed', error: { code: 400, message: 'Invalid parameters: x' } }, 't')?.error,
+    ).toEqual({ code: 400, message: 'Invalid parameters: x' });
     expect(parseTaskResult({ status: 'failed', error: 'boom' }, 't')?.error).toEqual({ message: 'boom' });
-    expect(parseTaskResult({ status: 'failed', error: { detail: 1 } }, 't')?.error).toEqual({ message: '{"detail":1}' });
-    expect(parseTaskResult({ status: 'success', result: { resources: [{ url: 'u' }] } }, 't')?.resources).toEqual([{ url: 'u', type: 'document' }]);
+    expect(parseTaskResult({ status: 'failed', error: { detail: 1 } }, 't')?.error).toEqual({
+      message: '{"detail":1}',
+    });
+    expect(parseTaskResult({ status: 'success', result: { resources: [{ url: 'u' }] } }, 't')?.resources).toEqual([
+      { url: 'u', type: 'document' },
+    ]);
   });
 
   it('is undefined without a status', () => {
@@ -94,7 +116,21 @@ describe('parseModels', () => {
 
 describe('parseMediaFile', () => {
   it('reads download_url or url, file_id or id, and converts times', () => {
-    expect(parseMediaFile({ code: 0, message: 'success', data: { file_id: 'f1', download_url: 'https://f/1', type: 'image', filename: 'a.png', size: 10, created_at: SECONDS, expires_at: MILLIS } })).toEqual({
+    expect(
+      parseMediaFile({
+        code: 0,
+        message: 'success',
+        data: {
+          file_id: 'f1',
+          download_url: 'https://f/1',
+          type: 'image',
+          filename: 'a.png',
+          size: 10,
+          created_at: SECONDS,
+          expires_at: MILLIS,
+        },
+      }),
+    ).toEqual({
       fileId: 'f1',
       url: 'https://f/1',
       type: 'image',
@@ -103,7 +139,11 @@ describe('parseMediaFile', () => {
       createdAt: MILLIS,
       expiresAt: MILLIS,
     });
-    expect(parseMediaFile({ id: 'f2', url: 'https://f/2' })).toEqual({ fileId: 'f2', url: 'https://f/2', type: 'unknown' });
+    expect(parseMediaFile({ id: 'f2', url: 'https://f/2' })).toEqual({
+      fileId: 'f2',
+      url: 'https://f/2',
+      type: 'unknown',
+    });
   });
 
   it('is undefined without an id or a link', () => {
@@ -115,7 +155,9 @@ describe('parseMediaFile', () => {
 describe('parseModelSchema', () => {
   it('reads post.requestBody.content.application/json.schema, and nothing else', () => {
     const schema = { type: 'object', required: ['prompt'] };
-    expect(parseModelSchema({ post: { requestBody: { content: { 'application/json': { schema } } } } })).toEqual(schema);
+    expect(parseModelSchema({ post: { requestBody: { content: { 'application/json': { schema } } } } })).toEqual(
+      schema,
+    );
     expect(parseModelSchema({ post: { requestBody: { content: {} } } })).toBeUndefined();
     expect(parseModelSchema({ schema })).toBeUndefined();
   });

@@ -6,17 +6,30 @@ const NOW_S = NOW / 1000;
 
 describe('parseRateLimit', () => {
   it('reads every header of an answer', () => {
-    const observation = parseRateLimit(200, { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '37', 'x-ratelimit-reset': String(NOW_S + 42) }, NOW);
+    const observation = parseRateLimit(
+      200,
+      { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '37', 'x-ratelimit-reset': String(NOW_S + 42) },
+      NOW,
+    );
     expect(observation).toEqual({ status: 200, observedAt: NOW, limit: 100, remaining: 37, resetAt: NOW + 42_000 });
   });
 
   it('leaves out what is missing', () => {
     expect(parseRateLimit(200, {}, NOW)).toEqual({ status: 200, observedAt: NOW });
-    expect(parseRateLimit(200, { 'x-ratelimit-remaining': '0' }, NOW)).toEqual({ status: 200, observedAt: NOW, remaining: 0 });
+    expect(parseRateLimit(200, { 'x-ratelimit-remaining': '0' }, NOW)).toEqual({
+      status: 200,
+      observedAt: NOW,
+      remaining: 0,
+    });
   });
 
   it('ignores garbage, fractions and negative numbers', () => {
-    const headers = { 'x-ratelimit-limit': 'lots', 'x-ratelimit-remaining': '-3', 'x-ratelimit-reset': '12.5', 'retry-after': 'soon' };
+    const headers = {
+      'x-ratelimit-limit': 'lots',
+      'x-ratelimit-remaining': '-3',
+      'x-ratelimit-reset': '12.5',
+      'retry-after': 'soon',
+    };
     expect(parseRateLimit(200, headers, NOW)).toEqual({ status: 200, observedAt: NOW });
   });
 
@@ -44,8 +57,13 @@ describe('parseRateLimit', () => {
 
   it('a 429 without Retry-After waits until the reset; a reset in the past waits nothing', () => {
     expect(parseRateLimit(429, { 'x-ratelimit-reset': String(NOW_S + 12) }, NOW).retryAfterMs).toBe(12_000);
-    expect(parseRateLimit(429, { 'x-ratelimit-reset': String(NOW_S - 12) }, NOW)).toMatchObject({ resetAt: NOW - 12_000, retryAfterMs: 0 });
-    expect(parseRateLimit(429, { 'retry-after': 'soon', 'x-ratelimit-reset': String(NOW_S + 5) }, NOW).retryAfterMs).toBe(5_000);
+    expect(parseRateLimit(429, { 'x-ratelimit-reset': String(NOW_S - 12) }, NOW)).toMatchObject({
+      resetAt: NOW - 12_000,
+      retryAfterMs: 0,
+    });
+    expect(
+      parseRateLimit(429, { 'retry-after': 'soon', 'x-ratelimit-reset': String(NOW_S + 5) }, NOW).retryAfterMs,
+    ).toBe(5_000);
   });
 
   it('an answer that is not a 429 gets no wait from the reset alone', () => {
@@ -53,6 +71,8 @@ describe('parseRateLimit', () => {
   });
 
   it('Retry-After wins over the reset', () => {
-    expect(parseRateLimit(429, { 'retry-after': '3', 'x-ratelimit-reset': String(NOW_S + 50) }, NOW).retryAfterMs).toBe(3_000);
+    expect(parseRateLimit(429, { 'retry-after': '3', 'x-ratelimit-reset': String(NOW_S + 50) }, NOW).retryAfterMs).toBe(
+      3_000,
+    );
   });
 });

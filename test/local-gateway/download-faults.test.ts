@@ -20,7 +20,12 @@ let counter = 0;
 /** A client that tries once: each fault's own failure is seen, not hidden behind a retry. */
 const clientWith = (maxAttempts = 1, headersMs = 60_000) =>
   new HttpGatewayClient({
-    endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl },
+    endpoints: {
+      baseUrl: gateway.baseUrl,
+      toolUrl: gateway.toolUrl,
+      llmUrl: gateway.llmUrl,
+      schemaUrl: gateway.schemaUrl,
+    },
     apiKey: gateway.apiKey,
     retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 5 },
     timeouts: { headersMs },
@@ -49,7 +54,10 @@ beforeEach(() => {
   counter++;
 });
 
-async function downloadUnder(fault: Omit<Fault, 'route'>, options: { route?: string; url?: string; maxAttempts?: number; headersMs?: number } = {}) {
+async function downloadUnder(
+  fault: Omit<Fault, 'route'>,
+  options: { route?: string; url?: string; maxAttempts?: number; headersMs?: number } = {},
+) {
   gateway.injectFault({ ...fault, route: options.route ?? RESULT_ROUTE });
   const client = clientWith(options.maxAttempts, options.headersMs);
   const destination = join(scratch, `out-${counter}.png`);
@@ -94,7 +102,10 @@ describe('faults on result links, through client.download', () => {
 
   it('drop-after: the body stops halfway; neither a half file nor a part file stays', async () => {
     const { outcome, destination } = await downloadUnder({ kind: 'drop-after' });
-    expect(failureOf(outcome)).toMatchObject({ reason: 'connection-dropped', message: expect.stringMatching(/the download broke off/) });
+    expect(failureOf(outcome)).toMatchObject({
+      reason: 'connection-dropped',
+      message: expect.stringMatching(/the download broke off/),
+    });
     expect(nothingLeft(destination)).toBe(true);
   });
 
@@ -106,7 +117,12 @@ describe('faults on result links, through client.download', () => {
 
   it('malformed: HTML under the image type is not saved as an image', async () => {
     const { outcome, destination } = await downloadUnder({ kind: 'malformed-json' });
-    expect(failureOf(outcome)).toMatchObject({ reason: 'download-failed', message: expect.stringMatching(/expected image, the bytes are not a known image format though the server said image\/png/) });
+    expect(failureOf(outcome)).toMatchObject({
+      reason: 'download-failed',
+      message: expect.stringMatching(
+        /expected image, the bytes are not a known image format though the server said image\/png/,
+      ),
+    });
     expect(nothingLeft(destination)).toBe(true);
   });
 

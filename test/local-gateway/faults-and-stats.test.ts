@@ -18,14 +18,22 @@ async function start(options: LocalGatewayOptions = {}) {
 }
 
 /** A POST whose answer may never come: resolves with the status, or with the socket error. */
-function post(gw: LocalGateway, path: string, body: unknown): Promise<{ status?: number; error?: string; body?: string }> {
+function post(
+  gw: LocalGateway,
+  path: string,
+  body: unknown,
+): Promise<{ status?: number; error?: string; body?: string }> {
   return new Promise((resolve) => {
-    const req = rawRequest(`${gw.schemaUrl}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${gw.apiKey}`, 'Content-Type': 'application/json' } }, (res) => {
-      let data = '';
-      res.on('data', (chunk) => (data += chunk));
-      res.on('end', () => resolve({ status: res.statusCode, body: data }));
-      res.on('error', (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message }));
-    });
+    const req = rawRequest(
+      `${gw.schemaUrl}${path}`,
+      { method: 'POST', headers: { Authorization: `Bearer ${gw.apiKey}`, 'Content-Type': 'application/json' } },
+      (res) => {
+        let data = '';
+        res.on('data', (chunk) => (data += chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body: data }));
+        res.on('error', (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message }));
+      },
+    );
     req.on('error', (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message }));
     req.end(JSON.stringify(body));
   });
@@ -54,12 +62,25 @@ describe('faults on demand', () => {
 
   it('status: answers the given error status with the error body, as many times as asked, over HTTP too', async () => {
     const { api, gateway: gw } = await start();
-    const added = await api.post('/__emulator/faults', { kind: 'status', status: 503, route: 'GET /api/v1/team/balance', times: 2 }, { key: null });
-    expect(added.body).toEqual({ faults: [{ kind: 'status', status: 503, route: 'GET /api/v1/team/balance', times: 2 }] });
-    for (let i = 0; i < 2; i++) expect((await api.get('/api/v1/team/balance')).body).toEqual({ code: 503, message: 'Service unavailable: injected fault 503' });
+    const added = await api.post(
+      '/__emulator/faults',
+      { kind: 'status', status: 503, route: 'GET /api/v1/team/balance', times: 2 },
+      { key: null },
+    );
+    expect(added.body).toEqual({
+      faults: [{ kind: 'status', status: 503, route: 'GET /api/v1/team/balance', times: 2 }],
+    });
+    for (let i = 0; i < 2; i++)
+      expect((await api.get('/api/v1/team/balance')).body).toEqual({
+        code: 503,
+        message: 'Service unavailable: injected fault 503',
+      });
     expect((await api.get('/api/v1/team/balance')).status).toBe(200);
     gw.injectFault({ kind: 'status', status: 500 });
-    expect((await api.get('/api/v1/models')).body).toEqual({ code: 500, message: 'Internal server error: injected fault 500' });
+    expect((await api.get('/api/v1/models')).body).toEqual({
+      code: 500,
+      message: 'Internal server error: injected fault 500',
+    });
   });
 
   it('malformed-json: answers 200 with a cut-off body, after the task was created', async () => {
@@ -76,7 +97,12 @@ describe('faults on demand', () => {
     gw.injectFault({ kind: 'delay', delay_ms: 300, route: 'GET /api/v1/team/balance' });
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), 100);
-    await expect(fetch(`${gw.baseUrl}/team/balance`, { headers: { Authorization: `Bearer ${gw.apiKey}` }, signal: controller.signal })).rejects.toThrow(/abort/i);
+    await expect(
+      fetch(`${gw.baseUrl}/team/balance`, {
+        headers: { Authorization: `Bearer ${gw.apiKey}` },
+        signal: controller.signal,
+      }),
+    ).rejects.toThrow(/abort/i);
     clearTimeout(timer);
     expect((await api.get('/api/v1/team/balance')).status).toBe(200);
   });
@@ -84,7 +110,11 @@ describe('faults on demand', () => {
   it('refuses a malformed fault with 400', async () => {
     const { api } = await start();
     const answer = await api.post('/__emulator/faults', { kind: 'explode' }, { key: null });
-    expect(answer.body).toEqual({ code: 400, message: 'Invalid parameters: fault kind must be one of status, drop-before, drop-after, delay, malformed-json (got "explode")' });
+    expect(answer.body).toEqual({
+      code: 400,
+      message:
+        'Invalid parameters: fault kind must be one of status, drop-before, drop-after, delay, malformed-json (got "explode")',
+    });
     expect((await api.send('DELETE', '/__emulator/faults', { key: null })).status).toBe(204);
   });
 

@@ -22,8 +22,13 @@ function form(bytes: Buffer | Uint8Array, name: string, field = 'file'): FormDat
   return data;
 }
 
-const uploadAs = (api: ReturnType<typeof http>, key: string, bytes: Buffer | Uint8Array, name: string, field?: string) =>
-  api.send('POST', '/api/v1/media/files', { key, raw: { contentType: '', data: form(bytes, name, field) } });
+const uploadAs = (
+  api: ReturnType<typeof http>,
+  key: string,
+  bytes: Buffer | Uint8Array,
+  name: string,
+  field?: string,
+) => api.send('POST', '/api/v1/media/files', { key, raw: { contentType: '', data: form(bytes, name, field) } });
 
 describe('media files', () => {
   it('uploads, sniffs the type from the bytes, and serves them back with that type', async () => {
@@ -49,11 +54,20 @@ describe('media files', () => {
     const api = await start();
     const text = await uploadAs(api, 'a', Buffer.from('just some text, not an image'), 'notes.png');
     expect(text.status).toBe(400);
-    expect(text.body).toEqual({ code: 400, message: 'Invalid parameters: the file is not an image, video or audio file' });
+    expect(text.body).toEqual({
+      code: 400,
+      message: 'Invalid parameters: the file is not an image, video or audio file',
+    });
     const misnamed = await uploadAs(api, 'a', await readFile(new URL('logo.png', assets)), 'logo.png', 'upload');
-    expect(misnamed.body).toEqual({ code: 400, message: 'Invalid parameters: the file must be sent in the multipart field "file" (got "upload")' });
+    expect(misnamed.body).toEqual({
+      code: 400,
+      message: 'Invalid parameters: the file must be sent in the multipart field "file" (got "upload")',
+    });
     const json = await api.post('/api/v1/media/files', { file: 'x' }, { key: 'a' });
-    expect(json.body).toEqual({ code: 400, message: 'Invalid parameters: Content-Type must be multipart/form-data with the file in the field "file"' });
+    expect(json.body).toEqual({
+      code: 400,
+      message: 'Invalid parameters: Content-Type must be multipart/form-data with the file in the field "file"',
+    });
   });
 
   it('answers 413 with the error body for a file over 16 MB, and keeps nothing', async () => {
@@ -62,7 +76,10 @@ describe('media files', () => {
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(big);
     const answer = await uploadAs(api, 'a', big, 'huge.png');
     expect(answer.status).toBe(413);
-    expect(answer.body).toEqual({ code: 413, message: 'Payload too large: the file is larger than the upload limit of 16777216 bytes' });
+    expect(answer.body).toEqual({
+      code: 413,
+      message: 'Payload too large: the file is larger than the upload limit of 16777216 bytes',
+    });
     expect((await api.get('/api/v1/media/files', { key: 'a' })).body.data.total).toBe(0);
   });
 
@@ -73,7 +90,9 @@ describe('media files', () => {
     await uploadAs(api, 'a', logo, 'two.png');
     const third = await uploadAs(api, 'a', logo, 'three.png');
     expect(third.status).toBe(413);
-    expect(third.body.message).toBe(`Payload too large: the team's upload quota of ${logo.length * 2} bytes is used up (${logo.length * 2} bytes held); delete files to free it`);
+    expect(third.body.message).toBe(
+      `Payload too large: the team's upload quota of ${logo.length * 2} bytes is used up (${logo.length * 2} bytes held); delete files to free it`,
+    );
     expect((await api.delete(`/api/v1/media/files/${first.body.data.file_id}`, { key: 'a' })).status).toBe(204);
     expect((await uploadAs(api, 'a', logo, 'three.png')).status).toBe(200);
   });
@@ -85,8 +104,14 @@ describe('media files', () => {
     const page = await api.get('/api/v1/media/files?limit=2&offset=1', { key: 'a' });
     expect(page.body.data).toMatchObject({ total: 3, limit: 2, offset: 1 });
     expect(page.body.data.files.map((f: { filename: string }) => f.filename)).toEqual(['2.png', '1.png']);
-    expect((await api.get('/api/v1/media/files?limit=101', { key: 'a' })).body).toEqual({ code: 400, message: 'Invalid parameters: limit must be from 1 to 100 (got 101)' });
-    expect((await api.get('/api/v1/media/files?offset=-1', { key: 'a' })).body).toEqual({ code: 400, message: 'Invalid parameters: offset must be a whole number (got "-1")' });
+    expect((await api.get('/api/v1/media/files?limit=101', { key: 'a' })).body).toEqual({
+      code: 400,
+      message: 'Invalid parameters: limit must be from 1 to 100 (got 101)',
+    });
+    expect((await api.get('/api/v1/media/files?offset=-1', { key: 'a' })).body).toEqual({
+      code: 400,
+      message: 'Invalid parameters: offset must be a whole number (got "-1")',
+    });
   });
 
   it('keeps each team to its own files', async () => {
@@ -112,6 +137,9 @@ describe('media files', () => {
     expect((await api.get('/api/v1/media/files', { key: 'a' })).body.data.total).toBe(0);
     const link = await download(uploaded.body.data.download_url);
     expect(link.status).toBe(404);
-    expect(JSON.parse(link.bytes.toString())).toEqual({ code: 404, message: 'Not found: this link expired or never existed' });
+    expect(JSON.parse(link.bytes.toString())).toEqual({
+      code: 404,
+      message: 'Not found: this link expired or never existed',
+    });
   });
 });

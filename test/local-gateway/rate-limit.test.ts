@@ -23,7 +23,10 @@ describe('rate limits per key', () => {
     }
     const refused = await api.post('/api/v1/vendor-a/vendor-a-v3-t2i', { prompt: 'a' });
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ code: 429, message: 'Rate limit exceeded: 3 requests per minute, retry after 50 seconds' });
+    expect(refused.body).toEqual({
+      code: 429,
+      message: 'Rate limit exceeded: 3 requests per minute, retry after 50 seconds',
+    });
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(refused.headers.get('x-ratelimit-reset')).toBe(resetSeconds);
     expect(refused.headers.get('retry-after')).toBe('50');
@@ -57,7 +60,10 @@ describe('rate limits per key', () => {
     gateway = await startLocalGateway({ rpm: 2, clock });
     const api = http(gateway);
     expect((await api.post('/tools/v1/web-search', { query: 'solar' })).status).toBe(200);
-    expect((await api.post('/llm/v1/chat/completions', { model: 'a/b', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    expect(
+      (await api.post('/llm/v1/chat/completions', { model: 'a/b', messages: [{ role: 'user', content: 'hi' }] }))
+        .status,
+    ).toBe(200);
     expect((await api.get('/api/v1/apikey/validate')).status).toBe(429);
   });
 

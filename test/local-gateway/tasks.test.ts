@@ -73,10 +73,18 @@ describe('text to image', () => {
     const { api, gateway: gw } = await start({ clock, maxConcurrent: 1 });
     const first = await api.post(T2I, { prompt: 'one' });
     const second = await api.post(`${T2I}/async`, { prompt: 'two' });
-    expect(first.body).toMatchObject({ code: 0, message: 'success', data: { status: 'processing', model_id: 'vendor-a/vendor-a-v3-t2i' } });
-    expect(first.body.data.get_result).toEqual({ method: 'GET', url: `${gw.baseUrl}/tasks/${first.body.data.task_id}` });
+    expect(first.body).toMatchObject({
+      code: 0,
+      message: 'success',
+      data: { status: 'processing', model_id: 'vendor-a/vendor-a-v3-t2i' },
+    });
+    expect(first.body.data.get_result).toEqual({
+      method: 'GET',
+      url: `${gw.baseUrl}/tasks/${first.body.data.task_id}`,
+    });
     expect(second.body.data.status).toBe('pending');
-    const state = async (answer: typeof first) => (await api.get(`/api/v1/tasks/${answer.body.data.task_id}`)).body.data.status;
+    const state = async (answer: typeof first) =>
+      (await api.get(`/api/v1/tasks/${answer.body.data.task_id}`)).body.data.status;
 
     // 1 image at 1k takes 3.5 s at latency scale 1 and no jitter.
     await clock.advance(3499);
@@ -116,7 +124,9 @@ describe('text to image', () => {
     await clock.advance(60_000);
     const expired = await api.get(`/api/v1/tasks/${id}`);
     expect(expired.status).toBe(404);
-    expect(expired.body.message).toBe(`Not found: the result of task ${id} expired at ${new Date(result.data.result_expires_at).toISOString()}`);
+    expect(expired.body.message).toBe(
+      `Not found: the result of task ${id} expired at ${new Date(result.data.result_expires_at).toISOString()}`,
+    );
     expect((await download(url)).status).toBe(404);
   });
 
@@ -124,7 +134,10 @@ describe('text to image', () => {
     const { api, gateway: gw } = await start({ latencyScale: 0, failRate: 1 });
     const result = await run(api, gw, T2I, { prompt: 'doomed', n: 3 });
     expect(result.data.status).toBe('failed');
-    expect(result.data.error).toEqual({ code: 500, message: 'Internal server error: the model could not generate an output for this input' });
+    expect(result.data.error).toEqual({
+      code: 500,
+      message: 'Internal server error: the model could not generate an output for this input',
+    });
     expect(result.data.result.resources).toEqual([]);
     expect(gw.stats().balances).toEqual({ local: 100 });
     expect(gw.stats().tasks.finished).toEqual({ success: 0, failed: 1 });
@@ -145,13 +158,20 @@ describe('image editing', () => {
     const { api, gateway: gw } = await start({ latencyScale: 0 });
     const hero = await run(api, gw, T2I, { prompt: 'hero', aspect_ratio: '1:1' });
     const logo = await upload(api, 'logo.png', 'image/png');
-    const result = await run(api, gw, EDIT, { prompt: 'Place the logo', image: [hero.data.result.resources[0].url, logo], size: '1024x1024', output_format: 'png' });
+    const result = await run(api, gw, EDIT, {
+      prompt: 'Place the logo',
+      image: [hero.data.result.resources[0].url, logo],
+      size: '1024x1024',
+      output_format: 'png',
+    });
     expect(result.data.status).toBe('success');
     const [resource] = result.data.result.resources;
     expect(resource).toMatchObject({ type: 'image', width: 1024, height: 1024, format: 'png' });
     const output = PNG.sync.read((await download(resource.url)).bytes);
     const logoPng = PNG.sync.read(await readFile(new URL('logo.png', assets)));
-    const pixel = (png: PNG, x: number, y: number) => [...png.data.subarray((y * png.width + x) * 4, (y * png.width + x) * 4 + 3)];
+    const pixel = (png: PNG, x: number, y: number) => [
+      ...png.data.subarray((y * png.width + x) * 4, (y * png.width + x) * 4 + 3),
+    ];
     const logoCentre = pixel(logoPng, 128, 128);
     // The lower-right inset is a quarter of the side (256 px) with a margin of an eighth of that (32 px).
     const insetCentre = 1024 - 32 - 128;
@@ -174,16 +194,28 @@ describe('image editing', () => {
 
   it('fails the task when an input image cannot be downloaded, and refunds it', async () => {
     const { api, gateway: gw } = await start({ latencyScale: 0 });
-    const result = await run(api, gw, EDIT, { prompt: 'x', image: [`${gw.schemaUrl}/files/00000000000000000000000000000000/gone.png`] });
+    const result = await run(api, gw, EDIT, {
+      prompt: 'x',
+      image: [`${gw.schemaUrl}/files/00000000000000000000000000000000/gone.png`],
+    });
     expect(result.data.status).toBe('failed');
-    expect(result.data.error).toEqual({ code: 400, message: 'Invalid parameters: image[0] could not be downloaded: 404 (the link expired or never existed)' });
+    expect(result.data.error).toEqual({
+      code: 400,
+      message: 'Invalid parameters: image[0] could not be downloaded: 404 (the link expired or never existed)',
+    });
     expect(gw.stats().balances.local).toBe(100);
   });
 
   it('returns a batch in auto mode and refunds the images it did not make', async () => {
     const { api, gateway: gw } = await start({ latencyScale: 0 });
     const logo = await upload(api, 'logo.png', 'image/png');
-    const result = await run(api, gw, EDIT, { prompt: 'a series of four seasons', image: [logo], size: '1024x1024', sequential_image_generation: 'auto', sequential_image_generation_max_images: 4 });
+    const result = await run(api, gw, EDIT, {
+      prompt: 'a series of four seasons',
+      image: [logo],
+      size: '1024x1024',
+      sequential_image_generation: 'auto',
+      sequential_image_generation_max_images: 4,
+    });
     const count = result.data.result.metadata.image_count;
     expect(count).toBeGreaterThanOrEqual(1);
     expect(count).toBeLessThanOrEqual(4);
@@ -196,7 +228,12 @@ describe('video to video', () => {
   it('passes the first input through as a playable MP4 without ffmpeg', async () => {
     const { api, gateway: gw } = await start({ latencyScale: 0, useFfmpeg: false });
     const video = await upload(api, 'ride.mp4', 'video/mp4');
-    const result = await run(api, gw, V2V, { video_urls: [video], prompt: 'watercolour', duration: 5, return_last_frame: true });
+    const result = await run(api, gw, V2V, {
+      video_urls: [video],
+      prompt: 'watercolour',
+      duration: 5,
+      return_last_frame: true,
+    });
     expect(result.data.status).toBe('success');
     const [clip, frame] = result.data.result.resources;
     expect(clip).toMatchObject({ type: 'video', format: 'mp4', role: 'primary', width: 320, height: 180, duration: 4 });
@@ -211,7 +248,13 @@ describe('video to video', () => {
   it.runIf(ffmpegAvailable)('honours duration, resolution and ratio with ffmpeg', async () => {
     const { api, gateway: gw } = await start({ latencyScale: 0 });
     const video = await upload(api, 'ride.mp4', 'video/mp4');
-    const result = await run(api, gw, V2V, { video_urls: [video], duration: 6, resolution: '480p', ratio: '1:1', generate_audio: false });
+    const result = await run(api, gw, V2V, {
+      video_urls: [video],
+      duration: 6,
+      resolution: '480p',
+      ratio: '1:1',
+      generate_audio: false,
+    });
     const [clip] = result.data.result.resources;
     expect(clip).toMatchObject({ width: 480, height: 480, duration: 6 });
     const info = readMp4Info((await download(clip.url)).bytes);
@@ -223,7 +266,10 @@ describe('video to video', () => {
     const { api, gateway: gw } = await start({ latencyScale: 0 });
     const notVideo = await upload(api, 'logo.png', 'image/png');
     const result = await run(api, gw, V2V, { video_urls: [notVideo] });
-    expect(result.data.error).toEqual({ code: 400, message: 'Invalid parameters: video_urls[0] is not a readable MP4 video' });
+    expect(result.data.error).toEqual({
+      code: 400,
+      message: 'Invalid parameters: video_urls[0] is not a readable MP4 video',
+    });
   });
 });
 
@@ -266,7 +312,11 @@ describe('webhooks', () => {
     await clock.advance(0);
     await gw.settle();
     await expect.poll(() => hook.calls.length).toBe(1);
-    for (const [wait, calls] of [[1000, 2], [4000, 3], [16000, 4]] as const) {
+    for (const [wait, calls] of [
+      [1000, 2],
+      [4000, 3],
+      [16000, 4],
+    ] as const) {
       // Two timers wait: the result's expiry and the next webhook attempt.
       await expect.poll(() => clock.pending()).toBe(2);
       await clock.advance(wait - 1);

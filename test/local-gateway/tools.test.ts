@@ -12,13 +12,22 @@ describe('web tools', () => {
 
   beforeAll(async () => {
     // 2026-11-21: the corpus's newest page is from 2026-11-10.
-    gateway = await startLocalGateway({ seed: 5, rpm: 1000, keys: { a: 'team-a', b: 'team-b' }, clock: new ManualClock(Date.UTC(2026, 10, 21)) });
+    gateway = await startLocalGateway({
+      seed: 5,
+      rpm: 1000,
+      keys: { a: 'team-a', b: 'team-b' },
+      clock: new ManualClock(Date.UTC(2026, 10, 21)),
+    });
     api = http(gateway);
     // Another server on loopback, as any site web fetch may be asked to read.
     const server = createServer((request, response) => {
       if (request.url === '/article') {
         response.setHeader('Content-Type', 'text/html; charset=utf-8');
-        response.end('<html><head><title>Loopback article</title></head><body><nav>Home | Shop | Login</nav><article><h1>Loopback article</h1><p>' + 'Readable content survives extraction while navigation does not. '.repeat(8) + '</p></article><footer>Footer links</footer></body></html>');
+        response.end(
+          '<html><head><title>Loopback article</title></head><body><nav>Home | Shop | Login</nav><article><h1>Loopback article</h1><p>' +
+            'Readable content survives extraction while navigation does not. '.repeat(8) +
+            '</p></article><footer>Footer links</footer></body></html>',
+        );
       } else if (request.url === '/redirect') {
         response.statusCode = 302;
         response.setHeader('Location', '/article');
@@ -32,7 +41,10 @@ describe('web tools', () => {
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    other = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+    other = {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
   });
   afterAll(async () => {
     await other.close();
@@ -48,7 +60,12 @@ describe('web tools', () => {
       expect(answer.body.request_id).toMatch(/^req_/);
       expect(results.length).toBeGreaterThan(1);
       expect(results.length).toBeLessThanOrEqual(5);
-      expect(results[0]).toMatchObject({ title: 'Solar-powered cargo bikes move from prototype to street', url: `${gateway.schemaUrl}/web/bikes.example/solar-cargo-bikes.html`, score: 1, published_at: '2026-09-14' });
+      expect(results[0]).toMatchObject({
+        title: 'Solar-powered cargo bikes move from prototype to street',
+        url: `${gateway.schemaUrl}/web/bikes.example/solar-cargo-bikes.html`,
+        score: 1,
+        published_at: '2026-09-14',
+      });
       const scores = results.map((r: { score: number }) => r.score);
       expect(scores).toEqual([...scores].sort((x, y) => y - x));
       // The link is a real page that web fetch (or anyone) can read.
@@ -56,7 +73,9 @@ describe('web tools', () => {
     });
 
     it('honours depth: one sentence, three sentences, or the whole page', async () => {
-      const search = async (depth: string) => (await api.post('/tools/v1/web-search', { query: 'sourdough starter', depth, max_results: 1 }, { key: 'a' })).body.results[0].content as string;
+      const search = async (depth: string) =>
+        (await api.post('/tools/v1/web-search', { query: 'sourdough starter', depth, max_results: 1 }, { key: 'a' }))
+          .body.results[0].content as string;
       const lite = await search('lite');
       const standard = await search('standard');
       const rich = await search('rich');
@@ -70,25 +89,55 @@ describe('web tools', () => {
     it('honours max_results and the domain filters', async () => {
       const many = await api.post('/tools/v1/web-search', { query: 'solar', max_results: 2 }, { key: 'a' });
       expect(many.body.results).toHaveLength(2);
-      const only = await api.post('/tools/v1/web-search', { query: 'solar', include_domains: ['energy.example'], max_results: 20 }, { key: 'a' });
+      const only = await api.post(
+        '/tools/v1/web-search',
+        { query: 'solar', include_domains: ['energy.example'], max_results: 20 },
+        { key: 'a' },
+      );
       expect(only.body.results.length).toBeGreaterThan(0);
       expect(only.body.results.every((r: { url: string }) => r.url.includes('/web/energy.example/'))).toBe(true);
-      const without = await api.post('/tools/v1/web-search', { query: 'solar', exclude_domains: ['energy.example', 'bikes.example'], max_results: 20 }, { key: 'a' });
-      expect(without.body.results.some((r: { url: string }) => /energy\.example|bikes\.example/.test(r.url))).toBe(false);
+      const without = await api.post(
+        '/tools/v1/web-search',
+        { query: 'solar', exclude_domains: ['energy.example', 'bikes.example'], max_results: 20 },
+        { key: 'a' },
+      );
+      expect(without.body.results.some((r: { url: string }) => /energy\.example|bikes\.example/.test(r.url))).toBe(
+        false,
+      );
     });
 
     it('filters by topic and time range', async () => {
-      const finance = await api.post('/tools/v1/web-search', { query: 'solar prices interest rates', topic: 'finance', max_results: 20 }, { key: 'a' });
+      const finance = await api.post(
+        '/tools/v1/web-search',
+        { query: 'solar prices interest rates', topic: 'finance', max_results: 20 },
+        { key: 'a' },
+      );
       expect(finance.body.results.length).toBeGreaterThan(0);
-      expect(finance.body.results.every((r: { url: string }) => /finance\.example|solar-market-outlook/.test(r.url))).toBe(true);
-      const lastMonth = await api.post('/tools/v1/web-search', { query: 'cargo bikes', time_range: 'month', max_results: 20 }, { key: 'a' });
-      expect(lastMonth.body.results.map((r: { published_at: string }) => r.published_at).every((d: string) => d >= '2026-10-21')).toBe(true);
+      expect(
+        finance.body.results.every((r: { url: string }) => /finance\.example|solar-market-outlook/.test(r.url)),
+      ).toBe(true);
+      const lastMonth = await api.post(
+        '/tools/v1/web-search',
+        { query: 'cargo bikes', time_range: 'month', max_results: 20 },
+        { key: 'a' },
+      );
+      expect(
+        lastMonth.body.results
+          .map((r: { published_at: string }) => r.published_at)
+          .every((d: string) => d >= '2026-10-21'),
+      ).toBe(true);
       expect(lastMonth.body.results.length).toBeGreaterThan(0);
     });
 
     it('gives a short extractive answer with include_answer', async () => {
-      const answer = await api.post('/tools/v1/web-search', { query: 'how long to steep cold brew coffee', include_answer: true }, { key: 'a' });
-      expect(answer.body.answer).toBe('Steep coarsely ground coffee in cold water for 12 to 18 hours, one part coffee to eight parts water, then filter.');
+      const answer = await api.post(
+        '/tools/v1/web-search',
+        { query: 'how long to steep cold brew coffee', include_answer: true },
+        { key: 'a' },
+      );
+      expect(answer.body.answer).toBe(
+        'Steep coarsely ground coffee in cold water for 12 to 18 hours, one part coffee to eight parts water, then filter.',
+      );
     });
 
     it.each([
@@ -111,7 +160,11 @@ describe('web tools', () => {
       expect(answer.status).toBe(200);
       expect(answer.body.failed_results).toEqual([]);
       const [own, loopback] = answer.body.results;
-      expect(own).toMatchObject({ url: page, title: 'Where to place a logo on marketing images', published_at: '2026-05-27' });
+      expect(own).toMatchObject({
+        url: page,
+        title: 'Where to place a logo on marketing images',
+        published_at: '2026-05-27',
+      });
       expect(own.content).toContain('The lower right corner is the safest place for a logo');
       expect(own.content).not.toContain('Subscribe');
       expect(own.content).not.toContain('All rights reserved');
@@ -125,7 +178,13 @@ describe('web tools', () => {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
       const closedPort = (closed.address() as AddressInfo).port;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      const urls = [`${other.url}/missing`, `${other.url}/binary`, `http://127.0.0.1:${closedPort}/`, 'ftp://example.com/file', 'not a url'];
+      const urls = [
+        `${other.url}/missing`,
+        `${other.url}/binary`,
+        `http://127.0.0.1:${closedPort}/`,
+        'ftp://example.com/file',
+        'not a url',
+      ];
       const answer = await api.post('/tools/v1/web-fetch', { urls }, { key: 'a' });
       expect(answer.status).toBe(200);
       expect(answer.body.results).toEqual([]);
@@ -139,9 +198,16 @@ describe('web tools', () => {
     });
 
     it('takes at most 20 URLs a request', async () => {
-      const answer = await api.post('/tools/v1/web-fetch', { urls: Array.from({ length: 21 }, (_, i) => `${other.url}/${i}`) }, { key: 'a' });
+      const answer = await api.post(
+        '/tools/v1/web-fetch',
+        { urls: Array.from({ length: 21 }, (_, i) => `${other.url}/${i}`) },
+        { key: 'a' },
+      );
       expect(answer.status).toBe(400);
-      expect(answer.body).toEqual({ code: 400, message: 'Invalid parameters: urls must have at most 20 items (got 21)' });
+      expect(answer.body).toEqual({
+        code: 400,
+        message: 'Invalid parameters: urls must have at most 20 items (got 21)',
+      });
     });
   });
 
@@ -152,16 +218,29 @@ describe('web tools', () => {
     const logs = await api.get('/tools/v1/logs', { key: 'b' });
     expect(logs.status).toBe(200);
     expect(logs.body.total).toBe(3);
-    expect(logs.body.logs.map((l: { tool: string; status: string; http_status: number }) => [l.tool, l.status, l.http_status])).toEqual([
+    expect(
+      logs.body.logs.map((l: { tool: string; status: string; http_status: number }) => [
+        l.tool,
+        l.status,
+        l.http_status,
+      ]),
+    ).toEqual([
       ['web-search', 'failed', 400],
       ['web-fetch', 'partial', 200],
       ['web-search', 'success', 200],
     ]);
-    expect(logs.body.logs[2]).toMatchObject({ request: { query: 'golden hour' }, result_count: 5, failed_count: 0, created_at: Date.UTC(2026, 10, 21) });
+    expect(logs.body.logs[2]).toMatchObject({
+      request: { query: 'golden hour' },
+      result_count: 5,
+      failed_count: 0,
+      created_at: Date.UTC(2026, 10, 21),
+    });
     expect(logs.body.logs[1]).toMatchObject({ result_count: 1, failed_count: 1 });
     const page = await api.get('/tools/v1/logs?limit=1&offset=1', { key: 'b' });
     expect(page.body.logs.map((l: { tool: string }) => l.tool)).toEqual(['web-fetch']);
     const otherTeam = await api.get('/tools/v1/logs', { key: 'a' });
-    expect(otherTeam.body.logs.some((l: { request: { query?: string } }) => l.request.query === 'golden hour')).toBe(false);
+    expect(otherTeam.body.logs.some((l: { request: { query?: string } }) => l.request.query === 'golden hour')).toBe(
+      false,
+    );
   });
 });

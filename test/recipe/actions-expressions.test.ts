@@ -42,8 +42,8 @@ describe('operators, with GitHub Actions meaning and precedence', () => {
     ['(true || false) && false', false],
     ['!false == true', true],
     ['1 < 2 == true', true],
-    ["fromJSON(inputs.json).a.b[1]", 2],
-    ["(inputs.tags)[0]", 'Red'],
+    ['fromJSON(inputs.json).a.b[1]', 2],
+    ['(inputs.tags)[0]', 'Red'],
   ] as const)('%s is %j', (text, expected) => {
     expect(value(text)).toEqual(expected);
   });
@@ -95,7 +95,7 @@ describe('functions', () => {
     ["format('{0} of {1}, {{literal}}', inputs.count, 'x')", '3 of x, {literal}'],
     ['toJSON(inputs.tags)', '[\n  "Red",\n  "blue"\n]'],
     ["fromJSON('[1, true]')", [1, true]],
-    ["toJson(fromjson('{\"a\":1}'))", '{\n  "a": 1\n}'],
+    ['toJson(fromjson(\'{"a":1}\'))', '{\n  "a": 1\n}'],
     ["steps.shot.outcome == 'failure' && steps.shot.conclusion == 'success'", true],
   ] as const)('%s is %j', (text, expected) => {
     expect(value(text)).toEqual(expected);
@@ -103,13 +103,18 @@ describe('functions', () => {
 
   it('status functions read the state they are given, and fail outside an if', () => {
     const status = { failure: true, cancelled: false };
-    expect([value('success()', { status }), value('failure()', { status }), value('always()', { status }), value('cancelled()', { status })]).toEqual([false, true, true, false]);
+    expect([
+      value('success()', { status }),
+      value('failure()', { status }),
+      value('always()', { status }),
+      value('cancelled()', { status }),
+    ]).toEqual([false, true, true, false]);
     expect(() => value('success()')).toThrow(new ExpressionError("success() can be used only in a step's if"));
   });
 
   it('fromJSON() of text that is no JSON, and format() without a value, are expression errors', () => {
     expect(() => value("fromJSON('{nope')")).toThrow(/^fromJSON\(\) could not read "\{nope" as JSON/);
-    expect(() => value("format('{1}', 'a')")).toThrow("format() has no value for {1}: it got 1 after the pattern");
+    expect(() => value("format('{1}', 'a')")).toThrow('format() has no value for {1}: it got 1 after the pattern');
   });
 
   it('hashFiles() hashes the matching files under the recipe folder, in path order; no match is empty text', async () => {
@@ -123,14 +128,19 @@ describe('functions', () => {
     expect(hashFilesUnder(dir, ['*.txt', '!b.txt'])).toBe(hashFilesUnder(dir, ['a.txt']));
     expect(hashFilesUnder(dir, ['a.txt'])).not.toBe(all);
     expect(hashFilesUnder(dir, ['*.png'])).toBe('');
-    expect(value("hashFiles('*.md')", { hashFiles: (p) => hashFilesUnder(dir, p) })).toBe(hashFilesUnder(dir, ['c.md']));
+    expect(value("hashFiles('*.md')", { hashFiles: (p) => hashFilesUnder(dir, p) })).toBe(
+      hashFilesUnder(dir, ['c.md']),
+    );
     await rm(dir, { recursive: true, force: true });
   });
 });
 
 /** The analyzer's first diagnostic for a recipe, exactly as printed. */
 function diagnose(yaml: string): string {
-  const result = analyze({ path: 'recipes/x.yaml', text: `version: 1\nname: x\n${yaml}`, cwd: process.cwd() }, bundledDeps);
+  const result = analyze(
+    { path: 'recipes/x.yaml', text: `version: 1\nname: x\n${yaml}`, cwd: process.cwd() },
+    bundledDeps,
+  );
   if (result.ok) throw new Error('the recipe was valid');
   return formatDiagnostics(result.error).split('\n')[0]!;
 }
@@ -139,17 +149,61 @@ const INPUTS = 'inputs:\n  topic: { type: string, default: bikes }\n';
 
 describe('diagnostics: did you mean, and what exists', () => {
   it.each([
-    ['a step', `steps:\n  shot: { run: echo }\n  b: { run: "echo \${{ steps.shto.outputs.stdout }}" }\n`, "recipes/x.yaml:5:19: error: unknown step 'shto'; did you mean 'shot'? The other steps are shot"],
-    ['an input', `${INPUTS}steps:\n  b: { run: "echo \${{ inputs.topik }}" }\n`, "recipes/x.yaml:6:19: error: unknown input 'topik'; did you mean 'topic'? The inputs are topic"],
-    ['a field', `steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.outputs.stdot }}" }\n`, "recipes/x.yaml:5:19: error: steps.a.outputs has no field 'stdot'; did you mean 'stdout'? It has stdout, stderr, exit_code, json"],
-    ['a step field', `steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.outcom }}" }\n`, "recipes/x.yaml:5:19: error: steps.a has no field 'outcom'; did you mean 'outcome'? It has outputs, outcome, conclusion"],
-    ['a function', `steps:\n  a: { run: "echo \${{ contain(inputs, 'x') }}" }\n`, "recipes/x.yaml:4:19: error: invalid expression: unknown function 'contain'; did you mean 'contains'? The functions are join, json, length, default, slice, contains, startsWith, endsWith, format, toJSON, fromJSON, hashFiles, success, failure, always, cancelled"],
-    ['a root name', `steps:\n  a: { run: "echo \${{ input.topic }}" }\n`, "recipes/x.yaml:4:19: error: invalid expression: unknown name 'input'; did you mean 'inputs'? An expression starts with inputs, steps, item, index, run, env, a function or a literal"],
-    ['a step in needs', `steps:\n  shot: { run: echo }\n  b: { run: echo, needs: shto }\n`, "recipes/x.yaml:5:26: error: unknown step 'shto' in needs; did you mean 'shot'?"],
-    ['a missing operator', `steps:\n  a: { run: echo, if: "\${{ 1 = 1 }}" }\n`, "recipes/x.yaml:4:24: error: invalid expression: '=' is not an operator; did you mean '=='? The operators are ! < <= > >= == != && ||"],
-    ['arithmetic', `steps:\n  a: { run: "echo \${{ 1 + 1 }}" }\n`, 'recipes/x.yaml:4:19: error: invalid expression: unexpected character "+"; there is no arithmetic; the operators are ! < <= > >= == != && ||'],
-    ['a status function outside if', `steps:\n  a: { run: "echo \${{ failure() }}" }\n`, "recipes/x.yaml:4:19: error: failure() can be used only in a step's if"],
-    ['ordering a list', `${INPUTS}steps:\n  a: { run: echo, if: "\${{ inputs.topic < steps.b.outputs.results }}" }\n  b: { uses: web-search, with: { query: q } }\n`, "recipes/x.yaml:6:24: error: '<' cannot order a list; compare its length() or one of its fields"],
+    [
+      'a step',
+      `steps:\n  shot: { run: echo }\n  b: { run: "echo \${{ steps.shto.outputs.stdout }}" }\n`,
+      "recipes/x.yaml:5:19: error: unknown step 'shto'; did you mean 'shot'? The other steps are shot",
+    ],
+    [
+      'an input',
+      `${INPUTS}steps:\n  b: { run: "echo \${{ inputs.topik }}" }\n`,
+      "recipes/x.yaml:6:19: error: unknown input 'topik'; did you mean 'topic'? The inputs are topic",
+    ],
+    [
+      'a field',
+      `steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.outputs.stdot }}" }\n`,
+      "recipes/x.yaml:5:19: error: steps.a.outputs has no field 'stdot'; did you mean 'stdout'? It has stdout, stderr, exit_code, json",
+    ],
+    [
+      'a step field',
+      `steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.outcom }}" }\n`,
+      "recipes/x.yaml:5:19: error: steps.a has no field 'outcom'; did you mean 'outcome'? It has outputs, outcome, conclusion",
+    ],
+    [
+      'a function',
+      `steps:\n  a: { run: "echo \${{ contain(inputs, 'x') }}" }\n`,
+      "recipes/x.yaml:4:19: error: invalid expression: unknown function 'contain'; did you mean 'contains'? The functions are join, json, length, default, slice, contains, startsWith, endsWith, format, toJSON, fromJSON, hashFiles, success, failure, always, cancelled",
+    ],
+    [
+      'a root name',
+      `steps:\n  a: { run: "echo \${{ input.topic }}" }\n`,
+      "recipes/x.yaml:4:19: error: invalid expression: unknown name 'input'; did you mean 'inputs'? An expression starts with inputs, steps, item, index, run, env, a function or a literal",
+    ],
+    [
+      'a step in needs',
+      `steps:\n  shot: { run: echo }\n  b: { run: echo, needs: shto }\n`,
+      "recipes/x.yaml:5:26: error: unknown step 'shto' in needs; did you mean 'shot'?",
+    ],
+    [
+      'a missing operator',
+      `steps:\n  a: { run: echo, if: "\${{ 1 = 1 }}" }\n`,
+      "recipes/x.yaml:4:24: error: invalid expression: '=' is not an operator; did you mean '=='? The operators are ! < <= > >= == != && ||",
+    ],
+    [
+      'arithmetic',
+      `steps:\n  a: { run: "echo \${{ 1 + 1 }}" }\n`,
+      'recipes/x.yaml:4:19: error: invalid expression: unexpected character "+"; there is no arithmetic; the operators are ! < <= > >= == != && ||',
+    ],
+    [
+      'a status function outside if',
+      `steps:\n  a: { run: "echo \${{ failure() }}" }\n`,
+      "recipes/x.yaml:4:19: error: failure() can be used only in a step's if",
+    ],
+    [
+      'ordering a list',
+      `${INPUTS}steps:\n  a: { run: echo, if: "\${{ inputs.topic < steps.b.outputs.results }}" }\n  b: { uses: web-search, with: { query: q } }\n`,
+      "recipes/x.yaml:6:24: error: '<' cannot order a list; compare its length() or one of its fields",
+    ],
   ] as const)('%s', (_kind, yaml, expected) => {
     expect(diagnose(yaml)).toBe(expected);
   });

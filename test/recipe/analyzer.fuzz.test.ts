@@ -24,13 +24,34 @@ interface Mutation {
   replacement: unknown;
 }
 
-const REPLACEMENTS: unknown[] = [null, 0, -1, 1.5, 1e309, '', 'x', true, [], [null], {}, { uses: null }, { run: 5 }, '${{', '${{ steps.a.outputs[ }}', '${{ inputs.__proto__ }}', '__proto__', 'constructor', 'a/b'];
+const REPLACEMENTS: unknown[] = [
+  null,
+  0,
+  -1,
+  1.5,
+  Number.POSITIVE_INFINITY,
+  '',
+  'x',
+  true,
+  [],
+  [null],
+  {},
+  { uses: null },
+  { run: 5 },
+  '${{',
+  '${{ steps.a.outputs[ }}',
+  '${{ inputs.__proto__ }}',
+  '__proto__',
+  'constructor',
+  'a/b',
+];
 
 /** Every node of a parsed document as its path, the root first. */
 function paths(value: unknown, at: Array<string | number> = []): Array<Array<string | number>> {
   const own = [at];
   if (Array.isArray(value)) return own.concat(...value.map((item, i) => paths(item, [...at, i])));
-  if (typeof value === 'object' && value !== null) return own.concat(...Object.entries(value).map(([k, v]) => paths(v, [...at, k])));
+  if (typeof value === 'object' && value !== null)
+    return own.concat(...Object.entries(value).map(([k, v]) => paths(v, [...at, k])));
   return own;
 }
 
@@ -78,7 +99,10 @@ describe('the analyzer on mutated recipes', () => {
         for (const mutation of mutations) document = mutate(document, mutation);
         let text = stringify(document);
         if (truncate !== null) text = text.slice(0, Math.floor(text.length * truncate));
-        const result = analyze({ path: 'recipes/mutated.yaml', text, cwd: process.cwd(), ...(source.sets ? { sets: source.sets } : {}) }, bundledDeps);
+        const result = analyze(
+          { path: 'recipes/mutated.yaml', text, cwd: process.cwd(), ...(source.sets ? { sets: source.sets } : {}) },
+          bundledDeps,
+        );
         if (result.ok) return;
         expect(result.error.length).toBeGreaterThan(0);
         const printed = formatDiagnostics(result.error);

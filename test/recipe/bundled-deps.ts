@@ -3,4 +3,8 @@ import { probeFile } from '../../src/files/probe.js';
 import { readBundledSchema, readRecipeLanguageSchemas } from '../../src/model-schemas/bundled.js';
 
 /** What `pipeline validate` hands the analyzer offline with no schema cache: the package's own files. */
-export const bundledDeps: AnalyzerDeps = { modelSchema: readBundledSchema, schemas: readRecipeLanguageSchemas(), probe: probeFile };
+export const bundledDeps: AnalyzerDeps = {
+  modelSchema: readBundledSchema,
+  schemas: readRecipeLanguageSchemas(),
+  probe: probeFile,
+};

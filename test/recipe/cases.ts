@@ -16,70 +16,394 @@ const head = 'version: 1\nname: broken\n';
 const t2i = (withText: string) => `${head}steps:\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: ${withText}\n`;
 
 export const INVALID_CASES: InvalidCase[] = [
-  { name: 'YAML syntax error', yaml: `${head}steps:\n  a: [unclosed\n`, expected: "recipes/broken.yaml:5:1: error: Flow sequence in block collection must be sufficiently indented and end with a ]\n  |\n5 | \n  | ~" },
-  { name: 'duplicate key', yaml: `${head}steps:\n  a: { run: echo }\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:5:3: error: the key 'a' appears twice in this mapping\n  |\n5 |   a: { run: echo }\n  |   ~" },
-  { name: 'not a mapping', yaml: '- just\n- a list\n', expected: "recipes/broken.yaml:1:1: error: the recipe must be a mapping, got a list\n  |\n1 | - just\n  | ~~~~~~" },
-  { name: 'missing version', yaml: 'name: broken\nsteps:\n  a: { run: echo }\n', expected: "recipes/broken.yaml:1:1: error: the recipe needs version\n  |\n1 | name: broken\n  | ~~~~~~~~~~~~" },
-  { name: 'wrong version', yaml: 'version: 2\nname: broken\nsteps:\n  a: { run: echo }\n', expected: "recipes/broken.yaml:1:10: error: version must be 1 (got 2)\n  |\n1 | version: 2\n  |          ~" },
-  { name: 'bad name', yaml: 'version: 1\nname: Broken Recipe\nsteps:\n  a: { run: echo }\n', expected: "recipes/broken.yaml:2:7: error: name must be lowercase letters, digits and -, starting with a letter or digit (got \"Broken Recipe\")\n  |\n2 | name: Broken Recipe\n  |       ~~~~~~~~~~~~~" },
-  { name: 'no steps', yaml: `${head}steps: {}\n`, expected: "recipes/broken.yaml:3:8: error: steps must have at least one step\n  |\n3 | steps: {}\n  |        ~~" },
-  { name: 'unknown top-level key', yaml: `${head}stepz: {}\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:3:1: error: unknown key 'stepz' in the recipe; a recipe has version, name, description, inputs, settings, steps, outputs\n  |\n3 | stepz: {}\n  | ~~~~~" },
-  { name: 'bad step id', yaml: `${head}steps:\n  Hero: { run: echo }\n`, expected: "recipes/broken.yaml:4:3: error: step id 'Hero' must be lowercase letters, digits, _ and -, starting with a letter\n  |\n4 |   Hero: { run: echo }\n  |   ~~~~" },
-  { name: 'step with neither uses nor run', yaml: `${head}steps:\n  a: { with: { x: 1 } }\n`, expected: "recipes/broken.yaml:4:3: error: step 'a' needs uses (an action) or run (a command)\n  |\n4 |   a: { with: { x: 1 } }\n  |   ~" },
-  { name: 'step with both uses and run', yaml: `${head}steps:\n  a: { uses: web-search, run: echo, with: { query: x } }\n`, expected: "recipes/broken.yaml:4:26: error: step 'a' has both uses and run; a step has exactly one of them\n  |\n4 |   a: { uses: web-search, run: echo, with: { query: x } }\n  |                          ~~~" },
-  { name: 'unknown step key', yaml: `${head}steps:\n  a: { run: echo, retries: 3 }\n`, expected: "recipes/broken.yaml:4:19: error: unknown key 'retries' in step 'a'; a step has uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, description\n  |\n4 |   a: { run: echo, retries: 3 }\n  |                   ~~~~~~~" },
-  { name: 'unknown action', yaml: `${head}steps:\n  a: { uses: websearch, with: { query: x } }\n`, expected: "recipes/broken.yaml:4:14: error: uses must be web-search, web-fetch, llm, upload or a model slug provider/model_id (got \"websearch\")\n  |\n4 |   a: { uses: websearch, with: { query: x } }\n  |              ~~~~~~~~~" },
-  { name: 'unknown model', yaml: `${head}steps:\n  a: { uses: vendor-z/imagine-9, with: { prompt: x } }\n`, expected: "recipes/broken.yaml:4:14: error: unknown model 'vendor-z/imagine-9': no schema for it from the gateway or in schemas/models/\n  |\n4 |   a: { uses: vendor-z/imagine-9, with: { prompt: x } }\n  |              ~~~~~~~~~~~~~~~~~~" },
-  { name: 'bad timeout', yaml: `${head}steps:\n  a: { run: echo, timeout: soon }\n`, expected: "recipes/broken.yaml:4:28: error: steps.a.timeout must be a duration such as 90s or 15m\n  |\n4 |   a: { run: echo, timeout: soon }\n  |                            ~~~~" },
-  { name: 'bad rpm setting', yaml: `${head}settings: { rpm: fast }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:3:18: error: settings.rpm must be auto or a whole number of at least 1\n  |\n3 | settings: { rpm: fast }\n  |                  ~~~~" },
-  { name: 'concurrency below 1', yaml: `${head}settings: { concurrency: 0 }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:3:26: error: settings.concurrency must be at least 1 (got 0)\n  |\n3 | settings: { concurrency: 0 }\n  |                          ~" },
-  { name: 'input without type', yaml: `${head}inputs:\n  topic: { default: bikes }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:4:3: error: inputs.topic needs type\n  |\n4 |   topic: { default: bikes }\n  |   ~~~~~" },
-  { name: 'input default of the wrong type', yaml: `${head}inputs:\n  count: { type: integer, default: three }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:4:36: error: the default of input 'count' must be an integer, got \"three\"\n  |\n4 |   count: { type: integer, default: three }\n  |                                    ~~~~~" },
-  { name: 'input default out of bounds', yaml: `${head}inputs:\n  count: { type: integer, default: 12, maximum: 9 }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:4:36: error: the default of input 'count' must be at most 9, got 12\n  |\n4 |   count: { type: integer, default: 12, maximum: 9 }\n  |                                    ~~" },
-  { name: 'missing file default', yaml: `${head}inputs:\n  logo: { type: file, default: ./assets/nope.png }\nsteps:\n  a: { run: echo }\n`, expected: "recipes/broken.yaml:4:32: error: file ./assets/nope.png does not exist (looked for recipes/assets/nope.png)\n  |\n4 |   logo: { type: file, default: ./assets/nope.png }\n  |                                ~~~~~~~~~~~~~~~~~" },
-  { name: 'required input not given', yaml: `${head}inputs:\n  topic: { type: string }\nsteps:\n  a: { run: "echo \${{ inputs.topic }}" }\n`, expected: "recipes/broken.yaml:4:3: error: input 'topic' is required: give it with --set topic=…\n  |\n4 |   topic: { type: string }\n  |   ~~~~~" },
-  { name: 'unknown --set input', yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n`, sets: ['topci=cars'], expected: "command line:1:7: error: unknown input 'topci'; the inputs are topic\n  |\n1 | --set topci=cars\n  |       ~~~~~" },
-  { name: '--set value of the wrong type', yaml: `${head}inputs:\n  count: { type: integer, default: 3 }\nsteps:\n  a: { run: echo }\n`, sets: ['count=lots'], expected: "command line:1:13: error: input 'count' must be an integer, got \"lots\"\n  |\n1 | --set count=lots\n  |             ~~~~" },
-  { name: '--set value outside the enum', yaml: `${head}inputs:\n  ratio: { type: string, default: "16:9", enum: ["16:9", "1:1"] }\nsteps:\n  a: { run: echo }\n`, sets: ['ratio=4:3'], expected: "command line:1:13: error: input 'ratio' must be one of \"16:9\", \"1:1\", got \"4:3\"\n  |\n1 | --set ratio=4:3\n  |             ~~~" },
-  { name: 'batch row out of bounds', yaml: `${head}inputs:\n  count: { type: integer, maximum: 9 }\nsteps:\n  a: { run: "echo \${{ inputs.count }}" }\n`, batch: { path: 'rows.csv', text: 'count\n3\n12\n' }, expected: "rows.csv:3:1: error: input 'count' must be at most 9, got 12\n  |\n3 | 12\n  | ~~" },
-  { name: 'batch row with an unknown column', yaml: `${head}inputs:\n  count: { type: integer, default: 1 }\nsteps:\n  a: { run: echo }\n`, batch: { path: 'rows.jsonl', text: '{"count": 2}\n{"cuont": 3}\n' }, expected: "rows.jsonl:2:1: error: unknown input 'cuont' in the batch file\n  |\n2 | {\"cuont\": 3}\n  | ~~~~~~~~~~~~" },
-  { name: 'unknown input in an expression', yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: "echo \${{ inputs.topc }}" }\n`, expected: "recipes/broken.yaml:6:19: error: unknown input 'topc'; did you mean 'topic'? The inputs are topic\n  |\n6 |   a: { run: \"echo ${{ inputs.topc }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~" },
-  { name: 'unknown step in an expression', yaml: `${head}steps:\n  a: { run: "echo \${{ steps.nothing.outputs.stdout }}" }\n`, expected: "recipes/broken.yaml:4:19: error: unknown step 'nothing'\n  |\n4 |   a: { run: \"echo ${{ steps.nothing.outputs.stdout }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'unknown output field', yaml: `${head}steps:\n  hero: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: cat } }\n  b: { run: "echo \${{ steps.hero.outputs.imagez }}" }\n`, expected: "recipes/broken.yaml:5:19: error: steps.hero.outputs has no field 'imagez'; did you mean 'images'? It has task_id, resources, images, videos, audio, url, path, metadata\n  |\n5 |   b: { run: \"echo ${{ steps.hero.outputs.imagez }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'field of a list', yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  b: { run: "echo \${{ steps.s.outputs.results.url }}" }\n`, expected: "recipes/broken.yaml:5:19: error: steps.s.outputs.results is a list; use steps.s.outputs.results[0].url for the first item or steps.s.outputs.results[*].url for all\n  |\n5 |   b: { run: \"echo ${{ steps.s.outputs.results.url }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'step refers to itself', yaml: `${head}steps:\n  a: { run: "echo \${{ steps.a.outputs.stdout }}" }\n`, expected: "recipes/broken.yaml:4:19: error: step 'a' cannot refer to its own outputs\n  |\n4 |   a: { run: \"echo ${{ steps.a.outputs.stdout }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'missing outputs segment', yaml: `${head}steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.stdout }}" }\n`, expected: "recipes/broken.yaml:5:19: error: steps.a has no field 'stdout'; did you mean steps.a.outputs.stdout? It has outputs, outcome, conclusion\n  |\n5 |   b: { run: \"echo ${{ steps.a.stdout }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'cycle of two steps', yaml: `${head}steps:\n  a: { run: "echo \${{ steps.b.outputs.stdout }}" }\n  b: { run: "echo \${{ steps.a.outputs.stdout }}" }\n`, expected: "recipes/broken.yaml:4:23: error: the steps form a cycle: a → b (steps.a.run refers to steps.b), b → a (steps.b.run refers to steps.a)\n  |\n4 |   a: { run: \"echo ${{ steps.b.outputs.stdout }}\" }\n  |                       ~~~~~~~" },
-  { name: 'cycle through needs', yaml: `${head}steps:\n  a: { run: echo, needs: c }\n  b: { run: echo, needs: [a] }\n  c: { run: echo, needs: [b] }\n`, expected: "recipes/broken.yaml:4:26: error: the steps form a cycle: a → c (steps.a.needs names c), c → b (steps.c.needs[0] names b), b → a (steps.b.needs[0] names a)\n  |\n4 |   a: { run: echo, needs: c }\n  |                          ~" },
-  { name: 'unknown step in needs', yaml: `${head}steps:\n  a: { run: echo, needs: [setup] }\n`, expected: "recipes/broken.yaml:4:27: error: unknown step 'setup' in needs\n  |\n4 |   a: { run: echo, needs: [setup] }\n  |                           ~~~~~" },
-  { name: 'for_each over text', yaml: `${head}steps:\n  a: { run: echo }\n  b: { run: "echo \${{ item }}", for_each: "\${{ steps.a.outputs.stdout }}" }\n`, expected: "recipes/broken.yaml:5:43: error: for_each must give a list, but this is text\n  |\n5 |   b: { run: \"echo ${{ item }}\", for_each: \"${{ steps.a.outputs.stdout }}\" }\n  |                                           ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'for_each over a known non-list input', yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  b: { run: "echo \${{ item }}", for_each: "\${{ inputs.topic }}" }\n`, expected: "recipes/broken.yaml:6:43: error: for_each must give a list, but this is text\n  |\n6 |   b: { run: \"echo ${{ item }}\", for_each: \"${{ inputs.topic }}\" }\n  |                                           ~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'item outside for_each', yaml: `${head}steps:\n  a: { run: "echo \${{ item }}" }\n`, expected: "recipes/broken.yaml:4:19: error: item is defined only in a step with for_each\n  |\n4 |   a: { run: \"echo ${{ item }}\" }\n  |                   ~~~~~~~~~~~" },
-  { name: 'expression syntax error', yaml: `${head}steps:\n  a: { run: "echo \${{ steps.a.outputs[ }}" }\n`, expected: "recipes/broken.yaml:4:19: error: invalid expression: expected an index, a quoted key or * inside [ ]\n  |\n4 |   a: { run: \"echo ${{ steps.a.outputs[ }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'unterminated expression', yaml: `${head}steps:\n  a: { run: "echo \${{ inputs.topic" }\n`, expected: "recipes/broken.yaml:4:19: error: invalid expression: '${{' without a closing '}}'\n  |\n4 |   a: { run: \"echo ${{ inputs.topic\" }\n  |                   ~~~~~~~~~~~~~~~~" },
-  { name: 'unknown function', yaml: `${head}steps:\n  a: { run: "echo \${{ upper('x') }}" }\n`, expected: "recipes/broken.yaml:4:19: error: invalid expression: unknown function 'upper'; the functions are join, json, length, default, slice, contains, startsWith, endsWith, format, toJSON, fromJSON, hashFiles, success, failure, always, cancelled\n  |\n4 |   a: { run: \"echo ${{ upper('x') }}\" }\n  |                   ~~~~~~~~~~~~~~~~~" },
-  { name: 'wrong argument count', yaml: `${head}steps:\n  a: { run: "echo \${{ join() }}" }\n`, expected: "recipes/broken.yaml:4:19: error: invalid expression: join() takes 1 to 2 arguments, got 0\n  |\n4 |   a: { run: \"echo ${{ join() }}\" }\n  |                   ~~~~~~~~~~~~~" },
-  { name: 'the API key in an expression', yaml: `${head}steps:\n  a: { run: "echo \${{ env.PIPELINE_API_KEY }}" }\n`, expected: "recipes/broken.yaml:4:19: error: env.PIPELINE_API_KEY is the API key and cannot be used in a recipe\n  |\n4 |   a: { run: \"echo ${{ env.PIPELINE_API_KEY }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'wrong enum value', yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'), expected: "recipes/broken.yaml:6:40: error: aspect_ratio must be one of 16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3, 21:9; got \"5:4\" (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect_ratio: \"5:4\" }\n  |                                        ~~~~~" },
-  { name: 'integer out of bounds', yaml: t2i('{ prompt: cat, n: 10 }'), expected: "recipes/broken.yaml:6:29: error: n must be at most 9, got 10 (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, n: 10 }\n  |                             ~~" },
-  { name: 'prompt over its limit', yaml: t2i(`{ prompt: "${'a'.repeat(2501)}" }`), expected: "recipes/broken.yaml:6:21: error: prompt must be at most 2500 characters, got 2501 (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\n  |                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'missing required model input', yaml: t2i('{ n: 2 }'), expected: "recipes/broken.yaml:6:5: error: prompt is required (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { n: 2 }\n  |     ~~~~" },
-  { name: 'unknown model input', yaml: t2i('{ prompt: cat, aspect: "1:1" }'), expected: "recipes/broken.yaml:6:34: error: aspect is not an input of this model (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect: \"1:1\" }\n  |                                  ~~~~~" },
-  { name: 'model input from an input, out of bounds', yaml: `${head}inputs:\n  count: { type: integer, default: 12 }\nsteps:\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: cat, n: "\${{ inputs.count }}" }\n`, expected: "recipes/broken.yaml:8:29: error: n must be at most 9, got 12 (vendor-a/vendor-a-v3-t2i)\n  |\n8 |     with: { prompt: cat, n: \"${{ inputs.count }}\" }\n  |                             ~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'too many images', yaml: `${head}steps:\n  edit:\n    uses: vendor-b/vendor-b-5.0-lite-edit\n    with:\n      prompt: brand it\n      image: [${Array.from({ length: 15 }, () => './assets/logo.png').join(', ')}]\n`, expected: "recipes/broken.yaml:8:14: error: image must have at most 14 items, got 15 (vendor-b/vendor-b-5.0-lite-edit)\n  |\n8 |       image: [./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/lo…\n  |              ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'local file that does not exist', yaml: `${head}steps:\n  clip:\n    uses: vendor-b/vendor-b-2.0-mini-v2v\n    with: { video_urls: [./assets/missing.mp4] }\n`, expected: "recipes/broken.yaml:6:26: error: file ./assets/missing.mp4 does not exist (looked for recipes/assets/missing.mp4)\n  |\n6 |     with: { video_urls: [./assets/missing.mp4] }\n  |                          ~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'a list where text is expected', yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: "\${{ steps.s.outputs.results }}" }\n`, expected: "recipes/broken.yaml:7:21: error: prompt takes text, but this gives a list\n  |\n7 |     with: { prompt: \"${{ steps.s.outputs.results }}\" }\n  |                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'llm without a model provider', yaml: `${head}steps:\n  brief: { uses: llm, with: { model: writer, prompt: hi } }\n`, expected: "recipes/broken.yaml:4:38: error: model must be a model id of the form provider/name; got \"writer\"\n  |\n4 |   brief: { uses: llm, with: { model: writer, prompt: hi } }\n  |                                      ~~~~~~" },
-  { name: 'llm with an invalid schema', yaml: `${head}steps:\n  brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n`, expected: "recipes/broken.yaml:4:63: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values, type must be array, type must match a schema in anyOf\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n  |                                                               ~~~~~~~~~~~~~~~~~~" },
-  { name: 'web-search without a query', yaml: `${head}steps:\n  s: { uses: web-search, with: { depth: rich } }\n`, expected: "recipes/broken.yaml:4:26: error: query is required\n  |\n4 |   s: { uses: web-search, with: { depth: rich } }\n  |                          ~~~~" },
-  { name: 'with on a run step', yaml: `${head}steps:\n  a: { run: echo, with: { x: 1 } }\n`, expected: "recipes/broken.yaml:4:19: error: with gives inputs to an action; a run step has none\n  |\n4 |   a: { run: echo, with: { x: 1 } }\n  |                   ~~~~" },
-  { name: 'unknown field in outputs', yaml: `${head}steps:\n  a: { run: echo }\noutputs:\n  out: "\${{ steps.a.outputs.stdot }}"\n`, expected: "recipes/broken.yaml:6:9: error: steps.a.outputs has no field 'stdot'; did you mean 'stdout'? It has stdout, stderr, exit_code, json\n  |\n6 |   out: \"${{ steps.a.outputs.stdot }}\"\n  |         ~~~~~~~~~~~~~~~~~~~~~~~~~~~~" },
+  {
+    name: 'YAML syntax error',
+    yaml: `${head}steps:\n  a: [unclosed\n`,
+    expected:
+      'recipes/broken.yaml:5:1: error: Flow sequence in block collection must be sufficiently indented and end with a ]\n  |\n5 | \n  | ~',
+  },
+  {
+    name: 'duplicate key',
+    yaml: `${head}steps:\n  a: { run: echo }\n  a: { run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:5:3: error: the key 'a' appears twice in this mapping\n  |\n5 |   a: { run: echo }\n  |   ~",
+  },
+  {
+    name: 'not a mapping',
+    yaml: '- just\n- a list\n',
+    expected: 'recipes/broken.yaml:1:1: error: the recipe must be a mapping, got a list\n  |\n1 | - just\n  | ~~~~~~',
+  },
+  {
+    name: 'missing version',
+    yaml: 'name: broken\nsteps:\n  a: { run: echo }\n',
+    expected: 'recipes/broken.yaml:1:1: error: the recipe needs version\n  |\n1 | name: broken\n  | ~~~~~~~~~~~~',
+  },
+  {
+    name: 'wrong version',
+    yaml: 'version: 2\nname: broken\nsteps:\n  a: { run: echo }\n',
+    expected: 'recipes/broken.yaml:1:10: error: version must be 1 (got 2)\n  |\n1 | version: 2\n  |          ~',
+  },
+  {
+    name: 'bad name',
+    yaml: 'version: 1\nname: Broken Recipe\nsteps:\n  a: { run: echo }\n',
+    expected:
+      'recipes/broken.yaml:2:7: error: name must be lowercase letters, digits and -, starting with a letter or digit (got "Broken Recipe")\n  |\n2 | name: Broken Recipe\n  |       ~~~~~~~~~~~~~',
+  },
+  {
+    name: 'no steps',
+    yaml: `${head}steps: {}\n`,
+    expected: 'recipes/broken.yaml:3:8: error: steps must have at least one step\n  |\n3 | steps: {}\n  |        ~~',
+  },
+  {
+    name: 'unknown top-level key',
+    yaml: `${head}stepz: {}\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:3:1: error: unknown key 'stepz' in the recipe; a recipe has version, name, description, inputs, settings, steps, outputs\n  |\n3 | stepz: {}\n  | ~~~~~",
+  },
+  {
+    name: 'bad step id',
+    yaml: `${head}steps:\n  Hero: { run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:4:3: error: step id 'Hero' must be lowercase letters, digits, _ and -, starting with a letter\n  |\n4 |   Hero: { run: echo }\n  |   ~~~~",
+  },
+  {
+    name: 'step with neither uses nor run',
+    yaml: `${head}steps:\n  a: { with: { x: 1 } }\n`,
+    expected:
+      "recipes/broken.yaml:4:3: error: step 'a' needs uses (an action) or run (a command)\n  |\n4 |   a: { with: { x: 1 } }\n  |   ~",
+  },
+  {
+    name: 'step with both uses and run',
+    yaml: `${head}steps:\n  a: { uses: web-search, run: echo, with: { query: x } }\n`,
+    expected:
+      "recipes/broken.yaml:4:26: error: step 'a' has both uses and run; a step has exactly one of them\n  |\n4 |   a: { uses: web-search, run: echo, with: { query: x } }\n  |                          ~~~",
+  },
+  {
+    name: 'unknown step key',
+    yaml: `${head}steps:\n  a: { run: echo, retries: 3 }\n`,
+    expected:
+      "recipes/broken.yaml:4:19: error: unknown key 'retries' in step 'a'; a step has uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, description\n  |\n4 |   a: { run: echo, retries: 3 }\n  |                   ~~~~~~~",
+  },
+  {
+    name: 'unknown action',
+    yaml: `${head}steps:\n  a: { uses: websearch, with: { query: x } }\n`,
+    expected:
+      'recipes/broken.yaml:4:14: error: uses must be web-search, web-fetch, llm, upload or a model slug provider/model_id (got "websearch")\n  |\n4 |   a: { uses: websearch, with: { query: x } }\n  |              ~~~~~~~~~',
+  },
+  {
+    name: 'unknown model',
+    yaml: `${head}steps:\n  a: { uses: vendor-z/imagine-9, with: { prompt: x } }\n`,
+    expected:
+      "recipes/broken.yaml:4:14: error: unknown model 'vendor-z/imagine-9': no schema for it from the gateway or in schemas/models/\n  |\n4 |   a: { uses: vendor-z/imagine-9, with: { prompt: x } }\n  |              ~~~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'bad timeout',
+    yaml: `${head}steps:\n  a: { run: echo, timeout: soon }\n`,
+    expected:
+      'recipes/broken.yaml:4:28: error: steps.a.timeout must be a duration such as 90s or 15m\n  |\n4 |   a: { run: echo, timeout: soon }\n  |                            ~~~~',
+  },
+  {
+    name: 'bad rpm setting',
+    yaml: `${head}settings: { rpm: fast }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:3:18: error: settings.rpm must be auto or a whole number of at least 1\n  |\n3 | settings: { rpm: fast }\n  |                  ~~~~',
+  },
+  {
+    name: 'concurrency below 1',
+    yaml: `${head}settings: { concurrency: 0 }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:3:26: error: settings.concurrency must be at least 1 (got 0)\n  |\n3 | settings: { concurrency: 0 }\n  |                          ~',
+  },
+  {
+    name: 'input without type',
+    yaml: `${head}inputs:\n  topic: { default: bikes }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:4:3: error: inputs.topic needs type\n  |\n4 |   topic: { default: bikes }\n  |   ~~~~~',
+  },
+  {
+    name: 'input default of the wrong type',
+    yaml: `${head}inputs:\n  count: { type: integer, default: three }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:4:36: error: the default of input \'count\' must be an integer, got "three"\n  |\n4 |   count: { type: integer, default: three }\n  |                                    ~~~~~',
+  },
+  {
+    name: 'input default out of bounds',
+    yaml: `${head}inputs:\n  count: { type: integer, default: 12, maximum: 9 }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:4:36: error: the default of input 'count' must be at most 9, got 12\n  |\n4 |   count: { type: integer, default: 12, maximum: 9 }\n  |                                    ~~",
+  },
+  {
+    name: 'missing file default',
+    yaml: `${head}inputs:\n  logo: { type: file, default: ./assets/nope.png }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:4:32: error: file ./assets/nope.png does not exist (looked for recipes/assets/nope.png)\n  |\n4 |   logo: { type: file, default: ./assets/nope.png }\n  |                                ~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'required input not given',
+    yaml: `${head}inputs:\n  topic: { type: string }\nsteps:\n  a: { run: "echo \${{ inputs.topic }}" }\n`,
+    expected:
+      "recipes/broken.yaml:4:3: error: input 'topic' is required: give it with --set topic=…\n  |\n4 |   topic: { type: string }\n  |   ~~~~~",
+  },
+  {
+    name: 'unknown --set input',
+    yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n`,
+    sets: ['topci=cars'],
+    expected:
+      "command line:1:7: error: unknown input 'topci'; the inputs are topic\n  |\n1 | --set topci=cars\n  |       ~~~~~",
+  },
+  {
+    name: '--set value of the wrong type',
+    yaml: `${head}inputs:\n  count: { type: integer, default: 3 }\nsteps:\n  a: { run: echo }\n`,
+    sets: ['count=lots'],
+    expected:
+      'command line:1:13: error: input \'count\' must be an integer, got "lots"\n  |\n1 | --set count=lots\n  |             ~~~~',
+  },
+  {
+    name: '--set value outside the enum',
+    yaml: `${head}inputs:\n  ratio: { type: string, default: "16:9", enum: ["16:9", "1:1"] }\nsteps:\n  a: { run: echo }\n`,
+    sets: ['ratio=4:3'],
+    expected:
+      'command line:1:13: error: input \'ratio\' must be one of "16:9", "1:1", got "4:3"\n  |\n1 | --set ratio=4:3\n  |             ~~~',
+  },
+  {
+    name: 'batch row out of bounds',
+    yaml: `${head}inputs:\n  count: { type: integer, maximum: 9 }\nsteps:\n  a: { run: "echo \${{ inputs.count }}" }\n`,
+    batch: { path: 'rows.csv', text: 'count\n3\n12\n' },
+    expected: "rows.csv:3:1: error: input 'count' must be at most 9, got 12\n  |\n3 | 12\n  | ~~",
+  },
+  {
+    name: 'batch row with an unknown column',
+    yaml: `${head}inputs:\n  count: { type: integer, default: 1 }\nsteps:\n  a: { run: echo }\n`,
+    batch: { path: 'rows.jsonl', text: '{"count": 2}\n{"cuont": 3}\n' },
+    expected:
+      'rows.jsonl:2:1: error: unknown input \'cuont\' in the batch file\n  |\n2 | {"cuont": 3}\n  | ~~~~~~~~~~~~',
+  },
+  {
+    name: 'unknown input in an expression',
+    yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: "echo \${{ inputs.topc }}" }\n`,
+    expected:
+      "recipes/broken.yaml:6:19: error: unknown input 'topc'; did you mean 'topic'? The inputs are topic\n  |\n6 |   a: { run: \"echo ${{ inputs.topc }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'unknown step in an expression',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ steps.nothing.outputs.stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: unknown step \'nothing\'\n  |\n4 |   a: { run: "echo ${{ steps.nothing.outputs.stdout }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'unknown output field',
+    yaml: `${head}steps:\n  hero: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: cat } }\n  b: { run: "echo \${{ steps.hero.outputs.imagez }}" }\n`,
+    expected:
+      "recipes/broken.yaml:5:19: error: steps.hero.outputs has no field 'imagez'; did you mean 'images'? It has task_id, resources, images, videos, audio, url, path, metadata\n  |\n5 |   b: { run: \"echo ${{ steps.hero.outputs.imagez }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'field of a list',
+    yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  b: { run: "echo \${{ steps.s.outputs.results.url }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:19: error: steps.s.outputs.results is a list; use steps.s.outputs.results[0].url for the first item or steps.s.outputs.results[*].url for all\n  |\n5 |   b: { run: "echo ${{ steps.s.outputs.results.url }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'step refers to itself',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ steps.a.outputs.stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: step \'a\' cannot refer to its own outputs\n  |\n4 |   a: { run: "echo ${{ steps.a.outputs.stdout }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'missing outputs segment',
+    yaml: `${head}steps:\n  a: { run: echo }\n  b: { run: "echo \${{ steps.a.stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:19: error: steps.a has no field \'stdout\'; did you mean steps.a.outputs.stdout? It has outputs, outcome, conclusion\n  |\n5 |   b: { run: "echo ${{ steps.a.stdout }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'cycle of two steps',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ steps.b.outputs.stdout }}" }\n  b: { run: "echo \${{ steps.a.outputs.stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:23: error: the steps form a cycle: a → b (steps.a.run refers to steps.b), b → a (steps.b.run refers to steps.a)\n  |\n4 |   a: { run: "echo ${{ steps.b.outputs.stdout }}" }\n  |                       ~~~~~~~',
+  },
+  {
+    name: 'cycle through needs',
+    yaml: `${head}steps:\n  a: { run: echo, needs: c }\n  b: { run: echo, needs: [a] }\n  c: { run: echo, needs: [b] }\n`,
+    expected:
+      'recipes/broken.yaml:4:26: error: the steps form a cycle: a → c (steps.a.needs names c), c → b (steps.c.needs[0] names b), b → a (steps.b.needs[0] names a)\n  |\n4 |   a: { run: echo, needs: c }\n  |                          ~',
+  },
+  {
+    name: 'unknown step in needs',
+    yaml: `${head}steps:\n  a: { run: echo, needs: [setup] }\n`,
+    expected:
+      "recipes/broken.yaml:4:27: error: unknown step 'setup' in needs\n  |\n4 |   a: { run: echo, needs: [setup] }\n  |                           ~~~~~",
+  },
+  {
+    name: 'for_each over text',
+    yaml: `${head}steps:\n  a: { run: echo }\n  b: { run: "echo \${{ item }}", for_each: "\${{ steps.a.outputs.stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:43: error: for_each must give a list, but this is text\n  |\n5 |   b: { run: "echo ${{ item }}", for_each: "${{ steps.a.outputs.stdout }}" }\n  |                                           ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'for_each over a known non-list input',
+    yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  b: { run: "echo \${{ item }}", for_each: "\${{ inputs.topic }}" }\n`,
+    expected:
+      'recipes/broken.yaml:6:43: error: for_each must give a list, but this is text\n  |\n6 |   b: { run: "echo ${{ item }}", for_each: "${{ inputs.topic }}" }\n  |                                           ~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'item outside for_each',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ item }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: item is defined only in a step with for_each\n  |\n4 |   a: { run: "echo ${{ item }}" }\n  |                   ~~~~~~~~~~~',
+  },
+  {
+    name: 'expression syntax error',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ steps.a.outputs[ }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: invalid expression: expected an index, a quoted key or * inside [ ]\n  |\n4 |   a: { run: "echo ${{ steps.a.outputs[ }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'unterminated expression',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ inputs.topic" }\n`,
+    expected:
+      "recipes/broken.yaml:4:19: error: invalid expression: '${{' without a closing '}}'\n  |\n4 |   a: { run: \"echo ${{ inputs.topic\" }\n  |                   ~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'unknown function',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ upper('x') }}" }\n`,
+    expected:
+      "recipes/broken.yaml:4:19: error: invalid expression: unknown function 'upper'; the functions are join, json, length, default, slice, contains, startsWith, endsWith, format, toJSON, fromJSON, hashFiles, success, failure, always, cancelled\n  |\n4 |   a: { run: \"echo ${{ upper('x') }}\" }\n  |                   ~~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'wrong argument count',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ join() }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: invalid expression: join() takes 1 to 2 arguments, got 0\n  |\n4 |   a: { run: "echo ${{ join() }}" }\n  |                   ~~~~~~~~~~~~~',
+  },
+  {
+    name: 'the API key in an expression',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ env.PIPELINE_API_KEY }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: env.PIPELINE_API_KEY is the API key and cannot be used in a recipe\n  |\n4 |   a: { run: "echo ${{ env.PIPELINE_API_KEY }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'wrong enum value',
+    yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'),
+    expected:
+      'recipes/broken.yaml:6:40: error: aspect_ratio must be one of 16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3, 21:9; got "5:4" (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect_ratio: "5:4" }\n  |                                        ~~~~~',
+  },
+  {
+    name: 'integer out of bounds',
+    yaml: t2i('{ prompt: cat, n: 10 }'),
+    expected:
+      'recipes/broken.yaml:6:29: error: n must be at most 9, got 10 (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, n: 10 }\n  |                             ~~',
+  },
+  {
+    name: 'prompt over its limit',
+    yaml: t2i(`{ prompt: "${'a'.repeat(2501)}" }`),
+    expected:
+      'recipes/broken.yaml:6:21: error: prompt must be at most 2500 characters, got 2501 (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\n  |                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'missing required model input',
+    yaml: t2i('{ n: 2 }'),
+    expected:
+      'recipes/broken.yaml:6:5: error: prompt is required (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { n: 2 }\n  |     ~~~~',
+  },
+  {
+    name: 'unknown model input',
+    yaml: t2i('{ prompt: cat, aspect: "1:1" }'),
+    expected:
+      'recipes/broken.yaml:6:34: error: aspect is not an input of this model (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect: "1:1" }\n  |                                  ~~~~~',
+  },
+  {
+    name: 'model input from an input, out of bounds',
+    yaml: `${head}inputs:\n  count: { type: integer, default: 12 }\nsteps:\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: cat, n: "\${{ inputs.count }}" }\n`,
+    expected:
+      'recipes/broken.yaml:8:29: error: n must be at most 9, got 12 (vendor-a/vendor-a-v3-t2i)\n  |\n8 |     with: { prompt: cat, n: "${{ inputs.count }}" }\n  |                             ~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'too many images',
+    yaml: `${head}steps:\n  edit:\n    uses: vendor-b/vendor-b-5.0-lite-edit\n    with:\n      prompt: brand it\n      image: [${Array.from({ length: 15 }, () => './assets/logo.png').join(', ')}]\n`,
+    expected:
+      'recipes/broken.yaml:8:14: error: image must have at most 14 items, got 15 (vendor-b/vendor-b-5.0-lite-edit)\n  |\n8 |       image: [./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/logo.png, ./assets/lo…\n  |              ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'local file that does not exist',
+    yaml: `${head}steps:\n  clip:\n    uses: vendor-b/vendor-b-2.0-mini-v2v\n    with: { video_urls: [./assets/missing.mp4] }\n`,
+    expected:
+      'recipes/broken.yaml:6:26: error: file ./assets/missing.mp4 does not exist (looked for recipes/assets/missing.mp4)\n  |\n6 |     with: { video_urls: [./assets/missing.mp4] }\n  |                          ~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'a list where text is expected',
+    yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: "\${{ steps.s.outputs.results }}" }\n`,
+    expected:
+      'recipes/broken.yaml:7:21: error: prompt takes text, but this gives a list\n  |\n7 |     with: { prompt: "${{ steps.s.outputs.results }}" }\n  |                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'llm without a model provider',
+    yaml: `${head}steps:\n  brief: { uses: llm, with: { model: writer, prompt: hi } }\n`,
+    expected:
+      'recipes/broken.yaml:4:38: error: model must be a model id of the form provider/name; got "writer"\n  |\n4 |   brief: { uses: llm, with: { model: writer, prompt: hi } }\n  |                                      ~~~~~~',
+  },
+  {
+    name: 'llm with an invalid schema',
+    yaml: `${head}steps:\n  brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n`,
+    expected:
+      'recipes/broken.yaml:4:63: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values, type must be array, type must match a schema in anyOf\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n  |                                                               ~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'web-search without a query',
+    yaml: `${head}steps:\n  s: { uses: web-search, with: { depth: rich } }\n`,
+    expected:
+      'recipes/broken.yaml:4:26: error: query is required\n  |\n4 |   s: { uses: web-search, with: { depth: rich } }\n  |                          ~~~~',
+  },
+  {
+    name: 'with on a run step',
+    yaml: `${head}steps:\n  a: { run: echo, with: { x: 1 } }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: with gives inputs to an action; a run step has none\n  |\n4 |   a: { run: echo, with: { x: 1 } }\n  |                   ~~~~',
+  },
+  {
+    name: 'unknown field in outputs',
+    yaml: `${head}steps:\n  a: { run: echo }\noutputs:\n  out: "\${{ steps.a.outputs.stdot }}"\n`,
+    expected:
+      "recipes/broken.yaml:6:9: error: steps.a.outputs has no field 'stdot'; did you mean 'stdout'? It has stdout, stderr, exit_code, json\n  |\n6 |   out: \"${{ steps.a.outputs.stdot }}\"\n  |         ~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+  },
   // The gateway answers 400 to more than 50 domains; the analyzer reads the same request schema.
-  { name: 'web-search with 51 include_domains', yaml: `${head}steps:\n  s:\n    uses: web-search\n    with:\n      query: cats\n      include_domains:\n${Array.from({ length: 51 }, (_, i) => `        - d${i}.example\n`).join('')}`, expected: "recipes/broken.yaml:9:9: error: include_domains must have at most 50 items, got 51\n  |\n9 |         - d0.example\n  |         ~~~~~~~~~~~~" },
-  { name: 'step with no value', yaml: `${head}steps:\n  a:\n`, expected: "recipes/broken.yaml:4:5: error: steps.a must be a mapping, got nothing\n  |\n4 |   a:\n  |     ~" },
-  { name: 'step that is a number', yaml: `${head}steps:\n  a: 5\n`, expected: "recipes/broken.yaml:4:6: error: steps.a must be a mapping, got 5\n  |\n4 |   a: 5\n  |      ~" },
-  { name: '--set of an inherited property name', yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n`, sets: ['__proto__=1', 'toString=2'], expected: "command line:1:7: error: unknown input '__proto__'; the inputs are topic\n  |\n1 | --set __proto__=1 --set toString=2\n  |       ~~~~~~~~~\n\ncommand line:1:25: error: unknown input 'toString'; the inputs are topic\n  |\n1 | --set __proto__=1 --set toString=2\n  |                         ~~~~~~~~" },
-  { name: 'an inherited property name as an input', yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: "echo \${{ inputs.toString }}" }\n`, expected: "recipes/broken.yaml:6:19: error: unknown input 'toString'; the inputs are topic\n  |\n6 |   a: { run: \"echo ${{ inputs.toString }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~" },
-  { name: 'cache of the wrong shape', yaml: `${head}steps:\n  a: { run: echo, cache: "yes please" }\n`, expected: 'recipes/broken.yaml:4:26: error: steps.a.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   a: { run: echo, cache: "yes please" }\n  |                          ~~~~~~~~~~~~' },
-  { name: 'cache ttl that is no duration', yaml: `${head}steps:\n  b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n`, expected: 'recipes/broken.yaml:4:53: error: steps.b.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n  |                                                     ~~~~~~~~~~~~~' },
+  {
+    name: 'web-search with 51 include_domains',
+    yaml: `${head}steps:\n  s:\n    uses: web-search\n    with:\n      query: cats\n      include_domains:\n${Array.from({ length: 51 }, (_, i) => `        - d${i}.example\n`).join('')}`,
+    expected:
+      'recipes/broken.yaml:9:9: error: include_domains must have at most 50 items, got 51\n  |\n9 |         - d0.example\n  |         ~~~~~~~~~~~~',
+  },
+  {
+    name: 'step with no value',
+    yaml: `${head}steps:\n  a:\n`,
+    expected: 'recipes/broken.yaml:4:5: error: steps.a must be a mapping, got nothing\n  |\n4 |   a:\n  |     ~',
+  },
+  {
+    name: 'step that is a number',
+    yaml: `${head}steps:\n  a: 5\n`,
+    expected: 'recipes/broken.yaml:4:6: error: steps.a must be a mapping, got 5\n  |\n4 |   a: 5\n  |      ~',
+  },
+  {
+    name: '--set of an inherited property name',
+    yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n`,
+    sets: ['__proto__=1', 'toString=2'],
+    expected:
+      "command line:1:7: error: unknown input '__proto__'; the inputs are topic\n  |\n1 | --set __proto__=1 --set toString=2\n  |       ~~~~~~~~~\n\ncommand line:1:25: error: unknown input 'toString'; the inputs are topic\n  |\n1 | --set __proto__=1 --set toString=2\n  |                         ~~~~~~~~",
+  },
+  {
+    name: 'an inherited property name as an input',
+    yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: "echo \${{ inputs.toString }}" }\n`,
+    expected:
+      'recipes/broken.yaml:6:19: error: unknown input \'toString\'; the inputs are topic\n  |\n6 |   a: { run: "echo ${{ inputs.toString }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: 'cache of the wrong shape',
+    yaml: `${head}steps:\n  a: { run: echo, cache: "yes please" }\n`,
+    expected:
+      'recipes/broken.yaml:4:26: error: steps.a.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   a: { run: echo, cache: "yes please" }\n  |                          ~~~~~~~~~~~~',
+  },
+  {
+    name: 'cache ttl that is no duration',
+    yaml: `${head}steps:\n  b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n`,
+    expected:
+      'recipes/broken.yaml:4:53: error: steps.b.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n  |                                                     ~~~~~~~~~~~~~',
+  },
 ];

@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { evaluate, ExpressionError, ExpressionSyntaxError, LIMITS, parseExpression, parseTemplate, pathText, render, type Expr, type Scope } from '../../src/expressions/expressions.js';
+import {
+  evaluate,
+  ExpressionError,
+  ExpressionSyntaxError,
+  LIMITS,
+  parseExpression,
+  parseTemplate,
+  pathText,
+  render,
+  type Expr,
+  type Scope,
+} from '../../src/expressions/expressions.js';
 
 /** Plain data only: what an expression may ever give back. */
 function isPlainData(value: unknown, depth = 0): boolean {
@@ -10,21 +21,38 @@ function isPlainData(value: unknown, depth = 0): boolean {
   if (Array.isArray(value)) return value.every((v) => isPlainData(v, depth + 1));
   if (typeof value === 'object') {
     const proto = Object.getPrototypeOf(value);
-    return (proto === Object.prototype || proto === null) && Object.values(value as object).every((v) => isPlainData(v, depth + 1));
+    return (
+      (proto === Object.prototype || proto === null) &&
+      Object.values(value as object).every((v) => isPlainData(v, depth + 1))
+    );
   }
   return false;
 }
 
 const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_-]{0,8}$/);
-const hostileName = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__');
+const hostileName = fc.constantFrom(
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+);
 const segment = fc.oneof(
   fc.oneof(name, hostileName).map((n) => `.${n}`),
   fc.nat({ max: 20 }).map((i) => `[${i}]`),
   fc.constant('[*]'),
   fc.oneof(fc.string({ maxLength: 8 }), hostileName).map((k) => `['${k.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}']`),
 );
-const path = fc.tuple(fc.constantFrom('inputs', 'steps', 'item', 'index', 'run', 'env'), fc.array(segment, { maxLength: 6 })).map(([root, segments]) => root + segments.join(''));
-const literal = fc.oneof(fc.integer().map(String), fc.constantFrom('true', 'false', 'null'), fc.string({ maxLength: 10 }).map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`));
+const path = fc
+  .tuple(fc.constantFrom('inputs', 'steps', 'item', 'index', 'run', 'env'), fc.array(segment, { maxLength: 6 }))
+  .map(([root, segments]) => root + segments.join(''));
+const literal = fc.oneof(
+  fc.integer().map(String),
+  fc.constantFrom('true', 'false', 'null'),
+  fc.string({ maxLength: 10 }).map((s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`),
+);
 const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
   expr: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
@@ -32,7 +60,11 @@ const expression: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
     literal,
     fc
       .constantFrom(['join', 1, 2], ['json', 1, 1], ['length', 1, 1], ['default', 2, 2], ['slice', 2, 3] as const)
-      .chain(([fn, min, max]) => fc.array(tie('expr'), { minLength: min as number, maxLength: max as number }).map((args) => `${fn as string}(${args.join(', ')})`)),
+      .chain(([fn, min, max]) =>
+        fc
+          .array(tie('expr'), { minLength: min as number, maxLength: max as number })
+          .map((args) => `${fn as string}(${args.join(', ')})`),
+      ),
   ),
 })).expr;
 
@@ -122,10 +154,17 @@ describe('expressions, for any input', () => {
   });
 
   it('renders a whole expression with its type, and a longer string as text', () => {
-    const values: Scope = { inputs: { list: ['a', 'b'], obj: { k: 1 }, n: 3 }, steps: {}, run: { id: 'r', dir: '/d' }, env: {} };
+    const values: Scope = {
+      inputs: { list: ['a', 'b'], obj: { k: 1 }, n: 3 },
+      steps: {},
+      run: { id: 'r', dir: '/d' },
+      env: {},
+    };
     expect(render(parseTemplate('${{ inputs.list }}'), values)).toEqual(['a', 'b']);
     expect(render(parseTemplate('  ${{ inputs.n }} '), values)).toBe(3);
-    expect(render(parseTemplate('n=${{ inputs.n }}; list=${{ inputs.list }}; obj=${{ inputs.obj }}'), values)).toBe('n=3; list=a\nb; obj={"k":1}');
+    expect(render(parseTemplate('n=${{ inputs.n }}; list=${{ inputs.list }}; obj=${{ inputs.obj }}'), values)).toBe(
+      'n=3; list=a\nb; obj={"k":1}',
+    );
   });
 
   it('maps [*] over a list and flattens one level', () => {
@@ -136,7 +175,11 @@ describe('expressions, for any input', () => {
       env: {},
     };
     expect(evaluate(parseExpression('steps.hero.outputs[*].images[*].url'), values)).toEqual(['a', 'b', 'c']);
-    expect(evaluate(parseExpression('steps.hero.outputs[*].images'), values)).toEqual([{ url: 'a' }, { url: 'b' }, { url: 'c' }]);
+    expect(evaluate(parseExpression('steps.hero.outputs[*].images'), values)).toEqual([
+      { url: 'a' },
+      { url: 'b' },
+      { url: 'c' },
+    ]);
     expect(evaluate(parseExpression('steps.hero.outputs[*].images[0].url'), values)).toEqual(['a', 'c']);
     expect(evaluate(parseExpression("join(steps.hero.outputs[*].images[*].url, '+')"), values)).toBe('a+b+c');
     expect(evaluate(parseExpression('length(slice(steps.hero.outputs, 0, 1))'), values)).toBe(1);

@@ -7,7 +7,8 @@ import { ManualClock } from '../support/manual-clock.js';
 import { bundledDeps } from './bundled-deps.js';
 
 /** A recipe whose one step sends `body` to a tool, written as YAML flow (JSON is YAML). */
-const recipeFor = (tool: string, body: unknown) => `version: 1\nname: tools\nsteps:\n  s:\n    uses: ${tool}\n    with: ${JSON.stringify(body)}\n`;
+const recipeFor = (tool: string, body: unknown) =>
+  `version: 1\nname: tools\nsteps:\n  s:\n    uses: ${tool}\n    with: ${JSON.stringify(body)}\n`;
 const analyzeRecipe = (text: string) => analyze({ path: 'recipes/tools.yaml', text, cwd: process.cwd() }, bundledDeps);
 const domains = (n: number) => Array.from({ length: n }, (_, i) => `d${i}.example`);
 
@@ -16,22 +17,33 @@ describe('the analyzer and the gateway read the same tool request schemas', () =
   let api: ReturnType<typeof http>;
 
   beforeAll(async () => {
-    gateway = await startLocalGateway({ seed: 5, rpm: 1000, keys: { a: 'team-a' }, clock: new ManualClock(Date.UTC(2026, 10, 21)) });
+    gateway = await startLocalGateway({
+      seed: 5,
+      rpm: 1000,
+      keys: { a: 'team-a' },
+      clock: new ManualClock(Date.UTC(2026, 10, 21)),
+    });
     api = http(gateway);
   });
   afterAll(async () => {
     await gateway.close();
   });
 
-  it.each(['include_domains', 'exclude_domains'])('%s: 51 domains are a diagnostic at validate time and a 400 from the gateway', async (field) => {
-    const body = { query: 'solar', [field]: domains(51) };
-    const analyzed = analyzeRecipe(recipeFor('web-search', body));
-    expect(analyzed.ok).toBe(false);
-    if (!analyzed.ok) expect(formatDiagnostics(analyzed.error)).toMatch(new RegExp(`^recipes/tools\\.yaml:6:\\d+: error: ${field} must have at most 50 items, got 51\\n`));
-    const answer = await api.post('/tools/v1/web-search', body, { key: 'a' });
-    expect(answer.status).toBe(400);
-    expect(answer.body.message).toContain(field);
-  });
+  it.each(['include_domains', 'exclude_domains'])(
+    '%s: 51 domains are a diagnostic at validate time and a 400 from the gateway',
+    async (field) => {
+      const body = { query: 'solar', [field]: domains(51) };
+      const analyzed = analyzeRecipe(recipeFor('web-search', body));
+      expect(analyzed.ok).toBe(false);
+      if (!analyzed.ok)
+        expect(formatDiagnostics(analyzed.error)).toMatch(
+          new RegExp(`^recipes/tools\\.yaml:6:\\d+: error: ${field} must have at most 50 items, got 51\\n`),
+        );
+      const answer = await api.post('/tools/v1/web-search', body, { key: 'a' });
+      expect(answer.status).toBe(400);
+      expect(answer.body.message).toContain(field);
+    },
+  );
 
   it('50 domains pass both', async () => {
     const body = { query: 'solar', include_domains: domains(50) };

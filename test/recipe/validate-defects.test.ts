@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 let home: string;
 let dir: string;
-const validate = (args: string[]) => execa('node', [cli, 'validate', ...args], { reject: false, env: { PIPELINE_HOME: home } });
+const validate = (args: string[]) =>
+  execa('node', [cli, 'validate', ...args], { reject: false, env: { PIPELINE_HOME: home } });
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'pipeline-home-'));
@@ -22,8 +23,20 @@ afterAll(async () => {
 // These used to crash with a TypeError and exit 1; they are the user's mistakes, located, exit 2.
 describe('pipeline validate on inputs that once crashed it', () => {
   it.each([
-    ['a step with no value', 'steps:\n  a:\n', '4:5: error: steps.a must be a mapping, got nothing', '4 |   a:', '  |     ~'],
-    ['a step that is a number', 'steps:\n  a: 5\n', '4:6: error: steps.a must be a mapping, got 5', '4 |   a: 5', '  |      ~'],
+    [
+      'a step with no value',
+      'steps:\n  a:\n',
+      '4:5: error: steps.a must be a mapping, got nothing',
+      '4 |   a:',
+      '  |     ~',
+    ],
+    [
+      'a step that is a number',
+      'steps:\n  a: 5\n',
+      '4:6: error: steps.a must be a mapping, got 5',
+      '4 |   a: 5',
+      '  |      ~',
+    ],
   ])('%s is a located diagnostic', async (_name, steps, first, line, marker) => {
     const path = join(dir, 'step.yaml');
     await writeFile(path, `version: 1\nname: broken\n${steps}`);
@@ -34,11 +47,21 @@ describe('pipeline validate on inputs that once crashed it', () => {
 
   it('--set __proto__=1 is an unknown input, pointed at on the command line', async () => {
     const path = join(dir, 'inputs.yaml');
-    await writeFile(path, 'version: 1\nname: inputs\ninputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n');
+    await writeFile(
+      path,
+      'version: 1\nname: inputs\ninputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n',
+    );
     const result = await validate([path, '--set', '__proto__=1']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toBe(
-      ["command line:1:7: error: unknown input '__proto__'; the inputs are topic", '  |', '1 | --set __proto__=1', '  |       ~~~~~~~~~', '', `1 error in ${path}`].join('\n'),
+      [
+        "command line:1:7: error: unknown input '__proto__'; the inputs are topic",
+        '  |',
+        '1 | --set __proto__=1',
+        '  |       ~~~~~~~~~',
+        '',
+        `1 error in ${path}`,
+      ].join('\n'),
     );
   });
 });

@@ -65,7 +65,7 @@ describe('RateBudget', () => {
     budget.observe({ status: 200, observedAt: T0, limit: 100, remaining: 100, resetAt: T0 + 60_000 });
     const requests = [request(budget), request(budget), request(budget)];
     await settle();
-    requests.forEach((r) => r.granted() && r.release());
+    for (const r of requests) if (r.granted()) r.release();
     expect(requests.map((r) => r.granted())).toEqual([true, true, false]);
     await clock.advance(59_999);
     expect(requests[2]!.granted()).toBe(false);
@@ -87,7 +87,12 @@ describe('RateBudget', () => {
   it('going on alone from a shared state, uses only its share of what the gateway says is left', async () => {
     const clock = new ManualClock(T0);
     // Three processes were on the key; 9 requests were left and one of ours is still unanswered.
-    const budget = new RateBudget({ clock, resetMarginMs: 0, share: 1 / 3, initial: { limit: 30, remaining: 9, resetAt: T0 + 6_000, unanswered: 1 } });
+    const budget = new RateBudget({
+      clock,
+      resetMarginMs: 0,
+      share: 1 / 3,
+      initial: { limit: 30, remaining: 9, resetAt: T0 + 6_000, unanswered: 1 },
+    });
     const requests = Array.from({ length: 12 }, () => request(budget));
     await settle();
     // A third of 9 is 3, one of them taken by the request still in flight.

@@ -4,19 +4,58 @@ import type { JournalEvent } from '../../src/store/journal.js';
 import { replay, replayJournal } from '../../src/store/replay.js';
 import { summariseJournal } from '../../src/store/summary.js';
 
-const START: JournalEvent = { type: 'run-started', t: 100, run_id: 'r1', recipe: '/recipes/x.yaml', name: 'x', rows: [{ a: 1 }], sets: ['a=1'], batch: null, cwd: '/work', local_files: { '/recipes/p.png': 'abc' } };
+const START: JournalEvent = {
+  type: 'run-started',
+  t: 100,
+  run_id: 'r1',
+  recipe: '/recipes/x.yaml',
+  name: 'x',
+  rows: [{ a: 1 }],
+  sets: ['a=1'],
+  batch: null,
+  cwd: '/work',
+  local_files: { '/recipes/p.png': 'abc' },
+};
 
 /** Two items of step `img`: item 0 finished and downloaded, item 1 submitted and running, item 2 sent without answer. */
 const EVENTS: JournalEvent[] = [
   START,
   { type: 'step-started', t: 110, row: 0, step: 'img' },
-  { type: 'upload-done', t: 111, hash: 'h1', path: '/recipes/p.png', file_id: 'f1', url: 'https://g/files/f1', expires_at: 9_000 },
+  {
+    type: 'upload-done',
+    t: 111,
+    hash: 'h1',
+    path: '/recipes/p.png',
+    file_id: 'f1',
+    url: 'https://g/files/f1',
+    expires_at: 9_000,
+  },
   { type: 'request-sent', t: 112, row: 0, step: 'img', index: 0, slug: 's/m', request: '{}' },
   { type: 'task-submitted', t: 113, row: 0, step: 'img', index: 0, slug: 's/m', request: '{}', task_id: 'T0' },
   { type: 'request-sent', t: 114, row: 0, step: 'img', index: 1, slug: 's/m', request: '{}' },
   { type: 'task-submitted', t: 115, row: 0, step: 'img', index: 1, slug: 's/m', request: '{}', task_id: 'T1' },
-  { type: 'task-finished', t: 120, row: 0, step: 'img', index: 0, task_id: 'T0', status: 'success', duration_ms: 5, result_expires_at: 50_000 },
-  { type: 'output-written', t: 121, row: 0, step: 'img', index: 0, task_id: 'T0', url: 'https://g/results/a/0.png', path: '/out/img-1.png', bytes: 10 },
+  {
+    type: 'task-finished',
+    t: 120,
+    row: 0,
+    step: 'img',
+    index: 0,
+    task_id: 'T0',
+    status: 'success',
+    duration_ms: 5,
+    result_expires_at: 50_000,
+  },
+  {
+    type: 'output-written',
+    t: 121,
+    row: 0,
+    step: 'img',
+    index: 0,
+    task_id: 'T0',
+    url: 'https://g/results/a/0.png',
+    path: '/out/img-1.png',
+    bytes: 10,
+  },
   { type: 'item-finished', t: 122, row: 0, step: 'img', index: 0, outputs: { images: ['x'] } },
   { type: 'request-sent', t: 123, row: 0, step: 'img', index: 2, slug: 's/m', request: '{"p":2}' },
   { type: 'request-sent', t: 124, row: 0, step: 'img', index: 3, slug: 's/m', request: '{"p":3}' },
@@ -33,8 +72,12 @@ describe('one fold of the journal', () => {
     expect([...state.finishedItems]).toEqual([['0/img/0', { images: ['x'] }]]);
     expect([...state.submittedTasks]).toEqual([['0/img/1', { taskId: 'T1', slug: 's/m', submittedAt: 115 }]]);
     expect([...state.unansweredSubmissions]).toEqual([['0/img/2', { slug: 's/m', request: '{"p":2}' }]]);
-    expect([...state.uploads]).toEqual([['h1', { fileId: 'f1', url: 'https://g/files/f1', expiresAt: 9_000, path: '/recipes/p.png' }]]);
-    expect([...state.downloads]).toEqual([['https://g/results/a/0.png', { path: '/out/img-1.png', expiresAt: 50_000 }]]);
+    expect([...state.uploads]).toEqual([
+      ['h1', { fileId: 'f1', url: 'https://g/files/f1', expiresAt: 9_000, path: '/recipes/p.png' }],
+    ]);
+    expect([...state.downloads]).toEqual([
+      ['https://g/results/a/0.png', { path: '/out/img-1.png', expiresAt: 50_000 }],
+    ]);
     expect(state.status).toBe('interrupted');
     expect(state.recipePath).toBe('/recipes/x.yaml');
     expect(state.cwd).toBe('/work');
@@ -43,7 +86,10 @@ describe('one fold of the journal', () => {
   });
 
   it('a finished step drops its items from the submitted tasks', () => {
-    const state = replay([...EVENTS, { type: 'step-finished', t: 140, row: 0, step: 'img', outputs: [1, 2], duration_ms: 30 }]);
+    const state = replay([
+      ...EVENTS,
+      { type: 'step-finished', t: 140, row: 0, step: 'img', outputs: [1, 2], duration_ms: 30 },
+    ]);
     expect(state.submittedTasks.size).toBe(0);
     expect(state.finishedSteps.get('0/img')).toEqual([1, 2]);
   });
@@ -51,7 +97,15 @@ describe('one fold of the journal', () => {
   it('gives the run summary from the same events', () => {
     const summary = summariseJournal({ events: EVENTS, damagedLines: [] });
     if (!summary.ok) throw new Error('expected a summary');
-    expect(summary.value).toMatchObject({ run_id: 'r1', status: 'interrupted', started_at: 100, finished_at: 130, duration_ms: 30, rows: 1, damaged_lines: [] });
+    expect(summary.value).toMatchObject({
+      run_id: 'r1',
+      status: 'interrupted',
+      started_at: 100,
+      finished_at: 130,
+      duration_ms: 30,
+      rows: 1,
+      damaged_lines: [],
+    });
     expect(summary.value.steps).toEqual([
       {
         row: 0,
@@ -74,13 +128,26 @@ describe('one fold of the journal', () => {
     const events: JournalEvent[] = [
       ...EVENTS,
       { type: 'run-resumed', t: 200 },
-      { type: 'step-failed', t: 210, row: 0, step: 'img', reason: 'task-failed', message: 'boom', outcome_unknown: false },
+      {
+        type: 'step-failed',
+        t: 210,
+        row: 0,
+        step: 'img',
+        reason: 'task-failed',
+        message: 'boom',
+        outcome_unknown: false,
+      },
     ];
     const folded = foldJournal({ events, damagedLines: [] });
     if (!folded.ok) throw new Error('expected a state');
     expect(folded.value.status).toBe('running');
     expect(folded.value.finishedAt).toBeNull();
-    expect(folded.value.steps.get('0/img')).toMatchObject({ status: 'failed', finished_at: 210, duration_ms: 100, error: { reason: 'task-failed', message: 'boom', outcome_unknown: false } });
+    expect(folded.value.steps.get('0/img')).toMatchObject({
+      status: 'failed',
+      finished_at: 210,
+      duration_ms: 100,
+      error: { reason: 'task-failed', message: 'boom', outcome_unknown: false },
+    });
   });
 
   it('keeps damaged lines, and forgets none until a forced resume accepts them', () => {
@@ -88,14 +155,20 @@ describe('one fold of the journal', () => {
     if (!damaged.ok) throw new Error('expected a state');
     expect(damaged.value.damagedLines).toEqual([4, 9]);
     expect(damaged.value.unacceptedDamage).toEqual([4, 9]);
-    const accepted = replayJournal({ events: [...EVENTS, { type: 'run-resumed', t: 300, accepted_damage: [4] }], damagedLines: [4, 9] });
+    const accepted = replayJournal({
+      events: [...EVENTS, { type: 'run-resumed', t: 300, accepted_damage: [4] }],
+      damagedLines: [4, 9],
+    });
     if (!accepted.ok) throw new Error('expected a state');
     expect(accepted.value.damagedLines).toEqual([4, 9]);
     expect(accepted.value.unacceptedDamage).toEqual([9]);
   });
 
   it('an empty journal, or one without run-started, is unreadable, not an internal error', () => {
-    expect(foldJournal({ events: [], damagedLines: [] })).toEqual({ ok: false, error: { reason: 'empty', message: expect.stringMatching(/empty/) } });
+    expect(foldJournal({ events: [], damagedLines: [] })).toEqual({
+      ok: false,
+      error: { reason: 'empty', message: expect.stringMatching(/empty/) },
+    });
     const headless = foldJournal({ events: EVENTS.slice(1), damagedLines: [1] });
     expect(headless.ok).toBe(false);
     if (!headless.ok) expect(headless.error.reason).toBe('no-start');
@@ -104,9 +177,26 @@ describe('one fold of the journal', () => {
 
 describe('files written again by a resume', () => {
   it('lists a file once, with the size of its last write', () => {
-    const start: JournalEvent = { t: 0, type: 'run-started', run_id: 'r', recipe: 'x.yaml', name: 'x', rows: [{}], sets: [], batch: null };
+    const start: JournalEvent = {
+      t: 0,
+      type: 'run-started',
+      run_id: 'r',
+      recipe: 'x.yaml',
+      name: 'x',
+      rows: [{}],
+      sets: [],
+      batch: null,
+    };
     const written = (bytes: number): JournalEvent => ({
-      t: 1, type: 'output-written', row: 0, step: 'image', index: 0, task_id: 't', url: 'http://g/r/1.png', path: '/o/image-1.png', bytes,
+      t: 1,
+      type: 'output-written',
+      row: 0,
+      step: 'image',
+      index: 0,
+      task_id: 't',
+      url: 'http://g/r/1.png',
+      path: '/o/image-1.png',
+      bytes,
     });
     const folded = foldJournal({ events: [start, written(10), written(12)], damagedLines: [] });
     expect(folded.ok && folded.value.files).toEqual([{ step: 'image', row: 0, path: '/o/image-1.png', bytes: 12 }]);

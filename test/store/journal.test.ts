@@ -7,7 +7,16 @@ import { FileJournal, readJournalFile } from '../../src/store/journal.js';
 let dir: string;
 let path: string;
 const line = (event: Record<string, unknown>) => `${JSON.stringify(event)}\n`;
-const START = { type: 'run-started', t: 1, run_id: 'r', recipe: '/x.yaml', name: 'x', rows: [{}], sets: [], batch: null };
+const START = {
+  type: 'run-started',
+  t: 1,
+  run_id: 'r',
+  recipe: '/x.yaml',
+  name: 'x',
+  rows: [{}],
+  sets: [],
+  batch: null,
+};
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'journal-'));
@@ -25,7 +34,7 @@ describe('readJournalFile', () => {
   });
 
   it('reads on past a garbage line in the middle', () => {
-    writeFileSync(path, line(START) + 'not json at all\n' + line({ type: 'run-interrupted', t: 9 }) + '{"no":"type"}\n');
+    writeFileSync(path, `${line(START)}not json at all\n${line({ type: 'run-interrupted', t: 9 })}{"no":"type"}\n`);
     const read = readJournalFile(path);
     expect(read.events.map((e) => e.type)).toEqual(['run-started', 'run-interrupted']);
     expect(read.damagedLines).toEqual([2, 4]);

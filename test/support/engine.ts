@@ -18,12 +18,34 @@ import type { Clock } from '../../src/clock.js';
 import { FileJournal, readJournal } from '../../src/store/journal.js';
 
 /** An engine context wired to a real gateway, in this process, on the given clock. */
-export async function engineFor(recipe: string, gateway: LocalGateway, clock: Clock, options: { concurrency?: number; sets?: string[]; report?: Reporter; client?: Partial<GatewayClientOptions> } = {}) {
-  const analyzed = analyze({ path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) }, { modelSchema: readBundledSchema, schemas: readRecipeLanguageSchemas(), probe: probeFile });
+export async function engineFor(
+  recipe: string,
+  gateway: LocalGateway,
+  clock: Clock,
+  options: { concurrency?: number; sets?: string[]; report?: Reporter; client?: Partial<GatewayClientOptions> } = {},
+) {
+  const analyzed = analyze(
+    { path: 'recipes/test.yaml', text: recipe, cwd: process.cwd(), ...(options.sets ? { sets: options.sets } : {}) },
+    { modelSchema: readBundledSchema, schemas: readRecipeLanguageSchemas(), probe: probeFile },
+  );
   if (!analyzed.ok) throw new Error(formatDiagnostics(analyzed.error));
   const plan = analyzed.value;
   const budget = new RateBudget({ clock, random: () => 0.5 });
-  const client = new HttpGatewayClient({ endpoints: { baseUrl: gateway.baseUrl, toolUrl: gateway.toolUrl, llmUrl: gateway.llmUrl, schemaUrl: gateway.schemaUrl }, apiKey: gateway.apiKey, clock, gate: budget, onRateLimit: budget.observe, random: () => 0.5, retry: { baseDelayMs: 5, maxDelayMs: 20 }, ...options.client });
+  const client = new HttpGatewayClient({
+    endpoints: {
+      baseUrl: gateway.baseUrl,
+      toolUrl: gateway.toolUrl,
+      llmUrl: gateway.llmUrl,
+      schemaUrl: gateway.schemaUrl,
+    },
+    apiKey: gateway.apiKey,
+    clock,
+    gate: budget,
+    onRateLimit: budget.observe,
+    random: () => 0.5,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...options.client,
+  });
   const dir = await mkdtemp(join(tmpdir(), 'engine-'));
   const journal = new FileJournal(join(dir, 'journal.jsonl'), () => clock.now());
   const controller = new AbortController();

@@ -32,7 +32,7 @@ export function http(gateway: Pick<LocalGateway, 'apiKey' | 'schemaUrl'>) {
     }
     const response = await fetch(`${origin}${path}`, { method, headers, body: body as RequestInit['body'] });
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
@@ -42,7 +42,8 @@ export function http(gateway: Pick<LocalGateway, 'apiKey' | 'schemaUrl'>) {
   }
   return {
     get: <T = any>(path: string, options?: RequestOptions) => send<T>('GET', path, options),
-    post: <T = any>(path: string, body?: unknown, options?: RequestOptions) => send<T>('POST', path, { ...options, body }),
+    post: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>
+      send<T>('POST', path, { ...options, body }),
     delete: <T = any>(path: string, options?: RequestOptions) => send<T>('DELETE', path, options),
     send,
   };
@@ -60,5 +61,9 @@ function expectMagic(ok: boolean, what: string): void {
 
 export async function download(url: string): Promise<{ status: number; type: string | null; bytes: Buffer }> {
   const response = await fetch(url);
-  return { status: response.status, type: response.headers.get('content-type'), bytes: Buffer.from(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    bytes: Buffer.from(await response.arrayBuffer()),
+  };
 }

@@ -35,7 +35,10 @@ export class ManualClock {
 
   /** When the next timer is due, if any. */
   nextDue(): number | undefined {
-    return this.timers.reduce<number | undefined>((min, t) => (min === undefined || t.due < min ? t.due : min), undefined);
+    return this.timers.reduce<number | undefined>(
+      (min, t) => (min === undefined || t.due < min ? t.due : min),
+      undefined,
+    );
   }
 
   /** Timers still waiting. */

@@ -155,7 +155,7 @@ describe('runSkippingTime', () => {
   });
 });
 
-describe('the local gateway\'s count of requests in flight', () => {
+describe("the local gateway's count of requests in flight", () => {
   it('counts a request from its arrival until it is answered, or its connection dropped', async () => {
     gateway = await startLocalGateway({ latencyScale: 0 });
     const gw = gateway;

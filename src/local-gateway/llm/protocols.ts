@@ -8,14 +8,17 @@ const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 export function checkModelId(model: unknown): string {
   if (typeof model !== 'string' || model.length === 0) throw invalid('model is required');
   if (!MODEL_ID.test(model) || model.length > 200) {
-    throw notFound(`model ${JSON.stringify(model.slice(0, 100))} is not available; text model ids have the form provider/name`);
+    throw notFound(
+      `model ${JSON.stringify(model.slice(0, 100))} is not available; text model ids have the form provider/name`,
+    );
   }
   return model;
 }
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Text of a message `content`: a string, or a list of parts with `text`. */
 function contentText(content: unknown, field: string): string {
@@ -42,7 +45,8 @@ function conversation(messages: unknown, field: string): Conversation {
   if (!Array.isArray(messages) || messages.length === 0) throw invalid(`${field} must be a non-empty list of messages`);
   let lastUser = '';
   const lines = messages.map((message, i) => {
-    if (!isObject(message) || typeof message.role !== 'string') throw invalid(`${field}[${i}] must be an object with a role`);
+    if (!isObject(message) || typeof message.role !== 'string')
+      throw invalid(`${field}[${i}] must be an object with a role`);
     const text = contentText(message.content, `${field}[${i}].content`);
     if (message.role === 'user') lastUser = text;
     return `${message.role}: ${text}`;
@@ -57,7 +61,8 @@ function schemaOf(value: unknown, field: string): Json {
 
 function maxTokens(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Number.isInteger(value) || (value as number) < 1) throw invalid(`${field} must be a positive integer (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(value) || (value as number) < 1)
+    throw invalid(`${field} must be a positive integer (got ${JSON.stringify(value)})`);
   return value as number;
 }
 
@@ -79,22 +84,42 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number) {
   const format = body.response_format;
   let jsonSchema: Json | undefined;
   if (format !== undefined) {
-    if (!isObject(format) || typeof format.type !== 'string') throw invalid('response_format must be an object with a type');
+    if (!isObject(format) || typeof format.type !== 'string')
+      throw invalid('response_format must be an object with a type');
     if (format.type === 'json_schema') {
       const spec = format.json_schema;
       if (!isObject(spec)) throw invalid('response_format.json_schema is required when type is json_schema');
       jsonSchema = schemaOf(spec.schema, 'response_format.json_schema.schema');
     } else if (format.type === 'json_object') jsonSchema = { type: 'object' };
-    else if (format.type !== 'text') throw invalid(`response_format.type must be one of text, json_object, json_schema (got ${JSON.stringify(format.type)})`);
+    else if (format.type !== 'text')
+      throw invalid(
+        `response_format.type must be one of text, json_object, json_schema (got ${JSON.stringify(format.type)})`,
+      );
   }
-  const result = run({ prompt, focus, jsonSchema, maxTokens: maxTokens(body.max_completion_tokens ?? body.max_tokens, 'max_tokens') });
+  const result = run({
+    prompt,
+    focus,
+    jsonSchema,
+    maxTokens: maxTokens(body.max_completion_tokens ?? body.max_tokens, 'max_tokens'),
+  });
   return {
     id: `chatcmpl-${random.hex(12)}`,
     object: 'chat.completion',
     created: nowSeconds(now),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: result.text, refusal: null }, logprobs: null, finish_reason: result.truncated ? 'length' : 'stop' }],
-    usage: { prompt_tokens: result.inputTokens, completion_tokens: result.outputTokens, total_tokens: result.inputTokens + result.outputTokens },
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: result.text, refusal: null },
+        logprobs: null,
+        finish_reason: result.truncated ? 'length' : 'stop',
+      },
+    ],
+    usage: {
+      prompt_tokens: result.inputTokens,
+      completion_tokens: result.outputTokens,
+      total_tokens: result.inputTokens + result.outputTokens,
+    },
   };
 }
 
@@ -102,16 +127,24 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number) {
 export function response(body: Json, random: GatewayRandom, now: number) {
   const model = checkModelId(body.model);
   if (body.stream === true) throw invalid('stream is not supported by the local gateway; send stream: false');
-  const input = typeof body.input === 'string' ? { transcript: `user: ${body.input}`, lastUser: body.input } : conversation(body.input, 'input');
-  const prompt = typeof body.instructions === 'string' ? `system: ${body.instructions}\n${input.transcript}` : input.transcript;
+  const input =
+    typeof body.input === 'string'
+      ? { transcript: `user: ${body.input}`, lastUser: body.input }
+      : conversation(body.input, 'input');
+  const prompt =
+    typeof body.instructions === 'string' ? `system: ${body.instructions}\n${input.transcript}` : input.transcript;
   const focus = input.lastUser;
   let jsonSchema: Json | undefined;
   const format = isObject(body.text) ? body.text.format : undefined;
   if (format !== undefined) {
-    if (!isObject(format) || typeof format.type !== 'string') throw invalid('text.format must be an object with a type');
+    if (!isObject(format) || typeof format.type !== 'string')
+      throw invalid('text.format must be an object with a type');
     if (format.type === 'json_schema') jsonSchema = schemaOf(format.schema, 'text.format.schema');
     else if (format.type === 'json_object') jsonSchema = { type: 'object' };
-    else if (format.type !== 'text') throw invalid(`text.format.type must be one of text, json_object, json_schema (got ${JSON.stringify(format.type)})`);
+    else if (format.type !== 'text')
+      throw invalid(
+        `text.format.type must be one of text, json_object, json_schema (got ${JSON.stringify(format.type)})`,
+      );
   }
   const result = run({ prompt, focus, jsonSchema, maxTokens: maxTokens(body.max_output_tokens, 'max_output_tokens') });
   return {
@@ -121,9 +154,21 @@ export function response(body: Json, random: GatewayRandom, now: number) {
     status: result.truncated ? 'incomplete' : 'completed',
     incomplete_details: result.truncated ? { reason: 'max_output_tokens' } : null,
     model,
-    output: [{ id: `msg_${random.hex(12)}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: result.text, annotations: [] }] }],
+    output: [
+      {
+        id: `msg_${random.hex(12)}`,
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: result.text, annotations: [] }],
+      },
+    ],
     output_text: result.text,
-    usage: { input_tokens: result.inputTokens, output_tokens: result.outputTokens, total_tokens: result.inputTokens + result.outputTokens },
+    usage: {
+      input_tokens: result.inputTokens,
+      output_tokens: result.outputTokens,
+      total_tokens: result.inputTokens + result.outputTokens,
+    },
   };
 }
 

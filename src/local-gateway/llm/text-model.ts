@@ -29,7 +29,9 @@ export interface CompletionRequest {
 }
 
 const STOP_WORDS = new Set(
-  'a an the and or but of to in on at for with from by about as is are was were be been this that these those it its into over under your you we our they their write give make create using use please some any each per than then there here what which who how why when where very more most less also only just not no yes can will would should could may might must do does did has have had i me my'.split(' '),
+  'a an the and or but of to in on at for with from by about as is are was were be been this that these those it its into over under your you we our they their write give make create using use please some any each per than then there here what which who how why when where very more most less also only just not no yes can will would should could may might must do does did has have had i me my'.split(
+    ' ',
+  ),
 );
 
 export const approximateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
@@ -47,13 +49,34 @@ function seededRandom(seed: number): () => number {
   return () => uniformFloat64(generator);
 }
 
-const OPENERS = ['A cinematic view of', 'A bright studio shot of', 'An aerial photograph of', 'A minimal poster of', 'A warm, golden-hour scene of', 'A close-up detail of', 'A playful illustration of', 'A wide hero image of'];
-const CLOSERS = ['in soft natural light', 'with a clean, uncluttered background', 'in muted earth tones with one electric accent', 'shot on a 35 mm lens', 'with gentle depth of field', 'in crisp morning air', 'framed for a 16:9 banner', 'with bold negative space'];
+const OPENERS = [
+  'A cinematic view of',
+  'A bright studio shot of',
+  'An aerial photograph of',
+  'A minimal poster of',
+  'A warm, golden-hour scene of',
+  'A close-up detail of',
+  'A playful illustration of',
+  'A wide hero image of',
+];
+const CLOSERS = [
+  'in soft natural light',
+  'with a clean, uncluttered background',
+  'in muted earth tones with one electric accent',
+  'shot on a 35 mm lens',
+  'with gentle depth of field',
+  'in crisp morning air',
+  'framed for a 16:9 banner',
+  'with bold negative space',
+];
 
 /** A sentence about the prompt's key words; `salt` varies it between siblings. */
 function phrase(words: string[], random: () => number, salt: number): string {
   const pick = <T>(list: T[]) => list[Math.floor(random() * list.length) % list.length]!;
-  const focus = words.length === 0 ? 'the subject' : Array.from({ length: Math.min(3, words.length) }, (_, i) => words[(salt + i * 2) % words.length]).join(' ');
+  const focus =
+    words.length === 0
+      ? 'the subject'
+      : Array.from({ length: Math.min(3, words.length) }, (_, i) => words[(salt + i * 2) % words.length]).join(' ');
   return `${pick(OPENERS)} ${focus} ${pick(CLOSERS)}`;
 }
 
@@ -72,7 +95,11 @@ function requestedCount(prompt: string): number | undefined {
 }
 
 /** Replaces faker words in free-text strings with prompt-derived phrases, and sizes string lists as asked. */
-function humanise(schema: unknown, value: unknown, context: { words: string[]; random: () => number; count: number | undefined; salt: number }): unknown {
+function humanise(
+  schema: unknown,
+  value: unknown,
+  context: { words: string[]; random: () => number; count: number | undefined; salt: number },
+): unknown {
   if (!schema || typeof schema !== 'object') return value;
   const s = schema as Record<string, unknown>;
   if (typeof value === 'string') {
@@ -82,7 +109,13 @@ function humanise(schema: unknown, value: unknown, context: { words: string[]; r
   if (Array.isArray(value)) {
     const items = s.items as Record<string, unknown> | undefined;
     let list = value;
-    if (context.count !== undefined && items?.type === 'string' && !('enum' in items) && !('format' in items) && !('pattern' in items)) {
+    if (
+      context.count !== undefined &&
+      items?.type === 'string' &&
+      !('enum' in items) &&
+      !('format' in items) &&
+      !('pattern' in items)
+    ) {
       const min = typeof s.minItems === 'number' ? s.minItems : 0;
       const max = typeof s.maxItems === 'number' ? s.maxItems : Infinity;
       const length = Math.min(max, Math.max(min, context.count));
@@ -104,12 +137,19 @@ export function complete(request: CompletionRequest): Completion {
   const seed = hashToInt(request.prompt + JSON.stringify(request.jsonSchema ?? null));
   const random = seededRandom(seed);
   const words = keywords(request.focus);
-  const text = request.jsonSchema ? JSON.stringify(fakeJson(request.jsonSchema, request.focus, words, seed)) : prose(words, random);
+  const text = request.jsonSchema
+    ? JSON.stringify(fakeJson(request.jsonSchema, request.focus, words, seed))
+    : prose(words, random);
   const inputTokens = approximateTokens(request.prompt);
   const fullTokens = approximateTokens(text);
   // JSON is never cut: a truncated document would be worse than a long one.
   if (!request.jsonSchema && request.maxTokens !== undefined && fullTokens > request.maxTokens) {
-    return { text: text.slice(0, request.maxTokens * 4), truncated: true, inputTokens, outputTokens: request.maxTokens };
+    return {
+      text: text.slice(0, request.maxTokens * 4),
+      truncated: true,
+      inputTokens,
+      outputTokens: request.maxTokens,
+    };
   }
   return { text, truncated: false, inputTokens, outputTokens: fullTokens };
 }
@@ -123,9 +163,21 @@ function fakeJson(schema: Record<string, unknown>, prompt: string, words: string
   const validate = ajv.compile(schema);
   let fallback: unknown = {};
   for (let attempt = 0; attempt < 5; attempt++) {
-    JSONSchemaFaker.option({ random: seededRandom(seed + attempt), alwaysFakeOptionals: false, optionalsProbability: 0.5, maxItems: 5, failOnInvalidTypes: false, failOnInvalidFormat: false });
+    JSONSchemaFaker.option({
+      random: seededRandom(seed + attempt),
+      alwaysFakeOptionals: false,
+      optionalsProbability: 0.5,
+      maxItems: 5,
+      failOnInvalidTypes: false,
+      failOnInvalidFormat: false,
+    });
     const raw = JSONSchemaFaker.generate(schema as never);
-    const shaped = humanise(schema, raw, { words, random: seededRandom(seed + attempt), count: requestedCount(prompt), salt: 0 });
+    const shaped = humanise(schema, raw, {
+      words,
+      random: seededRandom(seed + attempt),
+      count: requestedCount(prompt),
+      salt: 0,
+    });
     if (validate(shaped)) return shaped;
     if (validate(raw)) fallback = raw;
   }

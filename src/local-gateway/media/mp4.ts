@@ -31,7 +31,8 @@ function* boxes(bytes: Buffer, start: number, end: number): Generator<Box> {
   }
 }
 
-const child = (bytes: Buffer, parent: Box, type: string) => [...boxes(bytes, parent.start, parent.end)].find((b) => b.type === type);
+const child = (bytes: Buffer, parent: Box, type: string) =>
+  [...boxes(bytes, parent.start, parent.end)].find((b) => b.type === type);
 
 /** Parses the ISO-BMFF boxes of an MP4; undefined when the bytes are not a well-formed MP4 with a movie header. */
 export function readMp4Info(bytes: Buffer): Mp4Info | undefined {

@@ -16,7 +16,8 @@ export function hsl(hue: number, saturation: number, lightness: number): Rgb {
   const c = (1 - Math.abs(2 * lightness - 1)) * saturation;
   const h = (((hue % 360) + 360) % 360) / 60;
   const x = c * (1 - Math.abs((h % 2) - 1));
-  const [r, g, b] = h < 1 ? [c, x, 0] : h < 2 ? [x, c, 0] : h < 3 ? [0, c, x] : h < 4 ? [0, x, c] : h < 5 ? [x, 0, c] : [c, 0, x];
+  const [r, g, b] =
+    h < 1 ? [c, x, 0] : h < 2 ? [x, c, 0] : h < 3 ? [0, c, x] : h < 4 ? [0, x, c] : h < 5 ? [x, 0, c] : [c, 0, x];
   const m = lightness - c / 2;
   return [Math.round((r + m) * 255), Math.round((g + m) * 255), Math.round((b + m) * 255)];
 }
@@ -43,7 +44,8 @@ export function paintScene(raster: Raster, variant: number): void {
       let color: Rgb;
       if (y > horizon) color = ground;
       else if ((x - sunX) ** 2 + (y - sunY) ** 2 < sunR * sunR) color = sun;
-      else color = [lerp(skyTop[0], skyBottom[0], t), lerp(skyTop[1], skyBottom[1], t), lerp(skyTop[2], skyBottom[2], t)];
+      else
+        color = [lerp(skyTop[0], skyBottom[0], t), lerp(skyTop[1], skyBottom[1], t), lerp(skyTop[2], skyBottom[2], t)];
       const i = (y * width + x) * 3;
       data[i] = color[0];
       data[i + 1] = color[1];

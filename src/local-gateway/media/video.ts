@@ -58,7 +58,11 @@ export interface RenderedVideo {
 }
 
 /** The output frame for a resolution and ratio; `adaptive` keeps the input's proportions. Sides are even, as H.264 wants. */
-export function outputFrame(resolution: '480p' | '720p', ratio: string, input: { width: number; height: number }): { width: number; height: number } {
+export function outputFrame(
+  resolution: '480p' | '720p',
+  ratio: string,
+  input: { width: number; height: number },
+): { width: number; height: number } {
   const shortSide = resolution === '480p' ? 480 : 720;
   let proportion: number;
   if (ratio === 'adaptive') proportion = input.width > 0 && input.height > 0 ? input.width / input.height : 16 / 9;
@@ -67,7 +71,9 @@ export function outputFrame(resolution: '480p' | '720p', ratio: string, input: {
     proportion = (w ?? 16) / (h ?? 9);
   }
   const even = (n: number) => Math.max(2, Math.round(n / 2) * 2);
-  return proportion >= 1 ? { width: even(shortSide * proportion), height: shortSide } : { width: shortSide, height: even(shortSide / proportion) };
+  return proportion >= 1
+    ? { width: even(shortSide * proportion), height: shortSide }
+    : { width: shortSide, height: even(shortSide / proportion) };
 }
 
 /**
@@ -75,17 +81,60 @@ export function outputFrame(resolution: '480p' | '720p', ratio: string, input: {
  * the duration, scaled and cropped to the frame, re-timed to 24 fps and hue-shifted; without it
  * the first input passes through unchanged.
  */
-export async function renderVideo(inputPath: string, outPath: string, request: VideoRequest, useFfmpeg: boolean): Promise<RenderedVideo> {
+export async function renderVideo(
+  inputPath: string,
+  outPath: string,
+  request: VideoRequest,
+  useFfmpeg: boolean,
+): Promise<RenderedVideo> {
   const input = readMp4Info(await readFile(inputPath));
   if (!input) throw new Error('the first reference video is not a readable MP4');
   const ffmpeg = useFfmpeg ? await ffmpegPath() : undefined;
   if (ffmpeg) {
     const frame = outputFrame(request.resolution, request.ratio, input);
     const filters = `scale=${frame.width}:${frame.height}:force_original_aspect_ratio=increase,crop=${frame.width}:${frame.height},setsar=1,fps=24,hue=h=${request.hueShift}`;
-    const audio = request.withAudio ? ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100', '-map', '0:v', '-map', '1:a', '-c:a', 'aac', '-b:a', '64k'] : ['-an'];
+    const audio = request.withAudio
+      ? [
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=frequency=440:sample_rate=44100',
+          '-map',
+          '0:v',
+          '-map',
+          '1:a',
+          '-c:a',
+          'aac',
+          '-b:a',
+          '64k',
+        ]
+      : ['-an'];
     await run(
       ffmpeg,
-      ['-hide_banner', '-loglevel', 'error', '-y', '-stream_loop', '-1', '-i', inputPath, ...audio, '-t', String(request.durationSeconds), '-vf', filters, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', outPath],
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-stream_loop',
+        '-1',
+        '-i',
+        inputPath,
+        ...audio,
+        '-t',
+        String(request.durationSeconds),
+        '-vf',
+        filters,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv420p',
+        '-movflags',
+        '+faststart',
+        outPath,
+      ],
       { timeout: 120_000 },
     );
     const info = readMp4Info(await readFile(outPath));

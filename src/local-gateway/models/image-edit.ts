@@ -43,7 +43,8 @@ export const imageEdit: ModelBehaviour = {
     const rasters: Raster[] = [];
     for (const [index, url] of urls.entries()) {
       const bytes = await fetchInput(`image[${index}]`, url, MAX_INPUT_BYTES);
-      if (!isSupportedImage(bytes)) throw new TaskInputError(`image[${index}] is not a JPEG, PNG, WEBP, BMP, TIFF or GIF image`);
+      if (!isSupportedImage(bytes))
+        throw new TaskInputError(`image[${index}] is not a JPEG, PNG, WEBP, BMP, TIFF or GIF image`);
       let raster: Raster | undefined;
       try {
         raster = decodeImage(bytes);
@@ -73,7 +74,11 @@ export const imageEdit: ModelBehaviour = {
         drawCover(output, extra, width - (side + margin) * (k + 1), height - side - margin, side, side);
       }
       const bytes = format === 'png' ? encodePng(output) : encodeJpeg(output);
-      const { blob, url } = await saveResult(`edit-${index + 1}.${format === 'png' ? 'png' : 'jpeg'}`, bytes, format === 'png' ? 'image/png' : 'image/jpeg');
+      const { blob, url } = await saveResult(
+        `edit-${index + 1}.${format === 'png' ? 'png' : 'jpeg'}`,
+        bytes,
+        format === 'png' ? 'image/png' : 'image/jpeg',
+      );
       blobs.push(blob);
       resources.push({ url, type: 'image', width, height, format, role: 'primary', size: bytes.length });
     }

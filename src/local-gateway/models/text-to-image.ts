@@ -43,7 +43,11 @@ export const textToImage: ModelBehaviour = {
     const blobs = [];
     for (let index = 0; index < count; index++) {
       const variant = hashToInt(`${prompt}\n${String(input.negative_prompt ?? '')}\n${index}`) % SCENE_VARIANTS;
-      const png = withPngText(scenePng(variant, width, height), 'parameters', `${prompt}\ntask: ${taskId} image ${index + 1} of ${count}`);
+      const png = withPngText(
+        scenePng(variant, width, height),
+        'parameters',
+        `${prompt}\ntask: ${taskId} image ${index + 1} of ${count}`,
+      );
       const { blob, url } = await saveResult(`image-${index + 1}.png`, png, 'image/png');
       blobs.push(blob);
       resources.push({ url, type: 'image', width, height, format: 'png', role: 'primary', size: png.length });

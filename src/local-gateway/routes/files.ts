@@ -39,8 +39,11 @@ export function fileRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 async function receiveUpload(ctx: GatewayContext, request: FastifyRequest) {
   const team = teamOf(request);
   ctx.files.checkQuota(team, 0);
-  if (!request.isMultipart()) throw invalid('Content-Type must be multipart/form-data with the file in the field "file"');
-  const part = await request.file({ limits: { fileSize: ctx.options.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024 } });
+  if (!request.isMultipart())
+    throw invalid('Content-Type must be multipart/form-data with the file in the field "file"');
+  const part = await request.file({
+    limits: { fileSize: ctx.options.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024 },
+  });
   if (!part) throw invalid('the multipart field "file" is required');
   if (part.fieldname !== 'file') {
     part.file.resume();
@@ -71,15 +74,37 @@ async function receiveUpload(ctx: GatewayContext, request: FastifyRequest) {
   }
   // One reading of the clock: the record's created_at and expires_at are exactly the TTL apart.
   const createdAt = ctx.clock.now();
-  const blob = ctx.blobs.register({ area: 'files', token, name: part.filename || `upload.${sniffed.ext}`, path, size, contentType: sniffed.mime, expiresAt: createdAt + ctx.options.fileTtlSeconds * 1000 });
-  const record = ctx.files.add(team, blob, type as MediaType, part.filename || blob.name, `${ctx.origin()}${ctx.blobs.urlPath(blob)}`, createdAt);
+  const blob = ctx.blobs.register({
+    area: 'files',
+    token,
+    name: part.filename || `upload.${sniffed.ext}`,
+    path,
+    size,
+    contentType: sniffed.mime,
+    expiresAt: createdAt + ctx.options.fileTtlSeconds * 1000,
+  });
+  const record = ctx.files.add(
+    team,
+    blob,
+    type as MediaType,
+    part.filename || blob.name,
+    `${ctx.origin()}${ctx.blobs.urlPath(blob)}`,
+    createdAt,
+  );
   return { code: 0, message: 'success', data: record };
 }
 
 /** A `limit` or `offset` query parameter: a whole number within bounds, or a 400 that names it. */
-export function pageParameter(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+export function pageParameter(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined || value === '') return fallback;
-  if (!/^\d{1,15}$/.test(value)) throw invalid(`${name} must be a whole number (got ${JSON.stringify(value.slice(0, 40))})`);
+  if (!/^\d{1,15}$/.test(value))
+    throw invalid(`${name} must be a whole number (got ${JSON.stringify(value.slice(0, 40))})`);
   const number = Number(value);
   if (number < min || number > max) throw invalid(`${name} must be from ${min} to ${max} (got ${number})`);
   return number;

@@ -12,7 +12,9 @@ function jsonBody(body: unknown): Json {
 
 /** The text-model gateway under `{llm_url}`: chat completions, responses and messages. */
 export function llmRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  app.post('/llm/v1/chat/completions', async (request) => chatCompletion(jsonBody(request.body), ctx.random, ctx.clock.now()));
+  app.post('/llm/v1/chat/completions', async (request) =>
+    chatCompletion(jsonBody(request.body), ctx.random, ctx.clock.now()),
+  );
   app.post('/llm/v1/responses', async (request) => response(jsonBody(request.body), ctx.random, ctx.clock.now()));
   // Messages-style clients take `{llm_url}` as their base address and append /v1/messages.
   app.post('/llm/v1/messages', async (request) => message(jsonBody(request.body), ctx.random));

@@ -5,7 +5,11 @@ import { MODEL_BEHAVIOURS } from '../models/index.js';
 
 /** Model submissions, task results, and the account and catalogue reads of the media API. */
 export function mediaRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  app.get('/api/v1/apikey/validate', async (request) => ({ code: 0, message: 'success', data: { is_valid: true, team: teamOf(request) } }));
+  app.get('/api/v1/apikey/validate', async (request) => ({
+    code: 0,
+    message: 'success',
+    data: { is_valid: true, team: teamOf(request) },
+  }));
 
   app.get('/api/v1/team/balance', async (request) => ({
     code: 0,
@@ -14,17 +18,32 @@ export function mediaRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   }));
 
   app.get('/api/v1/models', async () => ({
-    models: [...ctx.models.values()].map((m) => ({ slug: m.slug, type: m.type, docs_url: m.docsUrl, description: m.description })),
+    models: [...ctx.models.values()].map((m) => ({
+      slug: m.slug,
+      type: m.type,
+      docs_url: m.docsUrl,
+      description: m.description,
+    })),
   }));
 
-  const submit = async (request: import('fastify').FastifyRequest<{ Params: { provider: string; model_id: string } }>) => {
+  const submit = async (
+    request: import('fastify').FastifyRequest<{ Params: { provider: string; model_id: string } }>,
+  ) => {
     const slug = `${request.params.provider}/${request.params.model_id}`;
     const model = ctx.models.get(slug);
     const behaviour = MODEL_BEHAVIOURS[slug];
-    if (!model || !behaviour) throw notFound(`model ${slug} is not available; GET /api/v1/models lists the active models`);
+    if (!model || !behaviour)
+      throw notFound(`model ${slug} is not available; GET /api/v1/models lists the active models`);
     ctx.validator.check(slug, request.body);
     const webhookUrl = webhookHeader(request.headers['x-webhook-url']);
-    const task = ctx.tasks.submit({ team: teamOf(request), slug, input: request.body as Record<string, unknown>, behaviour, model, ...(webhookUrl ? { webhookUrl } : {}) });
+    const task = ctx.tasks.submit({
+      team: teamOf(request),
+      slug,
+      input: request.body as Record<string, unknown>,
+      behaviour,
+      model,
+      ...(webhookUrl ? { webhookUrl } : {}),
+    });
     return ctx.tasks.submissionBody(task);
   };
   app.post('/api/v1/:provider/:model_id', submit);
@@ -48,6 +67,7 @@ function webhookHeader(value: string | string[] | undefined): string | undefined
   } catch {
     throw invalid('X-Webhook-URL must be an absolute http or https URL');
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || text.length > 2048) throw invalid('X-Webhook-URL must be an absolute http or https URL of at most 2048 characters');
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || text.length > 2048)
+    throw invalid('X-Webhook-URL must be an absolute http or https URL of at most 2048 characters');
   return url.toString();
 }

@@ -6,22 +6,38 @@ import { parseFault } from '../faults.js';
 
 /** Routes without a key: model schemas, the gateway's small web, and the emulator's own controls. */
 export function publicRoutes(app: FastifyInstance, ctx: GatewayContext): void {
-  app.get<{ Params: { provider: string; model_id: string } }>('/models/:provider/:model_id/api_schema', async (request) => {
-    const slug = `${request.params.provider}/${request.params.model_id}`;
-    const model = ctx.models.get(slug);
-    if (!model) throw new GatewayError(404, `model ${slug.slice(0, 120)} has no published schema`);
-    return {
-      post: {
-        summary: model.title,
-        description: model.description,
-        requestBody: { content: { 'application/json': { schema: model.schema, examples: Object.fromEntries(model.examples.map((value, i) => [`example${i + 1}`, { value }])) } } },
-      },
-    };
-  });
+  app.get<{ Params: { provider: string; model_id: string } }>(
+    '/models/:provider/:model_id/api_schema',
+    async (request) => {
+      const slug = `${request.params.provider}/${request.params.model_id}`;
+      const model = ctx.models.get(slug);
+      if (!model) throw new GatewayError(404, `model ${slug.slice(0, 120)} has no published schema`);
+      return {
+        post: {
+          summary: model.title,
+          description: model.description,
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: model.schema,
+                examples: Object.fromEntries(model.examples.map((value, i) => [`example${i + 1}`, { value }])),
+              },
+            },
+          },
+        },
+      };
+    },
+  );
 
   app.get('/web/', async (_request, reply) => {
-    const links = ctx.web.pages.map((p) => `<li><a href="${p.path}">${escapeHTML(p.title)}</a> (${p.domain}, ${p.publishedAt})</li>`).join('\n');
-    return reply.type('text/html; charset=utf-8').send(`<!doctype html><html><head><title>Local web</title></head><body><h1>Local web</h1><ul>\n${links}\n</ul></body></html>`);
+    const links = ctx.web.pages
+      .map((p) => `<li><a href="${p.path}">${escapeHTML(p.title)}</a> (${p.domain}, ${p.publishedAt})</li>`)
+      .join('\n');
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html><html><head><title>Local web</title></head><body><h1>Local web</h1><ul>\n${links}\n</ul></body></html>`,
+      );
   });
 
   app.get<{ Params: { domain: string; file: string } }>('/web/:domain/:file', async (request, reply) => {
@@ -47,7 +63,8 @@ export function publicRoutes(app: FastifyInstance, ctx: GatewayContext): void {
     const team = body?.team;
     const balance = body?.balance;
     if (typeof team !== 'string' || !ctx.accounts.hasTeam(team)) throw invalid('team must name a team of this gateway');
-    if (typeof balance !== 'number' || !Number.isFinite(balance) || balance < 0) throw invalid('balance must be a number of USD, at least 0');
+    if (typeof balance !== 'number' || !Number.isFinite(balance) || balance < 0)
+      throw invalid('balance must be a number of USD, at least 0');
     ctx.accounts.setBalanceUsd(team, balance);
     return { team, balance: ctx.accounts.balanceUsd(team) };
   });

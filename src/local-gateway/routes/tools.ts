@@ -9,17 +9,40 @@ export function toolRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   ctx.validator.add('web-search', WEB_SEARCH_SCHEMA).add('web-fetch', WEB_FETCH_SCHEMA);
 
   /** Runs a tool call and writes it to the team's log, whatever its outcome. */
-  async function logged<T extends { results: unknown[]; failed_results?: unknown[] }>(team: string, tool: 'web-search' | 'web-fetch', body: unknown, work: () => Promise<T> | T): Promise<T> {
+  async function logged<T extends { results: unknown[]; failed_results?: unknown[] }>(
+    team: string,
+    tool: 'web-search' | 'web-fetch',
+    body: unknown,
+    work: () => Promise<T> | T,
+  ): Promise<T> {
     const startedAt = ctx.clock.now();
     const request = typeof body === 'object' && body !== null ? body : { body };
     try {
       const result = await work();
       const failed = result.failed_results?.length ?? 0;
-      ctx.toolLog.record(team, { tool, startedAt, status: failed === 0 ? 'success' : result.results.length > 0 ? 'partial' : 'failed', http_status: 200, request, result_count: result.results.length, failed_count: failed, duration_ms: ctx.clock.now() - startedAt });
+      ctx.toolLog.record(team, {
+        tool,
+        startedAt,
+        status: failed === 0 ? 'success' : result.results.length > 0 ? 'partial' : 'failed',
+        http_status: 200,
+        request,
+        result_count: result.results.length,
+        failed_count: failed,
+        duration_ms: ctx.clock.now() - startedAt,
+      });
       return result;
     } catch (error) {
       const status = error instanceof GatewayError ? error.status : 500;
-      ctx.toolLog.record(team, { tool, startedAt, status: 'failed', http_status: status, request, result_count: 0, failed_count: 0, duration_ms: ctx.clock.now() - startedAt });
+      ctx.toolLog.record(team, {
+        tool,
+        startedAt,
+        status: 'failed',
+        http_status: status,
+        request,
+        result_count: 0,
+        failed_count: 0,
+        duration_ms: ctx.clock.now() - startedAt,
+      });
       throw error;
     }
   }

@@ -26,7 +26,9 @@ export function loadCorpus(): CorpusPage[] {
   const folder = corpusFolder();
   const pages: CorpusPage[] = [];
   for (const domain of readdirSync(folder).sort()) {
-    for (const file of readdirSync(join(folder, domain)).filter((f) => f.endsWith('.html')).sort()) {
+    for (const file of readdirSync(join(folder, domain))
+      .filter((f) => f.endsWith('.html'))
+      .sort()) {
       const html = readFileSync(join(folder, domain, file), 'utf8');
       const readable = extractReadable(html);
       pages.push({
@@ -47,7 +49,11 @@ export function loadCorpus(): CorpusPage[] {
 
 /** A BM25 full-text index over title and content; titles weigh double. */
 export function buildIndex(pages: CorpusPage[]): MiniSearch<CorpusPage> {
-  const index = new MiniSearch<CorpusPage>({ fields: ['title', 'content'], storeFields: ['id'], searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.15 } });
+  const index = new MiniSearch<CorpusPage>({
+    fields: ['title', 'content'],
+    storeFields: ['id'],
+    searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.15 },
+  });
   index.addAll(pages);
   return index;
 }

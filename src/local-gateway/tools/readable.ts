@@ -20,7 +20,9 @@ export function extractReadable(html: string): ReadablePage {
   const fallbackTitle = document.querySelector('title')?.textContent?.trim() ?? '';
   let article: { title?: string | null; textContent?: string | null } | null = null;
   try {
-    article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 100 }).parse();
+    article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+      charThreshold: 100,
+    }).parse();
   } catch {
     article = null;
   }

@@ -62,12 +62,18 @@ export class WebTools {
     const hits = this.index
       .search(request.query)
       .map((hit) => ({ page: this.byId.get(String(hit.id))!, score: hit.score }))
-      .filter(({ page }) => !request.include_domains?.length || request.include_domains.some((d) => matchesDomain(page.domain, d)))
+      .filter(
+        ({ page }) =>
+          !request.include_domains?.length || request.include_domains.some((d) => matchesDomain(page.domain, d)),
+      )
       .filter(({ page }) => !request.exclude_domains?.some((d) => matchesDomain(page.domain, d)))
       .filter(({ page }) => !request.topic || page.topic === request.topic)
       .filter(({ page }) => since === undefined || Date.parse(page.publishedAt) >= since)
       // A country favours its own pages rather than hiding the rest, as hosted search tools do.
-      .map((hit) => ({ ...hit, score: request.country && hit.page.country === request.country.toLowerCase() ? hit.score * 1.5 : hit.score }))
+      .map((hit) => ({
+        ...hit,
+        score: request.country && hit.page.country === request.country.toLowerCase() ? hit.score * 1.5 : hit.score,
+      }))
       .sort((a, b) => b.score - a.score)
       .slice(0, request.max_results ?? 5);
     const top = hits[0]?.score ?? 1;
@@ -81,7 +87,12 @@ export class WebTools {
     return {
       query: request.query,
       depth,
-      answer: request.include_answer ? this.answer(hits.slice(0, 3).map((h) => h.page), terms) : null,
+      answer: request.include_answer
+        ? this.answer(
+            hits.slice(0, 3).map((h) => h.page),
+            terms,
+          )
+        : null,
       results,
       request_id: `req_${this.random.hex(10)}`,
       response_time: (this.clock.now() - started) / 1000,
@@ -92,7 +103,9 @@ export class WebTools {
   private snippet(page: CorpusPage, terms: string[], depth: 'lite' | 'standard' | 'rich'): string {
     if (depth === 'rich') return page.content;
     const body = sentences(page.content.replace(/\n/g, ' '));
-    const ranked = body.map((sentence, position) => ({ sentence, position, hits: countHits(sentence, terms) })).sort((a, b) => b.hits - a.hits || a.position - b.position);
+    const ranked = body
+      .map((sentence, position) => ({ sentence, position, hits: countHits(sentence, terms) }))
+      .sort((a, b) => b.hits - a.hits || a.position - b.position);
     const chosen = ranked.slice(0, depth === 'lite' ? 1 : 3).sort((a, b) => a.position - b.position);
     return chosen.map((c) => c.sentence).join(' ');
   }
@@ -116,9 +129,20 @@ export class WebTools {
     const failed = [];
     for (const [i, outcome] of settled.entries()) {
       if ('error' in outcome) failed.push({ url: urls[i]!, error: outcome.error });
-      else results.push({ url: urls[i]!, title: outcome.title, content: outcome.content, ...(outcome.publishedAt ? { published_at: outcome.publishedAt } : {}) });
+      else
+        results.push({
+          url: urls[i]!,
+          title: outcome.title,
+          content: outcome.content,
+          ...(outcome.publishedAt ? { published_at: outcome.publishedAt } : {}),
+        });
     }
-    return { results, failed_results: failed, request_id: `req_${this.random.hex(10)}`, response_time: (this.clock.now() - started) / 1000 };
+    return {
+      results,
+      failed_results: failed,
+      request_id: `req_${this.random.hex(10)}`,
+      response_time: (this.clock.now() - started) / 1000,
+    };
   }
 }
 
@@ -127,17 +151,24 @@ function countHits(sentence: string, terms: string[]): number {
   return terms.reduce((n, term) => (term.length > 2 && lower.includes(term) ? n + 1 : n), 0);
 }
 
-async function fetchReadable(url: string): Promise<{ title: string; content: string; publishedAt: string | undefined } | { error: string }> {
+async function fetchReadable(
+  url: string,
+): Promise<{ title: string; content: string; publishedAt: string | undefined } | { error: string }> {
   let target: URL;
   try {
     target = new URL(url);
   } catch {
     return { error: 'not a valid URL' };
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { error: `unsupported scheme ${target.protocol.replace(':', '')}; only http and https are fetched` };
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    return { error: `unsupported scheme ${target.protocol.replace(':', '')}; only http and https are fetched` };
   try {
     for (let hop = 0; ; hop++) {
-      const response = await fetch(target, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { 'User-Agent': 'media-pipeline-local-gateway/1 (web-fetch)', Accept: 'text/html,text/plain;q=0.9' } });
+      const response = await fetch(target, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        headers: { 'User-Agent': 'media-pipeline-local-gateway/1 (web-fetch)', Accept: 'text/html,text/plain;q=0.9' },
+      });
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
         await response.body?.cancel();
