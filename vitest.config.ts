@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
+    // The suite runs many gateway-backed CLI runs at once on two cores: a run can wait a while for CPU.
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     // Each file starts its own gateways on free loopback ports; files run in parallel.
     pool: 'forks',

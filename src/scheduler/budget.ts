@@ -2,6 +2,7 @@ import type { RequestGate } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
+import { type Waiter, waitForGrant } from './waiters.js';
 
 export interface BudgetOptions {
   clock: Clock;
@@ -18,13 +19,6 @@ export interface BudgetOptions {
   share?: number;
   /** What an earlier budget knew, to start from instead of nothing. */
   initial?: Partial<Omit<BudgetSnapshot, 'waiting'>>;
-}
-
-interface Waiter {
-  resolve: (release: () => void) => void;
-  reject: (reason: unknown) => void;
-  signal: AbortSignal | undefined;
-  onAbort: () => void;
 }
 
 /**
@@ -94,22 +88,7 @@ export class RateBudget implements RequestGate, Budget {
   }
 
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const index = this.waiters.indexOf(waiter);
-          if (index >= 0) this.waiters.splice(index, 1);
-          reject(signal!.reason);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.waiters.push(waiter);
-      this.pump();
-    });
+    return waitForGrant(this.waiters, signal, () => this.pump());
   }
 
   /** The rate-limit listener: every answer's headers come through here. */

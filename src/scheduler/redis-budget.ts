@@ -6,6 +6,7 @@ import type { Budget, BudgetSnapshot } from './budget-interface.js';
 import { RateBudget } from './budget.js';
 import type { RedisPair } from './redis-connection.js';
 import { ACQUIRE, OBSERVE, RELEASE, RENEW } from './redis-scripts.js';
+import { type Waiter, waitForGrant } from './waiters.js';
 
 export interface RedisBudgetOptions {
   clock: Clock;
@@ -22,13 +23,6 @@ export interface RedisBudgetOptions {
   /** How long a grant holds its place when its process stops renewing it (it died). Default 30 s. */
   leaseMs?: number;
   random?: () => number;
-}
-
-interface Waiter {
-  resolve: (release: () => void) => void;
-  reject: (reason: unknown) => void;
-  signal: AbortSignal | undefined;
-  onAbort: () => void;
 }
 
 type Commands = Redis & {
@@ -112,23 +106,8 @@ export class RedisBudget implements Budget {
   }
 
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.local) return this.acquireLocally(this.local, signal);
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const index = this.waiters.indexOf(waiter);
-          if (index >= 0) this.waiters.splice(index, 1);
-          reject(signal!.reason);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.waiters.push(waiter);
-      this.pump();
-    });
+    return waitForGrant(this.waiters, signal, () => this.pump());
   }
 
   readonly observe = (observation: RateLimitObservation): void => {
