@@ -39,7 +39,10 @@ export interface RunState {
   finishedSteps: Map<string, unknown>;
   /** `row/step/index` → outputs of for_each items that finished. */
   finishedItems: Map<string, unknown>;
-  /** `row/step/index` → the task submitted for an item that has not finished. */
+  /**
+   * `row/step/index` → the task submitted for an item that has not finished: a resume reads it
+   * again, never submits it again, even when it ended before its outputs were all downloaded.
+   */
   submittedTasks: Map<string, { taskId: string; slug: string; submittedAt: number }>;
   /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
   unansweredSubmissions: Map<string, { slug: string; request: string }>;

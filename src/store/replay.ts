@@ -4,30 +4,27 @@ import type { JournalEvent, JournalRead } from './journal.js';
 
 export { itemKey, stepKey } from './fold.js';
 
-/** What a journal says happened, as the state a resumed run starts from. */
-export interface ReplayedState {
+/**
+ * What a journal says happened, as the state a resumed run starts from: the fold's maps as they
+ * are (see `RunState` for each), and the run's start record in the names a resume uses.
+ */
+export type ReplayedState = Pick<
+  RunState,
+  | 'finishedSteps'
+  | 'finishedItems'
+  | 'submittedTasks'
+  | 'unansweredSubmissions'
+  | 'unknownSubmissions'
+  | 'uploads'
+  | 'downloads'
+  | 'status'
+  | 'damagedLines'
+  | 'unacceptedDamage'
+> & {
   runId: string;
   rows: Array<Record<string, unknown>>;
   sets: string[];
   batch: string | null;
-  /** `row/step` → outputs of steps that finished. */
-  finishedSteps: Map<string, unknown>;
-  /** `row/step/index` → outputs of for_each items that finished. */
-  finishedItems: Map<string, unknown>;
-  /**
-   * `row/step/index` → the task submitted for an item that has not finished: it is read again on
-   * resume, never submitted again, even when it ended before the outputs were all downloaded.
-   */
-  submittedTasks: Map<string, { taskId: string; slug: string; submittedAt: number }>;
-  /** `row/step/index` → a request sent with no answer recorded: its outcome is unknown. */
-  unansweredSubmissions: Map<string, { slug: string; request: string }>;
-  /** `row/step/index` → a request whose answer was lost while the run went on (not a kill): its outcome is unknown. */
-  unknownSubmissions: Map<string, { request: string; message: string }>;
-  /** Uploads by content hash. */
-  uploads: Map<string, { fileId: string; url: string; expiresAt: number | null; path: string }>;
-  /** Downloaded resources: gateway URL → local copy. */
-  downloads: Map<string, { path: string; expiresAt: number | null }>;
-  status: 'running' | 'succeeded' | 'failed' | 'interrupted';
   /** The original recipe's absolute path, and the folder the run was started from (absent in old journals). */
   recipePath: string;
   cwd?: string;
@@ -35,12 +32,9 @@ export interface ReplayedState {
   batchSource?: string | null;
   /** Local file → SHA-256 of its bytes when the run started. */
   localFiles: Record<string, string>;
-  /** Journal lines that could not be read, and those no `resume --force` has accepted yet. */
-  damagedLines: number[];
-  unacceptedDamage: number[];
   /** What the run has committed so far, in USD: a resume's spending cap counts it. */
   committedUsd: number;
-}
+};
 
 export function resumeStateOf(run: RunState): ReplayedState {
   const { start } = run;
