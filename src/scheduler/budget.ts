@@ -1,8 +1,9 @@
 import type { RequestGate } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
-import type { Clock, ClockTimer } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
 import { type Waiter, waitForGrant } from './waiters.js';
+import { WakeTimer } from './wake-timer.js';
 
 export interface BudgetOptions {
   clock: Clock;
@@ -41,12 +42,13 @@ export class RateBudget implements RequestGate, Budget {
   private pausedUntil = 0;
   private readonly sentAt: number[] = [];
   private readonly waiters: Waiter[] = [];
-  private timer: { handle: ClockTimer; due: number } | undefined;
+  private readonly wake: WakeTimer;
   /** 429s seen: the budget should keep this at one at most per limit change. */
   rateLimitedCount = 0;
 
   constructor(options: BudgetOptions) {
     this.clock = options.clock;
+    this.wake = new WakeTimer(this.clock, () => this.pump());
     this.maxPerMinute = options.maxPerMinute;
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
@@ -72,7 +74,7 @@ export class RateBudget implements RequestGate, Budget {
   }
 
   async close(): Promise<void> {
-    this.cancelTimer();
+    this.wake.cancel();
   }
 
   /** What the budget believes now, for logs and tests. */
@@ -129,7 +131,7 @@ export class RateBudget implements RequestGate, Budget {
       const now = this.clock.now();
       const next = this.nextSendTime(now);
       if (next > now) {
-        this.wakeAt(next);
+        this.wake.wakeAt(next);
         return;
       }
       this.waiters.shift();
@@ -144,7 +146,7 @@ export class RateBudget implements RequestGate, Budget {
         this.release();
       });
     }
-    this.cancelTimer();
+    this.wake.cancel();
   }
 
   /** The earliest moment another request may go; `now` when one may go at once, Infinity to wait for an answer. */
@@ -167,24 +169,5 @@ export class RateBudget implements RequestGate, Budget {
       if (this.sentAt.length >= this.maxPerMinute) return this.sentAt[0]! + 60_000;
     }
     return now;
-  }
-
-  private wakeAt(due: number): void {
-    if (!Number.isFinite(due)) {
-      this.cancelTimer();
-      return;
-    }
-    if (this.timer && this.timer.due === due) return;
-    this.cancelTimer();
-    const handle = this.clock.setTimer(due - this.clock.now(), () => {
-      this.timer = undefined;
-      this.pump();
-    });
-    this.timer = { handle, due };
-  }
-
-  private cancelTimer(): void {
-    if (this.timer) this.clock.clearTimer(this.timer.handle);
-    this.timer = undefined;
   }
 }

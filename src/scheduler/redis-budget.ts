@@ -7,6 +7,7 @@ import { RateBudget } from './budget.js';
 import type { RedisPair } from './redis-connection.js';
 import { ACQUIRE, OBSERVE, RELEASE, RENEW } from './redis-scripts.js';
 import { type Waiter, waitForGrant } from './waiters.js';
+import { WakeTimer } from './wake-timer.js';
 
 export interface RedisBudgetOptions {
   clock: Clock;
@@ -72,13 +73,14 @@ export class RedisBudget implements Budget {
   private closed = false;
   private pumping = false;
   private pumpAgain = false;
-  private timer: { handle: ClockTimer; due: number } | undefined;
+  private readonly wake: WakeTimer;
   private heartbeat: ClockTimer | undefined;
   /** 429s this process saw. */
   rateLimitedCount = 0;
 
   constructor(private readonly options: RedisBudgetOptions) {
     this.clock = options.clock;
+    this.wake = new WakeTimer(this.clock, () => this.pump());
     this.redis = options.redis.commands as Commands;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.resetMarginMs = options.resetMarginMs ?? 250;
@@ -128,7 +130,7 @@ export class RedisBudget implements Budget {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.cancelTimer();
+    this.wake.cancel();
     if (this.heartbeat) this.clock.clearTimer(this.heartbeat);
     await this.local?.close();
   }
@@ -177,8 +179,8 @@ export class RedisBudget implements Budget {
     for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`);
     // Other processes' releases and answers wake this one through Redis; a message missed (the
     // subscriber reconnecting) costs at most a second, since the budget asks again by then.
-    if (this.waiters.length > 0) this.wakeAt(Math.min(next > now ? next : now + 1, now + MAX_WAIT_MS));
-    else this.cancelTimer();
+    if (this.waiters.length > 0) this.wake.wakeAt(Math.min(next > now ? next : now + 1, now + MAX_WAIT_MS));
+    else this.wake.cancel();
   }
 
   /** Hands one lease to the first waiter, or gives it back when the waiter left meanwhile. */
@@ -239,7 +241,7 @@ export class RedisBudget implements Budget {
     });
     for (const grant of this.live.values()) grant.inheritedBy = local;
     this.local = local;
-    this.cancelTimer();
+    this.wake.cancel();
     for (const waiter of this.waiters.splice(0)) {
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.acquireLocally(local, waiter.signal).then(waiter.resolve, waiter.reject);
@@ -269,21 +271,6 @@ export class RedisBudget implements Budget {
     if (this.local) return;
     const expiry = this.clock.now() + this.leaseMs;
     this.redis.budgetRenew(...this.keys, expiry, this.member, ...this.live.keys()).catch(() => this.lose());
-  }
-
-  private wakeAt(due: number): void {
-    if (this.timer && this.timer.due === due) return;
-    this.cancelTimer();
-    const handle = this.clock.setTimer(due - this.clock.now(), () => {
-      this.timer = undefined;
-      this.pump();
-    });
-    this.timer = { handle, due };
-  }
-
-  private cancelTimer(): void {
-    if (this.timer) this.clock.clearTimer(this.timer.handle);
-    this.timer = undefined;
   }
 }
 
