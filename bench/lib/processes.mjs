@@ -71,3 +71,17 @@ export async function runPipeline(gateway, recipeText, args = [], extraEnv = {})
 export const ratio = (a, b) => (b > 0 ? a / b : Number.NaN);
 export const fixed = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 export const seconds = (ms) => `${(ms / 1000).toFixed(1)}s`;
+
+/** The gateway limits every batch scenario shares: 30 requests per 6 s, 8 tasks at once, fixed times at `latencyScale`. */
+export const limitFlags = (latencyScale) => [
+  '--rpm',
+  '30',
+  '--window-seconds',
+  '6',
+  '--max-concurrent',
+  '8',
+  '--latency-jitter',
+  '0',
+  '--latency-scale',
+  String(latencyScale),
+];

@@ -1,21 +1,10 @@
 // batch-images: 120 text-to-image tasks of about 2 s against 30 requests per 6 s and 8 tasks at once.
 import { baselineBatch } from '../lib/baseline.mjs';
-import { fixed, ratio, runPipeline, seconds, startGateway } from '../lib/processes.mjs';
+import { fixed, limitFlags, ratio, runPipeline, seconds, startGateway } from '../lib/processes.mjs';
 
 const SLUG = 'vendor-a/vendor-a-v3-t2i';
 /** 1 image at 1k takes 3.5 s at latency scale 1: this scale makes it 2 s. */
-export const GATEWAY_FLAGS = [
-  '--rpm',
-  '30',
-  '--window-seconds',
-  '6',
-  '--max-concurrent',
-  '8',
-  '--latency-jitter',
-  '0',
-  '--latency-scale',
-  String(2 / 3.5),
-];
+export const GATEWAY_FLAGS = limitFlags(2 / 3.5);
 export const RATE_PER_S = 30 / 6;
 export const CONCURRENCY = 8;
 export const PROCESSING_MS = 2000;

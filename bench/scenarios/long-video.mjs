@@ -1,21 +1,10 @@
 // long-video: 20 video-to-video tasks of about 30 s each: how many polls a task costs.
 import { baselineBatch, baselineUpload } from '../lib/baseline.mjs';
-import { assets, fixed, ratio, runPipeline, seconds, startGateway } from '../lib/processes.mjs';
+import { assets, fixed, limitFlags, ratio, runPipeline, seconds, startGateway } from '../lib/processes.mjs';
 
 const SLUG = 'vendor-b/vendor-b-2.0-mini-v2v';
 /** 4 s of 720p takes 20 + 4 × 3 = 32 s at scale 1; the quick run makes each task 3 s. */
-const flags = (processingS) => [
-  '--rpm',
-  '30',
-  '--window-seconds',
-  '6',
-  '--max-concurrent',
-  '8',
-  '--latency-jitter',
-  '0',
-  '--latency-scale',
-  String(processingS / 32),
-];
+const flags = (processingS) => limitFlags(processingS / 32);
 
 const recipe = (count) => `version: 1
 name: long-video

@@ -8,20 +8,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { withPngText } from '../../src/local-gateway/media/codecs.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal, readJournalFile, type JournalEvent } from '../../src/store/journal.js';
+import { IMAGE_SLUG, twelveImages } from '../support/recipes.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
-const SLUG = 'vendor-a/vendor-a-v3-t2i';
+const SLUG = IMAGE_SLUG;
 const EDIT = 'vendor-b/vendor-b-5.0-lite-edit';
-const TWELVE = `version: 1
-name: twelve
-settings: { concurrency: 3 }
-steps:
-  image:
-    uses: ${SLUG}
-    for_each: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
-    with: { prompt: "picture \${{ item }}", aspect_ratio: "1:1" }
-`;
+const TWELVE = twelveImages();
 const LOCAL_FILE = `version: 1
 name: local-file
 settings: { retries: 0 }

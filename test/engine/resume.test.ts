@@ -6,18 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal, type JournalEvent } from '../../src/store/journal.js';
+import { IMAGE_SLUG, twelveImages } from '../support/recipes.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const SLUG = 'vendor-a/vendor-a-v3-t2i';
-const RECIPE = `version: 1
-name: twelve
-settings: { concurrency: 3 }
-steps:
-  image:
-    uses: ${SLUG}
-    for_each: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
-    with: { prompt: "picture \${{ item }}", aspect_ratio: "1:1" }
-`;
+const SLUG = IMAGE_SLUG;
+const RECIPE = twelveImages();
 
 let home: string;
 let gatewayProcess: ResultPromise;

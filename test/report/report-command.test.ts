@@ -7,17 +7,10 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal, type JournalEvent } from '../../src/store/journal.js';
+import { twelveImages } from '../support/recipes.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const TWELVE = `version: 1
-name: twelve
-settings: { concurrency: 3 }
-steps:
-  image:
-    uses: vendor-a/vendor-a-v3-t2i
-    for_each: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
-    with: { prompt: "picture \${{ item }} <script>alert(1)</script>", aspect_ratio: "1:1" }
-`;
+const TWELVE = twelveImages('picture ${{ item }} <script>alert(1)</script>');
 const FAILING = `version: 1
 name: failing
 settings: { retries: 0 }

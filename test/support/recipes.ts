@@ -1,0 +1,15 @@
+/** The text-to-image model the small test recipes use. */
+export const IMAGE_SLUG = 'vendor-a/vendor-a-v3-t2i';
+
+/** Twelve square pictures, three tasks at once: long enough to stop a run mid-way. */
+export function twelveImages(prompt = 'picture ${{ item }}'): string {
+  return `version: 1
+name: twelve
+settings: { concurrency: 3 }
+steps:
+  image:
+    uses: ${IMAGE_SLUG}
+    for_each: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
+    with: { prompt: "${prompt}", aspect_ratio: "1:1" }
+`;
+}
