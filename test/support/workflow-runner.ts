@@ -54,6 +54,14 @@ export interface JobResult {
   cache: 'exact' | 'restored' | 'miss';
 }
 
+/** The keys this runner honours; any other (shell, working-directory, strategy…) would be ignored silently. */
+const JOB_KEYS = ['runs-on', 'env', 'steps'];
+const STEP_KEYS = ['name', 'uses', 'run', 'with', 'env', 'if'];
+function checkKeys(what: string, value: object, known: string[]) {
+  const unknown = Object.keys(value).filter((key) => !known.includes(key));
+  if (unknown.length > 0) throw new Error(`${what} has ${unknown.join(', ')}, which the test's runner does not honour`);
+}
+
 const labelOf = (step: WorkflowStep) => step.name ?? step.uses ?? step.run ?? '?';
 const actionOf = (uses: string) => uses.replace(/@.*$/, '');
 
@@ -74,13 +82,16 @@ export async function runJob(job: WorkflowJob, setup: JobSetup): Promise<JobResu
   const result: JobResult = { workspace, steps: [], artifacts: {}, summary: '', cache: 'miss' };
   const posts: Array<() => void> = [];
   let failed = false;
+  checkKeys('the job', job, JOB_KEYS);
   for (const [index, step] of job.steps.entries()) {
     const label = labelOf(step);
-    if (failed && !runsAfterFailure(step.if)) {
+    checkKeys(`step ${label}`, step, STEP_KEYS);
+    // Evaluated on every step, so that an `if` the runner cannot read fails a green job too.
+    const always = runsAfterFailure(step.if);
+    if (failed && !always) {
       result.steps.push({ label, exitCode: 'skipped', output: '' });
       continue;
     }
-    runsAfterFailure(step.if);
     const summaryFile = join(setup.root, `summary-${index}.md`);
     writeFileSync(summaryFile, '');
     const env = { ...base, GITHUB_STEP_SUMMARY: summaryFile, ...renderAll(step.env, scope) };
