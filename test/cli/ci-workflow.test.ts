@@ -82,6 +82,7 @@ function filesUnder(dir: string): Record<string, string> {
   return Object.fromEntries(pairs.sort().map(([p, bytes]) => [p, bytes!.toString('base64')]));
 }
 
+const outputOf = (result: JobResult, label: string) => result.steps.find((s) => s.label.startsWith(label))!.output;
 const assetsOf = (result: JobResult) => join(result.workspace, 'build', 'assets');
 const manifestOf = (result: JobResult) => JSON.parse(readFileSync(join(assetsOf(result), 'manifest.json'), 'utf8'));
 let cold: Awaited<ReturnType<typeof runOnNewMachine>>;
@@ -102,6 +103,8 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     // The manifest lists the assets, as `--out` lays them out, leaving out only itself.
     expect(manifestOf(result)).toEqual(files.filter((f) => f !== 'manifest.json'));
     expect(report.outputs.manifest).toEqual(manifestOf(result));
+    expect(outputOf(result, 'npx pipeline validate')).toMatch(/valid: 3 steps/);
+    expect(outputOf(result, 'npx pipeline validate')).not.toMatch(/^::(error|warning)/m);
     expect(result.summary).toMatch(/^\| Step \| Status \| Ran \| Cached \|/m);
     expect(result.summary).toMatch(/^\| backgrounds \| succeeded \| 3 \| 0 \|/m);
     expect(result.artifacts.assets).toBe(join(result.workspace, 'build'));
@@ -117,6 +120,7 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(warm.result.cache).toBe('exact');
     expect(warm.made).toEqual({});
     expect(filesUnder(assetsOf(warm.result))).toEqual(filesUnder(assetsOf(cold.result)));
+    expect(outputOf(warm.result, 'Build the assets')).toContain('⚡ backgrounds[2] cached');
     expect(warm.result.summary).toMatch(/^\| backgrounds \| succeeded \| 0 \| 3 \|/m);
     // An exact hit saves nothing new, as actions/cache does.
     expect(cache.entries).toHaveLength(1);
