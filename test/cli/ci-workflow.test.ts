@@ -1,11 +1,11 @@
 // recipes/ci-assets.workflow.yml run as GitHub would run it, step by step, on fresh checkouts:
 // cold, then again with the step cache actions/cache saved, then after a recipe change.
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
@@ -23,9 +23,21 @@ let gateway: LocalGateway;
 let work: string;
 let cache: CacheStore;
 let path: string;
-const tracked = execaSync('git', ['ls-files', 'recipes', 'schemas', 'package.json', 'package-lock.json'], {
-  cwd: repo,
-}).stdout.split('\n');
+const tracked = trackedFiles(['recipes', 'schemas', 'package.json', 'package-lock.json']);
+
+/** What a checkout holds of `paths`: git's list, or in a copy without git, the files minus .gitignore's. */
+function trackedFiles(paths: string[]): string[] {
+  const listed = spawnSync('git', ['ls-files', '-z', ...paths], { cwd: repo, encoding: 'utf8' });
+  if (listed.status === 0 && listed.stdout) return listed.stdout.split('\0').filter(Boolean);
+  const onDisk = paths.flatMap((path) =>
+    statSync(join(repo, path)).isDirectory()
+      ? readdirSync(join(repo, path), { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => relative(repo, join(e.parentPath, e.name)))
+      : [path],
+  );
+  return onDisk.filter((file) => !/(^|\/)\.pipeline\/|\.log$/.test(file));
+}
 
 beforeAll(async () => {
   gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 11 });
