@@ -149,6 +149,7 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expectEveryStepSucceeded(changed.result);
     expect(changed.result.cache).toBe('restored');
     expect(changed.made[SUBMIT]).toBe(1);
+    expect(changed.result.summary).toMatch(/^\| backgrounds \| succeeded \| 1 \| 2 \|/m);
     expect(changed.total).toBeGreaterThan(0);
     expect(changed.total).toBeLessThan(cold.total);
     const before = filesUnder(assetsOf(cold.result));

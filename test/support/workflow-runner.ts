@@ -129,7 +129,12 @@ function useAction(
     setup.checkout(scope.workspace);
     return 'checked out';
   }
-  if (uses === 'actions/setup-node') return `node ${process.version} (the test's own)`;
+  if (uses === 'actions/setup-node') {
+    // Its npm cache is keyed by the lockfile, and it fails when the checkout has none.
+    if (inputs.cache === 'npm' && !existsSync(join(scope.workspace, 'package-lock.json')))
+      throw new Error('setup-node with cache: npm needs package-lock.json in the checkout');
+    return `node ${process.version} (the test's own)`;
+  }
   if (uses === 'actions/cache') return restoreCache(inputs, scope.workspace, setup.cache, job, posts);
   if (uses === 'actions/upload-artifact') {
     const path = resolve(scope.workspace, inputs.path ?? '');
