@@ -1,5 +1,6 @@
 // recipes/ci-assets.workflow.yml run as GitHub would run it, step by step, on fresh checkouts:
-// cold, then again with the step cache actions/cache saved, then after a recipe change.
+// cold, then again with the step cache actions/cache saved, then after a recipe change, then a
+// job that fails half-way and the one after it.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -82,10 +83,15 @@ async function runOnNewMachine(name: string, edit?: (workspace: string) => void)
   return { result, made, total };
 }
 
+/** Every step ran and exited 0, except the one that runs only after a failure. */
 function expectEveryStepSucceeded(result: JobResult) {
-  for (const step of result.steps) expect(step.exitCode, `${step.label}:\n${step.output}`).toBe(0);
   expect(result.steps.map((s) => s.label)).toHaveLength(job.steps.length);
+  for (const [index, step] of result.steps.entries()) {
+    const expected = job.steps[index]!.if === 'failure()' ? 'skipped' : 0;
+    expect(step.exitCode, `${step.label}:\n${step.output}`).toBe(expected);
+  }
 }
+const exitCodes = (result: JobResult) => Object.fromEntries(result.steps.map((s) => [s.label, s.exitCode]));
 
 /** Every file under `dir`, by path relative to it, with its bytes. */
 function filesUnder(dir: string): Record<string, string> {
@@ -162,5 +168,34 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(differing).toEqual(['backgrounds-3.png']);
     expect(cache.entries).toHaveLength(2);
     expect(cache.entries[1]!.key).not.toBe(cache.entries[0]!.key);
+  });
+
+  it('a job that fails keeps what it paid for: the next job makes only what failed', async () => {
+    const twoMore = (workspace: string) => {
+      const recipe = join(workspace, 'recipes', 'ci-assets.yaml');
+      writeFileSync(
+        recipe,
+        readFileSync(recipe, 'utf8').replace('"signal orange"]', '"signal orange", "plum", "teal"]'),
+      );
+    };
+    // One of the two new backgrounds is refused (402, never retried): the build fails.
+    gateway.injectFault({ kind: 'status', status: 402, route: SUBMIT, times: 1 });
+    const failed = await runOnNewMachine('failed', twoMore);
+    expect(failed.made[SUBMIT]).toBe(2);
+    expect(exitCodes(failed.result)).toMatchObject({
+      'Build the assets': 1,
+      'Keep what a failed build paid for (actions/cache saves only after a job that succeeds)': 0,
+      'Drop entries stored more than 30 days ago (a later build stores again what it needs)': 0,
+      'actions/upload-artifact@v4': 'skipped',
+    });
+    expect(cache.entries.map((e) => e.key)).toHaveLength(3);
+    expect(cache.entries[2]!.key).toMatch(/^pipeline-steps-failed-\d+-1$/);
+    const next = await runOnNewMachine('after the failure', twoMore);
+    expectEveryStepSucceeded(next.result);
+    expect(next.result.cache).toBe('restored');
+    // Only the refused background: the other new one is in the cache the failed job saved.
+    expect(next.made[SUBMIT]).toBe(1);
+    expect(next.result.summary).toMatch(/^\| backgrounds \| succeeded \| 1 \| 4 \|/m);
+    expect(manifestOf(next.result)).toHaveLength(6);
   });
 });

@@ -7,6 +7,8 @@ import { hashFilesUnder } from '../../src/engine/hash-files.js';
 export interface ExpressionScope {
   workspace: string;
   secrets: Record<string, string>;
+  /** github.run_id: a new one for every job this runner runs. */
+  runId: string;
 }
 
 const EXPRESSION = /\$\{\{\s*(.*?)\s*\}\}/g;
@@ -24,6 +26,8 @@ function hashFiles(args: string, scope: ExpressionScope): string {
 
 function evaluate(expression: string, scope: ExpressionScope): string {
   if (expression === 'github.workspace') return scope.workspace;
+  if (expression === 'github.run_id') return scope.runId;
+  if (expression === 'github.run_attempt') return '1';
   const secret = /^secrets\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expression);
   if (secret) {
     const value = scope.secrets[secret[1]!];
@@ -45,10 +49,11 @@ export function renderAll(values: Record<string, unknown> | undefined, scope: Ex
   return Object.fromEntries(Object.entries(values ?? {}).map(([k, v]) => [k, render(String(v), scope)]));
 }
 
-/** A step's `if`: absent (success()) or always(); nothing else is expected. */
-export function runsAfterFailure(condition: unknown): boolean {
-  if (condition === undefined) return false;
+/** When a step with this `if` runs: absent is success(); always() and failure() are the others expected. */
+export function whenToRun(condition: unknown): 'success' | 'always' | 'failure' {
+  if (condition === undefined) return 'success';
   const bare = String(condition).replace(/^\$\{\{\s*(.*?)\s*\}\}$/, '$1');
-  if (bare === 'always()') return true;
+  if (bare === 'always()') return 'always';
+  if (bare === 'failure()') return 'failure';
   throw new Error(`the workflow has "if: ${String(condition)}", which the test's runner does not evaluate`);
 }

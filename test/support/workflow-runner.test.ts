@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { render, runsAfterFailure } from './workflow-expressions.js';
+import { render, whenToRun } from './workflow-expressions.js';
 import { type CacheStore, type JobSetup, runJob, type WorkflowJob } from './workflow-runner.js';
 
 let work: string;
@@ -29,16 +29,25 @@ const CACHE_STEP = {
   with: { path: 'kept', key: "k-${{ hashFiles('recipes/*.yaml') }}", 'restore-keys': 'k-' },
 };
 
+const SAVE_ON_FAILURE = {
+  name: 'save on failure',
+  if: '${{ failure() }}',
+  uses: 'actions/cache/save@v4',
+  with: { path: 'kept', key: 'failed-${{ github.run_id }}' },
+};
+
 describe('the workflow runner', () => {
   it('renders the workspace, secrets and hashFiles, and refuses any other expression', () => {
-    const scope = { workspace: work, secrets: { KEY: 'k' } };
+    const scope = { workspace: work, secrets: { KEY: 'k' }, runId: '7' };
     expect(render('${{ github.workspace }}/x ${{ secrets.KEY }}', scope)).toBe(`${work}/x k`);
     expect(() => render('${{ github.sha }}', scope)).toThrow(/does not evaluate/);
     expect(() => render('${{ secrets.OTHER }}', scope)).toThrow(/does not set/);
     expect(() => render("${{ hashFiles('nothing/**') }}", scope)).toThrow(/matches no file/);
-    expect(runsAfterFailure('${{ always() }}')).toBe(true);
-    expect(runsAfterFailure(undefined)).toBe(false);
-    expect(() => runsAfterFailure('failure()')).toThrow(/does not evaluate/);
+    expect(render('${{ github.run_id }}-${{ github.run_attempt }}', scope)).toBe('7-1');
+    expect(whenToRun('${{ always() }}')).toBe('always');
+    expect(whenToRun('failure()')).toBe('failure');
+    expect(whenToRun(undefined)).toBe('success');
+    expect(() => whenToRun('success() && true')).toThrow(/does not evaluate/);
   });
 
   it('after a failed step runs only `if: always()` steps, and saves no cache', async () => {
@@ -51,6 +60,7 @@ describe('the workflow runner', () => {
         { name: 'fails', run: 'false\necho not reached' },
         { name: 'skipped', run: 'echo skipped' },
         { name: 'always', if: 'always()', run: 'echo "| t |" >> "$GITHUB_STEP_SUMMARY"' },
+        SAVE_ON_FAILURE,
       ],
     };
     const result = await runJob(job, setup(cache));
@@ -61,10 +71,12 @@ describe('the workflow runner', () => {
       ['fails', 1],
       ['skipped', 'skipped'],
       ['always', 0],
+      ['save on failure', 0],
     ]);
     expect(readFileSync(join(result.workspace, 'kept', 'a'), 'utf8')).toBe('hi k\n');
     expect(result.summary).toBe('| t |\n');
-    expect(cache.entries).toEqual([]);
+    // The job's cache step saved nothing after the failure; the failure() step did, under its own key.
+    expect(cache.entries.map((e) => e.key)).toEqual([expect.stringMatching(/^failed-\d+$/)]);
   });
 
   it('saves the cache after a job that succeeded and restores it by key, else by prefix', async () => {
@@ -74,10 +86,12 @@ describe('the workflow runner', () => {
         { uses: 'actions/checkout@v4' },
         CACHE_STEP,
         { run: 'date >> kept/log || (mkdir kept && date > kept/log)' },
+        SAVE_ON_FAILURE,
       ],
     };
     const first = await runJob(job, setup(cache));
     expect(first.cache).toBe('miss');
+    expect(first.steps.at(-1)!.exitCode).toBe('skipped');
     expect(cache.entries.map((e) => e.key)).toEqual([expect.stringMatching(/^k-[0-9a-f]{64}$/)]);
     const second = await runJob(job, setup(cache));
     expect(second.cache).toBe('exact');

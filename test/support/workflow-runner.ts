@@ -7,7 +7,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { type ExpressionScope, render, renderAll, runsAfterFailure } from './workflow-expressions.js';
+import { type ExpressionScope, render, renderAll, whenToRun } from './workflow-expressions.js';
 
 export interface WorkflowStep {
   name?: string;
@@ -65,12 +65,14 @@ function checkKeys(what: string, value: object, known: string[]) {
 const labelOf = (step: WorkflowStep) => step.name ?? step.uses ?? step.run ?? '?';
 const actionOf = (uses: string) => uses.replace(/@.*$/, '');
 
+let runs = 0;
+
 export async function runJob(job: WorkflowJob, setup: JobSetup): Promise<JobResult> {
   const workspace = join(setup.root, 'workspace');
   const home = join(setup.root, 'home');
   mkdirSync(workspace, { recursive: true });
   mkdirSync(home, { recursive: true });
-  const scope: ExpressionScope = { workspace, secrets: setup.secrets };
+  const scope: ExpressionScope = { workspace, secrets: setup.secrets, runId: String(++runs) };
   const base = {
     PATH: setup.path,
     HOME: home,
@@ -87,8 +89,8 @@ export async function runJob(job: WorkflowJob, setup: JobSetup): Promise<JobResu
     const label = labelOf(step);
     checkKeys(`step ${label}`, step, STEP_KEYS);
     // Evaluated on every step, so that an `if` the runner cannot read fails a green job too.
-    const always = runsAfterFailure(step.if);
-    if (failed && !always) {
+    const when = whenToRun(step.if);
+    if (when !== 'always' && failed !== (when === 'failure')) {
       result.steps.push({ label, exitCode: 'skipped', output: '' });
       continue;
     }
@@ -136,6 +138,7 @@ function useAction(
     return `node ${process.version} (the test's own)`;
   }
   if (uses === 'actions/cache') return restoreCache(inputs, scope.workspace, setup.cache, job, posts);
+  if (uses === 'actions/cache/save') return saveCache(inputs, scope.workspace, setup.cache);
   if (uses === 'actions/upload-artifact') {
     const path = resolve(scope.workspace, inputs.path ?? '');
     if (!existsSync(path) || readdirSync(path).length === 0)
@@ -163,11 +166,20 @@ function restoreCache(
   if (found) cpSync(found.dir, target, { recursive: true });
   job.cache = exact ? 'exact' : found ? 'restored' : 'miss';
   posts.push(() => {
-    if (exact) return;
-    if (!existsSync(target)) throw new Error(`actions/cache: ${inputs.path} does not exist at the job's end`);
-    const dir = join(store.root, String(store.entries.length));
-    cpSync(target, dir, { recursive: true });
-    store.entries.push({ key, dir });
+    if (!exact) saveCache(inputs, workspace, store);
   });
   return `cache ${job.cache} for ${key}`;
+}
+
+/** Saves `path` under `key`; a key already saved stays as it was (GitHub's caches cannot be overwritten). */
+function saveCache(inputs: Record<string, string>, workspace: string, store: CacheStore) {
+  const key = inputs.key!;
+  if (store.entries.some((e) => e.key === key)) return `cache ${key} exists: not saved`;
+  const target = join(workspace, inputs.path!);
+  // As GitHub's: a warning, not a failure (the cold job's test sees the missing save).
+  if (!existsSync(target)) return `warning: ${inputs.path} does not exist, hence no cache is being saved`;
+  const dir = join(store.root, String(store.entries.length));
+  cpSync(target, dir, { recursive: true });
+  store.entries.push({ key, dir });
+  return `cache saved as ${key}`;
 }
