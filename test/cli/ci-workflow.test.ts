@@ -49,11 +49,13 @@ beforeAll(async () => {
   const bin = join(work, 'bin');
   mkdirSync(bin);
   const main = join(repo, 'dist', 'cli', 'main.js');
-  writeFileSync(
-    join(bin, 'npx'),
-    `#!/bin/sh\n[ "$1" = pipeline ] || { echo "npx stand-in: only npx pipeline is expected, got: $*" >&2; exit 127; }\n` +
-      `shift\nexec "${process.execPath}" "${main}" "$@"\n`,
-  );
+  const shim = [
+    '#!/bin/sh',
+    '[ "$1" = pipeline ] || { echo "npx stand-in: only npx pipeline is expected, got: $*" >&2; exit 127; }',
+    'shift',
+    `exec "${process.execPath}" "${main}" "$@"`,
+  ];
+  writeFileSync(join(bin, 'npx'), `${shim.join('\n')}\n`);
   chmodSync(join(bin, 'npx'), 0o755);
   path = [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
 });
