@@ -111,9 +111,9 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
   it('a cold job succeeds at every step and leaves the outputs, their manifest and a summary', async () => {
     // One job: a second one would run here untested.
     expect(Object.keys(workflow.jobs)).toEqual(['build']);
+    // The run's folder (under the workspace) has a comma and spaces in its path: nothing may split on them.
     cold = await runOnNewMachine('cold, in a folder with a comma');
     const { result } = cold;
-    // The run's folder (under the workspace) has a comma and spaces in its path: nothing may split on them.
     expectEveryStepSucceeded(result);
     expect(result.cache).toBe('miss');
     const report = JSON.parse(readFileSync(join(result.workspace, 'build', 'assets.json'), 'utf8'));
