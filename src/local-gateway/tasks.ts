@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Accounts } from './accounts.js';
-import type { BlobStore, Blob } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
 import type { GatewayClock, GatewayTimer } from './clock.js';
 import { notFound } from './errors.js';
 import { TaskInputError, type ModelBehaviour, type ProduceContext, type ProducedOutput } from './models/behaviour.js';
@@ -13,6 +13,7 @@ import type { ServedModel } from './model-catalog.js';
 import { MODEL_BEHAVIOURS } from './models/index.js';
 import { unitsOf } from '../model-schemas/prices.js';
 import type { Records } from './records.js';
+import { InputFetcher } from './task-inputs.js';
 import type { WebhookSender } from './webhooks.js';
 
 type TaskStatus = 'pending' | 'processing' | 'success' | 'failed';
@@ -79,6 +80,7 @@ export class TaskManager {
   private readonly runningCount = new Map<string, number>();
   private readonly settling = new Set<Promise<void>>();
   private readonly expiryTimers = new Set<GatewayTimer>();
+  private readonly inputs: InputFetcher;
 
   constructor(
     private readonly options: ResolvedGatewayOptions,
@@ -90,7 +92,9 @@ export class TaskManager {
     private readonly webhooks: WebhookSender,
     private readonly publicOrigin: () => string,
     private readonly records: Records<TaskRecord>,
-  ) {}
+  ) {
+    this.inputs = new InputFetcher(blobs, publicOrigin);
+  }
 
   /**
    * Charges the team and queues the task; throws 402 before anything is queued when the balance is
@@ -316,7 +320,7 @@ export class TaskManager {
         const blob = await this.blobs.put('results', name, bytes, contentType, Number.POSITIVE_INFINITY);
         return { blob, url: `${this.publicOrigin()}${this.blobs.urlPath(blob)}` };
       },
-      fetchInput: (fieldName, url, maxBytes) => this.fetchInput(fieldName, url, maxBytes),
+      fetchInput: (fieldName, url, maxBytes) => this.inputs.fetch(fieldName, url, maxBytes),
     };
     try {
       return await task.behaviour.produce(context);
@@ -354,60 +358,6 @@ export class TaskManager {
     if (task.webhookUrl)
       this.webhooks.send(task.webhookUrl, task.id, { code: 0, message: 'success', data: this.data(task) });
   }
-
-  private async fetchInput(fieldName: string, url: string, maxBytes: number): Promise<Buffer> {
-    if (url.startsWith('data:')) {
-      const match = /^data:[\w.+/-]*(;[\w=-]+)*;base64,([A-Za-z0-9+/=\s]*)$/.exec(url);
-      if (!match) throw new TaskInputError(`${fieldName} is a data: URL without Base64 content`);
-      const bytes = Buffer.from(match[2]!, 'base64');
-      if (bytes.length > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-      return bytes;
-    }
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new TaskInputError(`${fieldName} is not a URL`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw new TaskInputError(`${fieldName} must be an http or https URL`);
-    const own = /^\/(files|results)\/([0-9a-f]+)\/([^/]+)$/.exec(parsed.pathname);
-    const ours = parsed.origin === this.publicOrigin();
-    // A gateway on a data folder of its own gave out links at an earlier address too (the built-in
-    // one listens on a new port each run): a link to this host whose file it holds is its own.
-    const formerlyOurs = !ours && parsed.hostname === new URL(this.publicOrigin()).hostname;
-    if (own && (ours || formerlyOurs)) {
-      const blob = await this.blobs.lookup(own[1] as Blob['area'], own[2]!, decodeURIComponent(own[3]!));
-      if (blob && blob.size > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-      if (blob) return readFile(blob.path);
-      if (ours)
-        throw new TaskInputError(`${fieldName} could not be downloaded: 404 (the link expired or never existed)`);
-    }
-    return downloadCapped(fieldName, parsed, maxBytes);
-  }
-}
-
-async function downloadCapped(fieldName: string, url: URL, maxBytes: number): Promise<Buffer> {
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: 'follow' });
-  } catch (error) {
-    throw new TaskInputError(
-      `${fieldName} could not be downloaded: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    throw new TaskInputError(`${fieldName} could not be downloaded: HTTP ${response.status}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.length;
-    if (size > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks);
 }
 
 /** A recorded answer with its links moved from the address it was written under to today's. */
