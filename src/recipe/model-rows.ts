@@ -3,7 +3,7 @@ import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { FileProbe } from './inputs.js';
 import type { SourceFile, SourceRange } from './source.js';
-import { stepInputProblems, type StepInputProblem } from './step-inputs.js';
+import { neverRunsInRow, stepInputProblems, type StepInputProblem } from './step-inputs.js';
 
 type Row = Record<string, unknown>;
 
@@ -18,6 +18,7 @@ export interface RowOrigin {
  * still give a model a value its schema rejects (an enum, a length, a range); each such problem is
  * handed to `reject` as a diagnostic at the row, naming the recipe field the value feeds. Problems
  * the recipe causes on its own (a literal out of range) are no row's fault: planning reports them.
+ * A step the row never runs (its `if` false) judges nothing.
  */
 export function rowsStepsAccept(
   drafts: StepDraft[],
@@ -32,7 +33,7 @@ export function rowsStepsAccept(
     const origin = origins[index];
     if (!origin) throw new Error(`Internal error: batch row ${index} has no place in its file`);
     const problems = checked.flatMap((draft) =>
-      stepInputProblems(draft, row, where.recipeDir, where.cwd, where.probe)
+      (neverRunsInRow(draft, row) ? [] : stepInputProblems(draft, row, where.recipeDir, where.cwd, where.probe))
         .filter((problem) => problem.fromInputs.length > 0)
         .map((problem) => error(origin.file, origin.range, rowProblemMessage(problem, recipe))),
     );

@@ -52,8 +52,9 @@ export function planStep(
     }
     return evaluated.forEach.length;
   });
+  // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
   if (draft.inputSchema)
-    for (const row of rows)
+    for (const row of rows.filter((_, i) => runs[i] !== 0))
       for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
         diagnostics.push(error(file, file.locate(problem.path, problem.which), problem.message));
   const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter(

@@ -73,6 +73,19 @@ export function stepInputProblems(
   return problems;
 }
 
+/** Whether the plan knows the step does not run in this row: its `if` is false, or its `for_each` list empty. */
+export function neverRunsInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
+  try {
+    if (draft.if && knownValue(draft.if, row) === false) return true;
+    const items = draft.forEach ? knownValue(draft.forEach, row) : undefined;
+    return Array.isArray(items) && items.length === 0;
+  } catch (cause) {
+    // An expression that cannot be evaluated is reported where the step's runs are counted.
+    if (!(cause instanceof ExpressionError)) throw cause;
+    return false;
+  }
+}
+
 /**
  * The recipe inputs that the value at `path` of a step's `with:` is made from: those its
  * expression reads, where the walk down the template meets one.

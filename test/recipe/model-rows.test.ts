@@ -82,6 +82,16 @@ describe('batch rows a model schema rejects', () => {
     expect(result.value.skippedRows).toBeUndefined();
   });
 
+  it('a row whose step does not run (its `if` false) is not judged by that step', () => {
+    const recipe = POSTER_RECIPE.replace(
+      '  ratio: { type: string, default: "16:9" }\n',
+      '  ratio: { type: string, default: "16:9" }\n  draw: { type: boolean, default: true }\n',
+    ).replace('    uses:', '    if: ${{ inputs.draw }}\n    uses:');
+    const result = analyzeRows('title,ratio,draw\nA,7:3,false\nB,7:3,true\n', { recipe });
+    if (result.ok) throw new Error('expected errors');
+    expect(placed(result.error).map((d) => d.line)).toEqual([3]);
+  });
+
   it('with every row rejected there is nothing to run: the rows are errors even with --skip-invalid-rows', () => {
     const result = analyzeRows('title,ratio\nA,5:5\nB,6:6\n', { skip: true });
     if (result.ok) throw new Error('expected errors');
