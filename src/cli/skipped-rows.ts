@@ -2,7 +2,8 @@ import type { Plan } from '../plan.js';
 import { UsageError } from './errors.js';
 
 export const SKIP_INVALID_ROWS_HELP =
-  'with --batch: leave out the rows the recipe can judge invalid before running (input types, model schemas) and list them';
+  'with --batch: leave out the rows the recipe can judge invalid before running ' +
+  '(input types, model schemas) and list them';
 
 /** `--skip-invalid-rows` means something only for the rows of `--batch`. */
 export function checkSkipInvalidRows(flags: { batch?: string; skipInvalidRows?: boolean }): void {

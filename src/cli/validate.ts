@@ -59,8 +59,9 @@ export function registerValidateCommand(program: Command): void {
       if (warning) printError(warning);
       if (flags.json) return printJson(summary);
       const leftOut = skippedRowCount(plan);
+      const rowsLeftOut = leftOut ? ` (${leftOut} row${leftOut === 1 ? '' : 's'} left out)` : '';
       printLine(
-        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}${leftOut ? ` (${leftOut} row${leftOut === 1 ? '' : 's'} left out)` : ''}`,
+        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}${rowsLeftOut}`,
       );
     });
 }

@@ -44,10 +44,11 @@ export function rowsStepsAccept(
 
 /** `input 'ratio' gives steps.a.with.aspect_ratio (recipe.yaml:9:21) a value m/x rejects: …`. */
 function rowProblemMessage(problem: StepInputProblem, recipe: SourceFile): string {
+  const one = problem.fromInputs.length === 1;
   const names = problem.fromInputs.map((name) => `'${name}'`).join(', ');
   const { line, col } = recipe.position(recipe.locate(problem.path, problem.which).start);
   const field = `${fieldLabel(problem.path)} (${recipe.path}:${line}:${col})`;
-  const gives = `input${problem.fromInputs.length === 1 ? '' : 's'} ${names} ${problem.fromInputs.length === 1 ? 'gives' : 'give'} ${field}`;
+  const gives = `input${one ? '' : 's'} ${names} ${one ? 'gives' : 'give'} ${field}`;
   if (!problem.model) return `${gives}: ${problem.message}`;
   return `${gives} a value ${problem.model.slug} rejects: ${problem.model.field} ${problem.model.problem}`;
 }

@@ -24,7 +24,7 @@ const placed = (diagnostics: Diagnostic[]) =>
   diagnostics.map((d) => ({ file: d.file.path, line: d.file.position(d.range.start).line, message: d.message }));
 
 describe('batch rows a model schema rejects', () => {
-  it('are reported at their rows with the input-level ones, naming the recipe field, model field and allowed values', () => {
+  it('are reported at their rows with the input-level ones: recipe field, model field, allowed values', () => {
     const result = analyzeRows(FIVE_ROWS);
     expect(result.ok).toBe(false);
     if (result.ok) return;
