@@ -61,20 +61,26 @@ async function waitForJournal(exited: () => boolean, ready: (events: Event[]) =>
   }
 }
 
+/** The recipe's run on the built-in gateway, as a process, and whether it has ended. */
+async function startRun() {
+  await writeFile(join(home, 'killed.yaml'), RECIPE);
+  await copyFile(logo, join(home, 'logo.png'));
+  const run = execa('node', [cli, 'run', 'killed.yaml', '--local'], { cwd: home, env: env(), reject: false });
+  let ended = false;
+  void run.finally(() => {
+    ended = true;
+  });
+  return { run, exited: () => ended };
+}
+
 const count = (events: Event[], type: string, step?: string) =>
   events.filter((event) => event.type === type && (step === undefined || event.step === step)).length;
 
 describe('a --local run, killed and resumed', () => {
   it('finds its tasks and files again in the built-in gateway and ends with nothing paid twice', async () => {
-    await writeFile(join(home, 'killed.yaml'), RECIPE);
-    await copyFile(logo, join(home, 'logo.png'));
-    const run = execa('node', [cli, 'run', 'killed.yaml', '--local'], { cwd: home, env: env(), reject: false });
-    let exited = false;
-    void run.finally(() => {
-      exited = true;
-    });
+    const { run, exited } = await startRun();
     const runId = await waitForJournal(
-      () => exited,
+      exited,
       (events) => count(events, 'step-finished', 'quick') === 1 && count(events, 'task-submitted', 'slow') === 3,
     );
     run.kill('SIGKILL');
@@ -99,5 +105,22 @@ describe('a --local run, killed and resumed', () => {
     const framed = summary.outputs.framed;
     // The edit model answers in JPEG unless asked otherwise.
     expect([...(await readFile(framed.path)).subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+  });
+
+  it('prints, at Ctrl-C, a resume command that works as printed', async () => {
+    const { run, exited } = await startRun();
+    const runId = await waitForJournal(exited, (events) => count(events, 'task-submitted', 'slow') === 3);
+    run.kill('SIGINT');
+    const stopped = await run;
+    expect(stopped.exitCode, stopped.stderr).toBe(130);
+    const printed = /Resume with:\n {2}(.+)$/.exec(stopped.stderr)?.[1];
+    // Not installed globally here, so the command goes through npx, which runs this package's bin.
+    expect(printed).toBe(`npx pipeline resume ${runId} --local`);
+    const [, , ...args] = printed!.split(' ');
+    const resumed = await execa('node', [cli, ...args], { cwd: home, env: env(), reject: false });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const events = await journalOf(runId);
+    expect(count(events, 'task-submitted', 'slow')).toBe(3);
+    expect(count(events, 'run-finished')).toBe(1);
   });
 });
