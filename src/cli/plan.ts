@@ -12,8 +12,9 @@ import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
 import { describeStepCost, describeTotalCost } from './prices.js';
+import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 
-function printText(estimate: PlanEstimate): void {
+function printText(estimate: PlanEstimate, plan: Plan): void {
   const { totals } = estimate;
   printLine(
     `${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`,
@@ -50,6 +51,11 @@ function printText(estimate: PlanEstimate): void {
   printLine(
     `wall time  at least ${formatDuration(totals.least_wall_ms)} at ${totals.assumptions.rpm} requests a minute${totals.assumptions.rpm_source === 'default' ? ' (assumed; the gateway sets it)' : ''} and ${totals.assumptions.concurrency} tasks at once`,
   );
+  const leftOut = [...new Set((plan.skippedRows ?? []).map((s) => s.where))];
+  if (leftOut.length > 0)
+    printLine(
+      `left out   ${leftOut.length} row${leftOut.length === 1 ? '' : 's'} (--skip-invalid-rows): ${leftOut.join(', ')}`,
+    );
 }
 
 /** What the step cache holds of the plan's runs; nothing when there is no cache folder yet. */
@@ -88,6 +94,7 @@ export function registerPlanCommand(program: Command): void {
     .option('--cache-dir <dir>', 'the step cache to look in (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
     .option('--no-cache', 'count every run, as a run with --no-cache or --refresh makes them')
     .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices')
+    .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP}; only the rest are planned and priced`)
     .action(
       async (
         recipe: string,
@@ -100,8 +107,10 @@ export function registerPlanCommand(program: Command): void {
           cache?: boolean;
           cacheDir?: string;
           prices?: string;
+          skipInvalidRows?: boolean;
         },
       ) => {
+        checkSkipInvalidRows(flags);
         if (!['text', 'json', 'mermaid'].includes(flags.format))
           throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
         const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([
@@ -109,7 +118,7 @@ export function registerPlanCommand(program: Command): void {
           import('../recipe/diagnostics.js'),
           import('../recipe/estimate.js'),
         ]);
-        const result = loadRecipe(recipe, flags);
+        const result = loadRecipe(recipe, rowOptions(flags));
         if (!result.ok) {
           printError(formatDiagnostics(result.error));
           annotateDiagnostics(result.error);
@@ -125,9 +134,12 @@ export function registerPlanCommand(program: Command): void {
           cached,
           pricing,
         });
-        if (flags.format === 'json') printJson(estimate);
+        const warning = skippedRowsWarning(result.value);
+        if (warning) printError(warning);
+        const skipped = flags.skipInvalidRows ? { skipped_rows: result.value.skippedRows ?? [] } : {};
+        if (flags.format === 'json') printJson({ ...estimate, ...skipped });
         else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
-        else printText(estimate);
+        else printText(estimate, result.value);
       },
     );
 }

@@ -6,6 +6,7 @@ import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
 import { pipelineHome } from './pipeline-home.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
+import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
@@ -76,22 +77,15 @@ export function registerRunCommands(program: Command): void {
       'on a terminal, ask before a run estimated over this many USD (default 5)',
       numberFlag('--confirm-above', { min: 0 }),
     )
-    .option(
-      '--skip-invalid-rows',
-      'with --batch: run the valid rows and list the invalid ones, instead of running none',
-    )
+    .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP}; the rest run`)
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
       const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
       ]);
-      if (flags.skipInvalidRows && !flags.batch) throw new UsageError('--skip-invalid-rows goes with --batch');
-      const rows = {
-        ...(flags.batch ? { batch: flags.batch } : {}),
-        ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}),
-      };
-      const result = loadRecipe(recipe, { set: flags.set, ...rows });
+      checkSkipInvalidRows(flags);
+      const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
         process.stderr.write(`${formatDiagnostics(result.error)}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
@@ -99,13 +93,8 @@ export function registerRunCommands(program: Command): void {
           `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
         );
       }
-      const skipped = result.value.skippedRows ?? [];
-      if (skipped.length > 0) {
-        const lines = skipped.map((s) => `  ${s.where}: ${s.message}`).join('\n');
-        process.stderr.write(
-          `--skip-invalid-rows: ${skipped.length} problem${skipped.length === 1 ? '' : 's'} in rows left out:\n${lines}\n`,
-        );
-      }
+      const skipped = skippedRowsWarning(result.value);
+      if (skipped) process.stderr.write(`${skipped}\n`);
       const { startRun } = await import('./run-session.js');
       process.exitCode = await startRun(result.value, flags, {
         recipeText: readFileSync(recipe, 'utf8'),

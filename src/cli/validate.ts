@@ -1,6 +1,20 @@
 import type { Command } from 'commander';
 import { collectSet } from './flags.js';
 import { printError, printJson, printLine } from './output.js';
+import {
+  checkSkipInvalidRows,
+  rowOptions,
+  SKIP_INVALID_ROWS_HELP,
+  skippedRowCount,
+  skippedRowsWarning,
+} from './skipped-rows.js';
+
+interface ValidateFlags {
+  set: string[];
+  batch?: string;
+  skipInvalidRows?: boolean;
+  json?: boolean;
+}
 
 export function registerValidateCommand(program: Command): void {
   program
@@ -11,13 +25,15 @@ export function registerValidateCommand(program: Command): void {
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl)')
+    .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP} as warnings; they make no error`)
     .option('--json', 'print JSON')
-    .action(async (recipe: string, flags: { set: string[]; batch?: string; json?: boolean }) => {
+    .action(async (recipe: string, flags: ValidateFlags) => {
+      checkSkipInvalidRows(flags);
       const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
       ]);
-      const result = loadRecipe(recipe, flags);
+      const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
         if (flags.json) printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });
         else printError(formatDiagnostics(result.error));
@@ -36,10 +52,16 @@ export function registerValidateCommand(program: Command): void {
         layers: plan.layers.length,
         inputs: Object.keys(plan.rows[0] ?? {}).length,
         rows: plan.rows.length,
+        ...(flags.skipInvalidRows ? { skipped_rows: plan.skippedRows ?? [] } : {}),
       };
+      // Warnings go to stderr in both forms: stdout stays the summary, or JSON a script parses.
+      const warning = skippedRowsWarning(plan);
+      if (warning) printError(warning);
       if (flags.json) return printJson(summary);
+      const leftOut = skippedRowCount(plan);
+      const rowsLeftOut = leftOut ? ` (${leftOut} row${leftOut === 1 ? '' : 's'} left out)` : '';
       printLine(
-        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}`,
+        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}${rowsLeftOut}`,
       );
     });
 }

@@ -7,6 +7,7 @@ import type { AnalyzerDeps, AnalyzerInput, RawRecipe, StepDraft } from './analyz
 import { error, sortDiagnostics, type Diagnostic } from './diagnostics.js';
 import { checkInputDefinitions, resolveRows } from './input-rows.js';
 import type { InputDefinition } from './inputs.js';
+import { rowsStepsAccept, type RowOrigin } from './model-rows.js';
 import { planStep } from './plan-steps.js';
 import { checkStructure } from './recipe-schema.js';
 import { resolveSettings } from './settings.js';
@@ -45,7 +46,8 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
   const skipped: Diagnostic[] = [];
-  const rows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped);
+  const origins: RowOrigin[] = [];
+  const inputRows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped, origins);
   const modelSchema = onceEach(deps.modelSchema);
   const drafts = Object.entries(recipe.steps).map(([id, raw]) =>
     draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics),
@@ -53,6 +55,9 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const byId = new Map(drafts.map((d) => [d.id, d]));
   checkNeeds(drafts, byId, file, diagnostics);
   const order = topologicalOrder(drafts, byId, file, diagnostics);
+  const rows = input.batch
+    ? judgeBatchRows(drafts, inputRows, origins, input, file, deps, diagnostics, skipped)
+    : inputRows;
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
   const inputShapes = Object.fromEntries(
@@ -81,6 +86,28 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     layers: assignLayers(steps),
     outputs,
   });
+}
+
+/**
+ * The batch rows whose values the steps' models accept; each rejected row's problems are errors,
+ * or with --skip-invalid-rows listed with the rows left out (errors again when none is left).
+ */
+function judgeBatchRows(
+  drafts: StepDraft[],
+  rows: Array<Record<string, unknown>>,
+  origins: RowOrigin[],
+  input: AnalyzerInput,
+  file: SourceFile,
+  deps: AnalyzerDeps,
+  diagnostics: Diagnostic[],
+  skipped: Diagnostic[],
+): Array<Record<string, unknown>> {
+  const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe: deps.probe };
+  const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) =>
+    (input.skipInvalidRows ? skipped : diagnostics).push(...problems),
+  );
+  if (kept.length === 0 && rows.length > 0 && skipped.length > 0) diagnostics.push(...skipped);
+  return kept;
 }
 
 /** One lookup per model, however many steps use it. */

@@ -11,6 +11,7 @@ import {
   type FileProbe,
   type InputDefinition,
 } from './inputs.js';
+import type { RowOrigin } from './model-rows.js';
 import type { SourceFile } from './source.js';
 
 /** The recipe's input definitions, each default checked against its own definition. */
@@ -48,6 +49,7 @@ export function resolveRows(
   probe: FileProbe,
   diagnostics: Diagnostic[],
   skipped: Diagnostic[] = [],
+  origins: RowOrigin[] = [],
 ): Row[] {
   const defaults: Row = {};
   for (const [name, definition] of Object.entries(definitions)) {
@@ -72,8 +74,10 @@ export function resolveRows(
         for (const name of missing(values))
           problems.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
       // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
-      if (problems.length === 0) rows.push(values);
-      else if (input.skipInvalidRows) skipped.push(...problems);
+      if (problems.length === 0) {
+        rows.push(values);
+        origins.push({ file: batch.file, range: row.range });
+      } else if (input.skipInvalidRows) skipped.push(...problems);
       else diagnostics.push(...problems);
     }
     if (rows.length === 0 && skipped.length > 0) diagnostics.push(...skipped);

@@ -1,11 +1,11 @@
-import { isLocalPath, validateModelInput } from '../model-schemas/validate.js';
 import { parseDuration } from '../duration.js';
 import type { PlannedStep, PlanSettings, StepCachePolicy, StepId } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
-import { checkFile, type FileProbe } from './inputs.js';
-import { ExpressionError, isUnknownAt, knownValue, UNKNOWN } from './known-values.js';
+import type { FileProbe } from './inputs.js';
+import { ExpressionError, knownValue, UNKNOWN } from './known-values.js';
 import { DEFAULTS } from './settings.js';
+import { stepInputProblems } from './step-inputs.js';
 import type { PathPart, SourceFile } from './source.js';
 
 /** A drafted step as the plan holds it: its dependencies, retry, timeout and runs per row; its inputs checked. */
@@ -52,7 +52,11 @@ export function planStep(
     }
     return evaluated.forEach.length;
   });
-  if (draft.inputSchema) for (const row of rows) checkInputs(draft, row, file, recipeDir, cwd, probe, diagnostics);
+  // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
+  if (draft.inputSchema)
+    for (const row of rows.filter((_, i) => runs[i] !== 0))
+      for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
+        diagnostics.push(error(file, file.locate(problem.path, problem.which), problem.message));
   const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter(
     (id) => id !== draft.id && byId.has(id),
   ) as StepId[];
@@ -79,54 +83,6 @@ export function planStep(
     layer: 0,
     cache: cachePolicy(draft, settings),
   };
-}
-
-/** The action's input as far as it is known now, checked against its schema; local files checked on disk. */
-function checkInputs(
-  draft: StepDraft,
-  row: Record<string, unknown>,
-  file: SourceFile,
-  recipeDir: string,
-  cwd: string,
-  probe: FileProbe,
-  diagnostics: Diagnostic[],
-): void {
-  const withPath: PathPart[] = ['steps', draft.id, 'with'];
-  let value: unknown;
-  try {
-    value = knownValue(draft.with, row);
-  } catch (cause) {
-    if (!(cause instanceof ExpressionError)) throw cause;
-    diagnostics.push(error(file, file.locate(withPath), cause.message));
-    return;
-  }
-  const input = value as Record<string, unknown>;
-  for (const media of draft.mediaFields) {
-    const fieldValue = input[media.field];
-    const entries =
-      media.list && Array.isArray(fieldValue)
-        ? fieldValue.map((v, i) => [v, [media.field, i]] as const)
-        : [[fieldValue, [media.field]] as const];
-    for (const [entry, at] of entries) {
-      if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
-      const checked = checkFile(entry, recipeDir, probe, cwd);
-      if (checked.problem) diagnostics.push(error(file, file.locate([...withPath, ...at]), checked.problem));
-      // A local file becomes a URL once uploaded; the schema sees a stand-in.
-      if (media.list && Array.isArray(fieldValue))
-        (fieldValue as unknown[])[at[1] as number] = `https://upload.invalid/${encodeURIComponent(entry)}`;
-      else input[media.field] = `https://upload.invalid/${encodeURIComponent(entry)}`;
-    }
-  }
-  for (const problem of validateModelInput(draft.inputSchema!, input)) {
-    if (isUnknownAt(input, problem.path)) continue;
-    const at =
-      problem.message === 'is required' ? file.locate(withPath, 'key') : file.locate([...withPath, ...problem.path]);
-    const where =
-      problem.message === 'is required' && draft.raw.with === undefined ? file.locate(['steps', draft.id], 'key') : at;
-    diagnostics.push(
-      error(file, where, `${problem.field} ${problem.message}${draft.model ? ` (${draft.model.slug})` : ''}`),
-    );
-  }
 }
 
 /** Web pages and search results go stale; what a model made for an input does not. */

@@ -202,9 +202,9 @@ describe('--batch with bad rows', () => {
     const result = await pipeline(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stderr).toContain(
-      `--skip-invalid-rows: 2 problems in rows left out:\n  ${rows}:3:1: this row has 4 values`,
+      `--skip-invalid-rows: 2 rows left out, 2 kept:\n  ${rows}:3:1: warning: this row has 4 values`,
     );
-    expect(result.stderr).toContain(`  ${rows}:4:1: input 'aspect_ratio' must be one of`);
+    expect(result.stderr).toContain(`  ${rows}:4:1: warning: input 'aspect_ratio' must be one of`);
     expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
   });
 });

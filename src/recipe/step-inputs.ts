@@ -1,0 +1,117 @@
+import type { Expr } from '../expressions/expressions.js';
+import { isLocalPath, validateModelInput } from '../model-schemas/validate.js';
+import type { ValueTemplate } from '../plan.js';
+import type { StepDraft } from './analyzer-types.js';
+import { checkFile, type FileProbe } from './inputs.js';
+import { ExpressionError, isUnknownAt, knownValue } from './known-values.js';
+import type { PathPart } from './source.js';
+
+/** One problem with a step's input for one row, at its place in the recipe. */
+export interface StepInputProblem {
+  /** Where in the recipe, and whether the key or the value is meant. */
+  path: PathPart[];
+  which: 'key' | 'value';
+  message: string;
+  /** The recipe inputs the faulty value is made from: none when the recipe alone is at fault. */
+  fromInputs: string[];
+  /** For a model's schema: the model field at fault and what is wrong with it. */
+  model?: { slug: string; field: string; problem: string };
+}
+
+/** The action's input as far as it is known for this row, checked against its schema; local files checked on disk. */
+export function stepInputProblems(
+  draft: StepDraft,
+  row: Record<string, unknown>,
+  recipeDir: string,
+  cwd: string,
+  probe: FileProbe,
+): StepInputProblem[] {
+  const withPath: PathPart[] = ['steps', draft.id, 'with'];
+  let value: unknown;
+  try {
+    value = knownValue(draft.with, row);
+  } catch (cause) {
+    if (!(cause instanceof ExpressionError)) throw cause;
+    return [{ path: withPath, which: 'value', message: cause.message, fromInputs: [] }];
+  }
+  const input = value as Record<string, unknown>;
+  const problems: StepInputProblem[] = [];
+  for (const media of draft.mediaFields) {
+    const fieldValue = input[media.field];
+    const entries =
+      media.list && Array.isArray(fieldValue)
+        ? fieldValue.map((v, i) => [v, [media.field, i]] as const)
+        : [[fieldValue, [media.field]] as const];
+    for (const [entry, at] of entries) {
+      if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
+      const checked = checkFile(entry, recipeDir, probe, cwd);
+      if (checked.problem)
+        problems.push({
+          path: [...withPath, ...at],
+          which: 'value',
+          message: checked.problem,
+          fromInputs: inputsReadAt(draft.with, at),
+        });
+      // A local file becomes a URL once uploaded; the schema sees a stand-in.
+      if (media.list && Array.isArray(fieldValue))
+        (fieldValue as unknown[])[at[1] as number] = `https://upload.invalid/${encodeURIComponent(entry)}`;
+      else input[media.field] = `https://upload.invalid/${encodeURIComponent(entry)}`;
+    }
+  }
+  for (const problem of validateModelInput(draft.inputSchema!, input)) {
+    if (isUnknownAt(input, problem.path)) continue;
+    const required = problem.message === 'is required';
+    const slug = draft.model ? ` (${draft.model.slug})` : '';
+    problems.push({
+      path: !required ? [...withPath, ...problem.path] : draft.raw.with === undefined ? ['steps', draft.id] : withPath,
+      which: required ? 'key' : 'value',
+      message: `${problem.field} ${problem.message}${slug}`,
+      fromInputs: required ? [] : inputsReadAt(draft.with, problem.path),
+      ...(draft.model ? { model: { slug: draft.model.slug, field: problem.field, problem: problem.message } } : {}),
+    });
+  }
+  return problems;
+}
+
+/** Whether the plan knows the step does not run in this row: its `if` is false, or its `for_each` list empty. */
+export function neverRunsInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
+  try {
+    if (draft.if && knownValue(draft.if, row) === false) return true;
+    const items = draft.forEach ? knownValue(draft.forEach, row) : undefined;
+    return Array.isArray(items) && items.length === 0;
+  } catch (cause) {
+    // An expression that cannot be evaluated is reported where the step's runs are counted.
+    if (!(cause instanceof ExpressionError)) throw cause;
+    return false;
+  }
+}
+
+/**
+ * The recipe inputs that the value at `path` of a step's `with:` is made from: those its
+ * expression reads, where the walk down the template meets one.
+ */
+export function inputsReadAt(value: ValueTemplate, path: ReadonlyArray<string | number>): string[] {
+  let current: ValueTemplate | undefined = value;
+  for (const part of path) {
+    if (current.kind === 'template') break;
+    if (current.kind === 'map') current = current.entries[String(part)];
+    else if (current.kind === 'list' && typeof part === 'number') current = current.items[part];
+    else return [];
+    if (!current) return [];
+  }
+  if (current.kind !== 'template') return [];
+  const names = new Set<string>();
+  for (const part of current.template.parts) if (typeof part !== 'string') collectInputs(part.expr, names);
+  return [...names];
+}
+
+function collectInputs(expr: Expr, names: Set<string>): void {
+  if (expr.kind === 'call') for (const arg of expr.args) collectInputs(arg, names);
+  else if (expr.kind === 'binary') for (const side of [expr.left, expr.right]) collectInputs(side, names);
+  else if (expr.kind === 'not') collectInputs(expr.operand, names);
+  else if (expr.kind === 'access') collectInputs(expr.target, names);
+  else if (expr.kind === 'path' && expr.root === 'inputs') {
+    const first = expr.segments[0];
+    if (first?.kind === 'field') names.add(first.name);
+  }
+}

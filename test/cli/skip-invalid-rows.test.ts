@@ -1,0 +1,142 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { FIVE_ROWS, POSTER_RECIPE, RUN_TIME_RATIO_RECIPE, rowMessages } from '../support/bad-rows.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
+
+let gateway: LocalGateway;
+let dir: string;
+let recipe: string;
+let rows: string;
+
+beforeAll(async () => {
+  gateway = await startLocalGateway({ latencyScale: 0 });
+  dir = await mkdtemp(join(tmpdir(), 'pipeline-rows-'));
+  recipe = join(dir, 'posters.yaml');
+  rows = join(dir, 'rows.csv');
+  await writeFile(recipe, POSTER_RECIPE);
+  await writeFile(rows, FIVE_ROWS);
+});
+afterAll(async () => {
+  await gateway.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const pipeline = (args: string[]) =>
+  execa('node', [cli, ...args], {
+    reject: false,
+    env: {
+      PIPELINE_API_KEY: gateway.apiKey,
+      PIPELINE_BASE_URL: gateway.baseUrl,
+      PIPELINE_HOME: join(dir, 'home'),
+      PATH: process.env.PATH ?? '',
+    },
+    extendEnv: false,
+  });
+
+/** Runs the command and counts the POSTs the gateway received meanwhile, and the model submissions among them. */
+async function counted(args: string[]) {
+  const before = gateway.stats().requests.by_route;
+  const result = await pipeline(args);
+  await gateway.settle();
+  const after = gateway.stats().requests.by_route;
+  const made = (route: string) => (after[route] ?? 0) - (before[route] ?? 0);
+  const posts = Object.keys(after)
+    .filter((route) => route.startsWith('POST '))
+    .reduce((sum, route) => sum + made(route), 0);
+  return { result, posts, submitted: made(SUBMIT) };
+}
+
+const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.includes(': error: '));
+const expectedErrors = () => rowMessages(recipe).map((p) => `${rows}:${p.line}:1: error: ${p.message}`);
+const expectedWarnings = () => [
+  '--skip-invalid-rows: 3 rows left out, 2 kept:',
+  ...rowMessages(recipe).map((p) => `  ${rows}:${p.line}:1: warning: ${p.message}`),
+];
+
+describe('run --batch with a bad input type, a column-count error and a value the model rejects', () => {
+  it('without --skip-invalid-rows: all three reported, exit 2, not one POST', async () => {
+    const { result, posts } = await counted(['run', recipe, '--batch', rows]);
+    expect(result.exitCode).toBe(2);
+    expect(errorLines(result.stderr)).toEqual(expectedErrors());
+    expect(posts).toBe(0);
+  });
+
+  it('with --skip-invalid-rows: the two good rows run, the three bad ones are listed', async () => {
+    const { result, submitted } = await counted(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr.split('\n').slice(0, 4)).toEqual(expectedWarnings());
+    expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
+    expect(submitted).toBe(2);
+  });
+
+  it('a value known only at run time fails its item before the POST, costing nothing', async () => {
+    const picked = join(dir, 'picked.yaml');
+    await writeFile(picked, RUN_TIME_RATIO_RECIPE);
+    const titles = join(dir, 'titles.csv');
+    await writeFile(titles, 'title\nA\n');
+    const { result, submitted } = await counted(['run', picked, '--batch', titles, '--skip-invalid-rows']);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).not.toContain('--skip-invalid-rows:');
+    expect(result.stderr).toContain('aspect_ratio must be one of 16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3, 21:9; got "7:3"');
+    expect(submitted).toBe(0);
+  });
+});
+
+describe('validate and plan with --skip-invalid-rows', () => {
+  it('validate: exit 2 and every bad row without the flag; exit 0 and the rows as warnings with it', async () => {
+    const strict = await pipeline(['validate', recipe, '--batch', rows]);
+    expect(strict.exitCode).toBe(2);
+    expect(errorLines(strict.stderr)).toEqual(expectedErrors());
+    const lenient = await pipeline(['validate', recipe, '--batch', rows, '--skip-invalid-rows']);
+    expect(lenient.exitCode).toBe(0);
+    expect(lenient.stdout).toBe(`${recipe}: valid: 1 step in 1 layer, 3 inputs, 2 runs (3 rows left out)`);
+    expect(lenient.stderr.split('\n')).toEqual(expectedWarnings());
+  });
+
+  it('validate --json carries the rows left out as a list', async () => {
+    const result = await pipeline(['validate', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      valid: true,
+      rows: 2,
+      skipped_rows: rowMessages(recipe).map((p) => ({ where: `${rows}:${p.line}:1`, message: p.message })),
+    });
+  });
+
+  it('plan: the kept rows planned and priced, the rows left out shown; --format json lists them', async () => {
+    expect((await pipeline(['plan', recipe, '--batch', rows])).exitCode).toBe(2);
+    // --no-cache: the runs above filled the step cache, and a cached run costs nothing.
+    const text = await pipeline(['plan', recipe, '--batch', rows, '--skip-invalid-rows', '--no-cache']);
+    expect(text.exitCode, text.stderr).toBe(0);
+    const lines = text.stdout.split('\n');
+    expect(lines[0]).toBe('posters: 1 steps in 1 layers, 2 runs');
+    expect(lines).toContain('cost       $0.0600');
+    expect(lines.at(-1)).toBe(
+      `left out   3 rows (--skip-invalid-rows): ${rowMessages(recipe)
+        .map((p) => `${rows}:${p.line}:1`)
+        .join(', ')}`,
+    );
+    expect(text.stderr.split('\n')).toEqual(expectedWarnings());
+    const json = JSON.parse(
+      (await pipeline(['plan', recipe, '--batch', rows, '--skip-invalid-rows', '--format', 'json'])).stdout,
+    );
+    expect(json.rows).toBe(2);
+    expect(json.steps[0].runs).toBe(2);
+    expect(json.skipped_rows.map((s: { where: string }) => s.where)).toEqual(
+      rowMessages(recipe).map((p) => `${rows}:${p.line}:1`),
+    );
+  });
+
+  it.each(['validate', 'plan', 'run'])('%s --skip-invalid-rows without --batch is a usage error', async (command) => {
+    const result = await pipeline([command, recipe, '--set', 'title=A', '--skip-invalid-rows']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe('pipeline: --skip-invalid-rows goes with --batch');
+  });
+});
