@@ -111,12 +111,12 @@ describe('pipeline plan', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe(
       [
-        'ci-assets: 3 steps in 2 layers, 1 run',
+        'ci-assets: 3 steps in 3 layers, 1 run',
         '',
         'LAYER  STEP         ACTION                           RUNS  COST     NEEDS',
         '1      backgrounds  vendor-a/vendor-a-v3-t2i         3     $0.1800',
         '2      icon         vendor-b/vendor-b-5.0-lite-edit  1     $0.0400  backgrounds',
-        '2      manifest     run                              1              backgrounds',
+        '3      manifest     run                              1              backgrounds, icon',
         '',
         'tasks      3 × vendor-a/vendor-a-v3-t2i, 1 × vendor-b/vendor-b-5.0-lite-edit',
         'requests   at least 9: 4 submissions, 4 polls, 1 uploads, 0 tool calls, 0 text calls',
