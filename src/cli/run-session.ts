@@ -134,6 +134,7 @@ export async function startRun(
     batch_source: source.batchPath ? resolve(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
     cost: { estimated_usd: money.estimate.usd, lower_bound: money.estimate.lower_bound },
+    ...(plan.skippedRows?.length ? { skipped_rows: plan.skippedRows } : {}),
     dag: plan.steps.map((s) => ({
       id: s.id,
       action: s.action,
@@ -405,6 +406,7 @@ async function finish(
       files: summary.files.map((f) => f.path),
       copied,
       cache: summary.cache,
+      skipped_rows: summary.skipped_rows,
     });
   } else {
     if (summary.files.length > 0) {

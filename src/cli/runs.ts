@@ -89,6 +89,8 @@ export function registerRunsCommand(program: Command): void {
       printLine(`spent    ${spendFigures(summary.cost)}`);
       if (summary.damaged_lines.length > 0)
         printLine(`journal  ${describeLines(summary.damaged_lines)} could not be read`);
+      const leftOut = [...new Set(summary.skipped_rows.map((s) => s.where))];
+      if (leftOut.length > 0) printLine(`left out ${leftOut.length} rows (--skip-invalid-rows): ${leftOut.join(', ')}`);
       printLine();
       printTable(
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],

@@ -120,6 +120,8 @@ export interface RunStartedEvent {
   local_files?: Record<string, string>;
   /** The estimate the run started with: its known cost in USD, and whether that is a lower bound. */
   cost?: { estimated_usd: number; lower_bound: boolean };
+  /** Batch rows `--skip-invalid-rows` left out: where each problem is and what it is. */
+  skipped_rows?: Array<{ where: string; message: string }>;
   /** The recipe's steps and what each depends on: the report draws the DAG from it. */
   dag?: Array<{ id: string; action: string; depends_on: string[]; model?: string }>;
 }

@@ -20,6 +20,8 @@ export interface RunSummary {
   /** Journal lines that could not be read; empty for a sound journal. */
   damaged_lines: number[];
   cost: RunCost;
+  /** Batch rows `--skip-invalid-rows` left out, one entry per problem; empty when none were. */
+  skipped_rows: Array<{ where: string; message: string }>;
 }
 
 /**
@@ -65,6 +67,7 @@ export function summaryOf(run: RunState): RunSummary {
     files,
     damaged_lines: run.damagedLines,
     cost: costOf(run),
+    skipped_rows: run.start.skipped_rows ?? [],
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,8 +72,16 @@ describe('run --batch with a bad input type, a column-count error and a value th
     const { result, submitted } = await counted(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stderr.split('\n').slice(0, 4)).toEqual(expectedWarnings());
-    expect(JSON.parse(result.stdout).outputs).toHaveLength(2);
+    const printed = JSON.parse(result.stdout);
+    expect(printed.outputs).toHaveLength(2);
     expect(submitted).toBe(2);
+    // The rows left out stay with the run: in --json, in run.json and in runs show.
+    const where = rowMessages(recipe).map((p) => `${rows}:${p.line}:1`);
+    expect(printed.skipped_rows.map((s: { where: string }) => s.where)).toEqual(where);
+    const summary = JSON.parse(await readFile(join(printed.run_dir, 'run.json'), 'utf8'));
+    expect(summary.skipped_rows).toEqual(printed.skipped_rows);
+    const shown = await pipeline(['runs', 'show', printed.run_id]);
+    expect(shown.stdout).toContain(`left out 3 rows (--skip-invalid-rows): ${where.join(', ')}`);
   });
 
   it('a value known only at run time fails its item before the POST, costing nothing', async () => {
