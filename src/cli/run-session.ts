@@ -281,7 +281,6 @@ async function execute(
       })
     : new ConsoleReporter(
         (text) => process.stderr.write(redact(text)),
-        false,
         () => clock.now(),
       );
   const controller = new AbortController();
