@@ -101,6 +101,14 @@ describe('a text run: with values from inputs and from earlier steps', () => {
     expect(first).toMatchObject({ said: expect.stringMatching(/^one \d+$/), cached: false });
     expect(await said('one')).toEqual({ said: first.said, cached: true });
     expect(await said('two')).toMatchObject({ said: expect.stringMatching(/^two \d+$/), cached: false });
+    // pipeline plan finds the same keys: the run for 'one' is cached, a run for 'three' is not.
+    const planned = async (title: string) => {
+      const result = await pipeline(['plan', recipe, '--set', `title=${title}`, '--format', 'json']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      return JSON.parse(result.stdout).totals.cached;
+    };
+    expect(await planned('one')).toBe(1);
+    expect(await planned('three')).toBe(0);
   });
 });
 
