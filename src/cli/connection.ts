@@ -6,7 +6,9 @@ import type { Budget } from '../scheduler/budget-interface.js';
 import type { RedisPair } from '../scheduler/redis-connection.js';
 import { TrafficMeter } from '../engine/traffic.js';
 import { systemClock, type Clock } from '../clock.js';
+import { join } from 'node:path';
 import { UsageError } from './errors.js';
+import { pipelineHome } from './pipeline-home.js';
 import { redact, registerSecret } from './output.js';
 
 /** Flags every command that talks to the gateway takes. */
@@ -132,7 +134,10 @@ export async function connect(
       throw new UsageError(
         `PIPELINE_LOCAL_LATENCY_SCALE must be a number of at least 0, got ${JSON.stringify(env.PIPELINE_LOCAL_LATENCY_SCALE)}`,
       );
-    const gateway = await startLocalGateway({ latencyScale: scale });
+    // Its tasks, uploads and results are kept under the home, so that a resume, or `task get`,
+    // in a later process finds them, as it would on the hosted gateway.
+    const dataDir = join(budgetOptions.home ?? pipelineHome(env), 'local-gateway');
+    const gateway = await startLocalGateway({ latencyScale: scale, dataDir });
     endpoints = {
       baseUrl: gateway.baseUrl,
       toolUrl: gateway.toolUrl,

@@ -112,7 +112,8 @@ export function registerGatewayCommand(program: Command): void {
     )
     .option(
       '--data-dir <dir>',
-      'where generated and uploaded files live (default: a temporary folder, removed on exit)',
+      'where tasks, uploads and results are kept; a gateway started again on it answers for them ' +
+        '(default: a temporary folder, removed on exit)',
     )
     .option('--no-ffmpeg', 'never use ffmpeg for video output, even when one is available')
     .action(async (flags: ServeFlags) => {

@@ -2,20 +2,21 @@ import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Accounts } from './accounts.js';
-import { BlobStore } from './blob-store.js';
+import { BlobStore, type BlobRecord } from './blob-store.js';
 import type { FastifyInstance } from 'fastify';
 import { systemClock, type GatewayClock } from './clock.js';
 import type { GatewayContext } from './context.js';
 import { FaultPlan, parseFault, type Fault } from './faults.js';
-import { FileRegistry } from './files.js';
+import { FileRegistry, type FileRecord } from './files.js';
 import { BodyValidator } from './input-validation.js';
 import { loadServedModels } from './model-catalog.js';
 import { resolveGatewayOptions, type LocalGatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { GatewayRandom } from './random.js';
 import { RateLimiter } from './rate-limit.js';
+import { DiskRecords, NoRecords, type Records } from './records.js';
 import { buildServer } from './server.js';
 import { GatewayStats, type GatewayStatsSnapshot } from './stats.js';
-import { TaskManager } from './tasks.js';
+import { TaskManager, type TaskRecord } from './tasks.js';
 import { ToolLog } from './tools/tool-log.js';
 import { WebTools } from './tools/web-tools.js';
 import { WebhookSender } from './webhooks.js';
@@ -60,11 +61,24 @@ export class PortInUseError extends Error {
   }
 }
 
+/** Where a gateway keeps its tasks, uploads and result files between processes; nowhere for a temporary folder. */
+function recordsIn(dataDir: string, kept: boolean) {
+  const folder = <T>(name: string): Records<T> =>
+    kept ? new DiskRecords<T>(join(dataDir, 'records', name)) : new NoRecords<T>();
+  return { tasks: folder<TaskRecord>('tasks'), files: folder<FileRecord>('files'), blobs: folder<BlobRecord>('blobs') };
+}
+
 /** Every part of a gateway, wired once; `origin` is filled in once the server listens. */
-function buildContext(resolved: ResolvedGatewayOptions, clock: GatewayClock, dataDir: string, originOf: () => string) {
+function buildContext(
+  resolved: ResolvedGatewayOptions,
+  clock: GatewayClock,
+  dataDir: string,
+  records: ReturnType<typeof recordsIn>,
+  originOf: () => string,
+) {
   const random = new GatewayRandom(resolved.seed);
   const stats = new GatewayStats();
-  const blobs = new BlobStore(dataDir, clock, random);
+  const blobs = new BlobStore(dataDir, clock, random, records.blobs);
   const accounts = new Accounts(resolved.keys, resolved.balanceUsd);
   const models = loadServedModels();
   const validator = new BodyValidator();
@@ -76,8 +90,8 @@ function buildContext(resolved: ResolvedGatewayOptions, clock: GatewayClock, dat
     random,
     accounts,
     blobs,
-    files: new FileRegistry(clock, random, blobs, resolved.teamQuotaBytes),
-    tasks: new TaskManager(resolved, clock, random, accounts, blobs, stats, webhooks, originOf),
+    files: new FileRegistry(clock, random, blobs, resolved.teamQuotaBytes, records.files, originOf),
+    tasks: new TaskManager(resolved, clock, random, accounts, blobs, stats, webhooks, originOf, records.tasks),
     models,
     validator,
     rateLimiter: new RateLimiter(clock, resolved.rpm, resolved.windowSeconds),
@@ -88,6 +102,13 @@ function buildContext(resolved: ResolvedGatewayOptions, clock: GatewayClock, dat
     origin: originOf,
   };
   return { ctx, webhooks };
+}
+
+/** What an earlier gateway on the same data folder left: the expired part goes, the uploads come back. */
+async function takeBackState(ctx: GatewayContext): Promise<void> {
+  await ctx.tasks.prune();
+  await ctx.blobs.prune(ctx.options.resultTtlSeconds * 1000);
+  await ctx.files.load();
 }
 
 /** `http://host:port` of a listening server, with a wildcard address made one a client can reach. */
@@ -108,7 +129,9 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const dataDir = resolved.dataDir ?? (await mkdtemp(join(tmpdir(), 'pipeline-gateway-')));
   await mkdir(dataDir, { recursive: true });
   let origin = '';
-  const { ctx, webhooks } = buildContext(resolved, options.clock ?? systemClock, dataDir, () => origin);
+  const records = recordsIn(dataDir, !ownsDataDir);
+  const { ctx, webhooks } = buildContext(resolved, options.clock ?? systemClock, dataDir, records, () => origin);
+  if (!ownsDataDir) await takeBackState(ctx);
   const app = await buildServer(ctx);
   let inFlight = 0;
   app.server.on('request', (_request, response) => {

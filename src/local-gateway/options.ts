@@ -36,7 +36,11 @@ export interface LocalGatewayOptions {
   teamQuotaBytes?: number;
   /** Seed of every random choice. Default: a random seed. */
   seed?: number;
-  /** Where generated and uploaded files live. Default: a temporary folder, removed on close. */
+  /**
+   * Where generated and uploaded files live. A folder given here is the gateway's own: its tasks,
+   * uploads and results are kept there and found again by the next gateway started on it.
+   * Default: a temporary folder, removed on close.
+   */
   dataDir?: string;
   /** Time source. Default: the system clock. */
   clock?: GatewayClock;

@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Accounts } from './accounts.js';
-import type { BlobStore, Blob } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
 import type { GatewayClock, GatewayTimer } from './clock.js';
 import { notFound } from './errors.js';
 import { TaskInputError, type ModelBehaviour, type ProduceContext, type ProducedOutput } from './models/behaviour.js';
@@ -10,17 +10,23 @@ import type { ResolvedGatewayOptions } from './options.js';
 import type { GatewayRandom } from './random.js';
 import type { GatewayStats } from './stats.js';
 import type { ServedModel } from './model-catalog.js';
+import { MODEL_BEHAVIOURS } from './models/index.js';
 import { unitsOf } from '../model-schemas/prices.js';
+import type { Records } from './records.js';
+import { InputFetcher } from './task-inputs.js';
 import type { WebhookSender } from './webhooks.js';
 
 type TaskStatus = 'pending' | 'processing' | 'success' | 'failed';
 
-interface Task {
+/**
+ * A task as kept between processes. A task that had not ended when its process stopped goes on
+ * in the next one that is asked for it, as a hosted gateway's tasks go on while its client is away.
+ */
+export interface TaskRecord {
   id: string;
   team: string;
   slug: string;
   input: Record<string, unknown>;
-  behaviour: ModelBehaviour;
   status: TaskStatus;
   submitTime: number;
   startTime?: number;
@@ -28,12 +34,29 @@ interface Task {
   processingMs: number;
   chargedUnits: number;
   unitPriceUnits: number;
-  /** Decided at submission so that `--seed` fixes which tasks fail, whatever the order of completion. */
   injectFailure: boolean;
   webhookUrl?: string;
-  output?: ProducedOutput;
+  output?: TaskOutput;
   error?: { code: number; message: string };
   resultExpiresAt?: number;
+  /** The gateway's address when the record was written: its links are moved to the address of the day. */
+  origin: string;
+}
+
+/** What a successful task answers; its files are in the blob store under `resultTokens`. */
+type TaskOutput = Omit<ProducedOutput, 'blobs'> & { resultTokens: string[] };
+
+interface Task extends Omit<TaskRecord, 'origin'> {
+  behaviour: ModelBehaviour;
+  /** False for a task taken over from an earlier process: its charge was made there, so nothing is refunded here. */
+  chargedHere: boolean;
+  submitTime: number;
+  startTime?: number;
+  endTime?: number;
+  processingMs: number;
+  chargedUnits: number;
+  unitPriceUnits: number;
+  /** Decided at submission so that `--seed` fixes which tasks fail, whatever the order of completion. */
   timer?: GatewayTimer;
 }
 
@@ -56,6 +79,8 @@ export class TaskManager {
   private readonly waiting = new Map<string, Task[]>();
   private readonly runningCount = new Map<string, number>();
   private readonly settling = new Set<Promise<void>>();
+  private readonly expiryTimers = new Set<GatewayTimer>();
+  private readonly inputs: InputFetcher;
 
   constructor(
     private readonly options: ResolvedGatewayOptions,
@@ -66,10 +91,16 @@ export class TaskManager {
     private readonly stats: GatewayStats,
     private readonly webhooks: WebhookSender,
     private readonly publicOrigin: () => string,
-  ) {}
+    private readonly records: Records<TaskRecord>,
+  ) {
+    this.inputs = new InputFetcher(blobs, publicOrigin);
+  }
 
-  /** Charges the team and queues the task; throws 402 before anything is queued when the balance is short. */
-  submit(request: SubmitRequest): Task {
+  /**
+   * Charges the team and queues the task; throws 402 before anything is queued when the balance is
+   * short. The task is recorded before it is answered: an acknowledged task outlives the process.
+   */
+  async submit(request: SubmitRequest): Promise<Task> {
     const priceUsd = this.options.prices[request.slug] ?? request.model.price.usd;
     const unitPriceUnits = Math.round(priceUsd * 10_000);
     const chargedUnits = unitsOf(request.model.price, request.input, request.model.schema);
@@ -87,20 +118,20 @@ export class TaskManager {
       chargedUnits,
       unitPriceUnits,
       injectFailure: this.random.chance(this.options.failRate),
+      chargedHere: true,
       ...(request.webhookUrl ? { webhookUrl: request.webhookUrl } : {}),
     };
+    task.id = await this.unused(task.id);
     this.tasks.set(task.id, task);
     this.stats.taskSubmitted(request.slug);
-    const queue = this.waiting.get(task.team) ?? [];
-    queue.push(task);
-    this.waiting.set(task.team, queue);
-    this.startWaiting(task.team);
+    await this.save(task);
+    this.enqueue(task);
     return task;
   }
 
   /** The task result body, or 404 for an unknown id, another team's task or an expired result. */
-  resultBody(team: string, taskId: string) {
-    const task = this.tasks.get(taskId);
+  async resultBody(team: string, taskId: string) {
+    const task = this.tasks.get(taskId) ?? (await this.recall(taskId));
     if (!task || task.team !== team) throw notFound(`task ${taskId} does not exist`);
     if (task.resultExpiresAt !== undefined && task.resultExpiresAt <= this.clock.now()) {
       throw notFound(`the result of task ${taskId} expired at ${new Date(task.resultExpiresAt).toISOString()}`);
@@ -126,8 +157,63 @@ export class TaskManager {
     while (this.settling.size > 0) await Promise.all([...this.settling]);
   }
 
+  /**
+   * Forgets recorded tasks whose results expired, and ones an earlier process left unfinished that
+   * nobody asked for within a result's lifetime.
+   */
+  async prune(): Promise<void> {
+    const now = this.clock.now();
+    const lifetimeMs = this.options.resultTtlSeconds * 1000;
+    for (const [id, record] of await this.records.readAll()) {
+      const expiresAt = record.resultExpiresAt ?? record.submitTime + record.processingMs + lifetimeMs;
+      if (expiresAt <= now) await this.records.remove(id);
+    }
+  }
+
+  /** Stops every timer: nothing of this gateway happens after it, as after the end of its process. */
   close(): void {
     for (const task of this.tasks.values()) if (task.timer) this.clock.clearTimer(task.timer);
+    for (const timer of this.expiryTimers) this.clock.clearTimer(timer);
+  }
+
+  /**
+   * A task an earlier process recorded, taken over: one that had not ended goes on here (a running
+   * one for the rest of its processing time), and its links point at this process's address.
+   */
+  private async recall(taskId: string): Promise<Task | undefined> {
+    const record = await this.records.read(taskId);
+    const behaviour = record ? MODEL_BEHAVIOURS[record.slug] : undefined;
+    if (!record || !behaviour || this.tasks.has(taskId)) return this.tasks.get(taskId);
+    const { origin, ...fields } = record;
+    const task: Task = { ...fields, behaviour, chargedHere: false };
+    if (task.output && origin !== this.publicOrigin()) task.output = movedTo(task.output, origin, this.publicOrigin());
+    this.tasks.set(task.id, task);
+    if (task.status === 'processing') this.start(task);
+    else if (task.status === 'pending') this.enqueue(task);
+    return task;
+  }
+
+  /**
+   * The id drawn, or another when it is taken here or by an earlier process on the same folder
+   * (which may have had the same seed). The first draw is made with the task's other draws, so a
+   * seed gives the same ids as ever.
+   */
+  private async unused(drawn: string): Promise<string> {
+    let id = drawn;
+    while (this.tasks.has(id) || (await this.records.read(id)) !== undefined) id = `task_${this.random.hex(12)}`;
+    return id;
+  }
+
+  private enqueue(task: Task): void {
+    const queue = this.waiting.get(task.team) ?? [];
+    queue.push(task);
+    this.waiting.set(task.team, queue);
+    this.startWaiting(task.team);
+  }
+
+  private save(task: Task): Promise<void> {
+    const { behaviour: _behaviour, chargedHere: _chargedHere, timer: _timer, ...fields } = task;
+    return this.records.write(task.id, { ...fields, origin: this.publicOrigin() });
   }
 
   private data(task: Task) {
@@ -147,13 +233,27 @@ export class TaskManager {
     };
   }
 
+  /** Sets the task's outcome; the price units to refund (all of them on failure, the unused ones on success). */
+  private outcome(task: Task, output: ProducedOutput | undefined, error: Task['error']): number {
+    if (!output) {
+      task.status = 'failed';
+      task.error = error;
+      return task.unitPriceUnits * task.chargedUnits;
+    }
+    const { blobs, ...answer } = output;
+    task.status = 'success';
+    task.output = { ...answer, resultTokens: blobs.map((blob) => blob.token) };
+    const unused = output.unitsUsed === undefined ? 0 : Math.max(0, task.chargedUnits - output.unitsUsed);
+    return task.unitPriceUnits * unused;
+  }
+
   private startWaiting(team: string): void {
     const queue = this.waiting.get(team) ?? [];
     while (queue.length > 0 && (this.runningCount.get(team) ?? 0) < this.options.maxConcurrent) {
       const task = queue.shift()!;
       const expiresAfter = task.input.execution_expires_after;
       if (typeof expiresAfter === 'number' && this.clock.now() - task.submitTime > expiresAfter * 1000) {
-        this.end(
+        void this.end(
           task,
           undefined,
           { code: 408, message: `Task expired: it waited longer than execution_expires_after (${expiresAfter} s)` },
@@ -165,26 +265,32 @@ export class TaskManager {
     }
   }
 
+  /** Runs a task for its processing time; a task taken over mid-way runs for what was left of it. */
   private start(task: Task): void {
+    const resumed = task.status === 'processing' && task.startTime !== undefined;
+    const remainingMs = resumed
+      ? Math.max(0, task.startTime! + task.processingMs - this.clock.now())
+      : task.processingMs;
     task.status = 'processing';
-    task.startTime = this.clock.now();
+    if (!resumed) task.startTime = this.clock.now();
     this.runningCount.set(task.team, (this.runningCount.get(task.team) ?? 0) + 1);
     this.stats.taskStarted(task.team);
     const elapsed = new Promise<void>((resolve) => {
-      task.timer = this.clock.setTimer(task.processingMs, resolve);
+      task.timer = this.clock.setTimer(remainingMs, resolve);
     });
-    const work = this.produce(task).then(
-      async (output) => {
+    const started = resumed ? Promise.resolve() : this.save(task);
+    const work = Promise.all([started, this.produce(task)]).then(
+      async ([, output]) => {
         await elapsed;
         if (task.injectFailure) {
           await Promise.all(output.blobs.map((blob) => this.blobs.remove(blob.token)));
-          this.end(
+          await this.end(
             task,
             undefined,
             { code: 500, message: 'Internal server error: the model could not generate an output for this input' },
             true,
           );
-        } else this.end(task, output, undefined, true);
+        } else await this.end(task, output, undefined, true);
       },
       async (error: unknown) => {
         await elapsed;
@@ -195,7 +301,7 @@ export class TaskManager {
                 code: 500,
                 message: `Internal server error: ${error instanceof Error ? error.message : String(error)}`,
               };
-        this.end(task, undefined, failure, true);
+        await this.end(task, undefined, failure, true);
       },
     );
     const tracked = work.finally(() => this.settling.delete(tracked));
@@ -214,7 +320,7 @@ export class TaskManager {
         const blob = await this.blobs.put('results', name, bytes, contentType, Number.POSITIVE_INFINITY);
         return { blob, url: `${this.publicOrigin()}${this.blobs.urlPath(blob)}` };
       },
-      fetchInput: (fieldName, url, maxBytes) => this.fetchInput(fieldName, url, maxBytes),
+      fetchInput: (fieldName, url, maxBytes) => this.inputs.fetch(fieldName, url, maxBytes),
     };
     try {
       return await task.behaviour.produce(context);
@@ -223,82 +329,39 @@ export class TaskManager {
     }
   }
 
-  private end(task: Task, output: ProducedOutput | undefined, error: Task['error'], wasRunning: boolean): void {
+  /** Ends a task: its answer is readable at once, and recorded before any webhook tells of it. */
+  private async end(
+    task: Task,
+    output: ProducedOutput | undefined,
+    error: Task['error'],
+    wasRunning: boolean,
+  ): Promise<void> {
     const now = this.clock.now();
+    const expiresAt = now + this.options.resultTtlSeconds * 1000;
     task.endTime = now;
-    task.resultExpiresAt = now + this.options.resultTtlSeconds * 1000;
+    task.resultExpiresAt = expiresAt;
     task.timer = undefined;
-    if (output) {
-      task.status = 'success';
-      task.output = output;
-      for (const blob of output.blobs) blob.expiresAt = task.resultExpiresAt;
-      if (output.unitsUsed !== undefined && output.unitsUsed < task.chargedUnits) {
-        this.accounts.refund(task.team, Math.round(task.unitPriceUnits * (task.chargedUnits - output.unitsUsed)));
-      }
-    } else {
-      task.status = 'failed';
-      task.error = error;
-      this.accounts.refund(task.team, Math.round(task.unitPriceUnits * task.chargedUnits));
-    }
+    const refundUnits = this.outcome(task, output, error);
+    if (refundUnits > 0 && task.chargedHere) this.accounts.refund(task.team, Math.round(refundUnits));
     this.stats.taskEnded(task.team, task.status === 'success' ? 'success' : 'failed', wasRunning);
     if (wasRunning) this.runningCount.set(task.team, (this.runningCount.get(task.team) ?? 1) - 1);
+    this.startWaiting(task.team);
     // Expired results go with their files; the record stays so that a read answers 404, not a crash.
-    this.clock.setTimer(this.options.resultTtlSeconds * 1000, () => {
-      for (const blob of task.output?.blobs ?? []) void this.blobs.remove(blob.token);
+    const expiry = this.clock.setTimer(this.options.resultTtlSeconds * 1000, () => {
+      this.expiryTimers.delete(expiry);
+      for (const token of task.output?.resultTokens ?? []) void this.blobs.remove(token);
       delete task.output;
     });
+    this.expiryTimers.add(expiry);
+    await Promise.all((output?.blobs ?? []).map((blob) => this.blobs.expireAt(blob, expiresAt)));
+    await this.save(task);
     if (task.webhookUrl)
       this.webhooks.send(task.webhookUrl, task.id, { code: 0, message: 'success', data: this.data(task) });
-    this.startWaiting(task.team);
-  }
-
-  private async fetchInput(fieldName: string, url: string, maxBytes: number): Promise<Buffer> {
-    if (url.startsWith('data:')) {
-      const match = /^data:[\w.+/-]*(;[\w=-]+)*;base64,([A-Za-z0-9+/=\s]*)$/.exec(url);
-      if (!match) throw new TaskInputError(`${fieldName} is a data: URL without Base64 content`);
-      const bytes = Buffer.from(match[2]!, 'base64');
-      if (bytes.length > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-      return bytes;
-    }
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new TaskInputError(`${fieldName} is not a URL`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-      throw new TaskInputError(`${fieldName} must be an http or https URL`);
-    const own = /^\/(files|results)\/([0-9a-f]+)\/([^/]+)$/.exec(parsed.pathname);
-    if (parsed.origin === this.publicOrigin() && own) {
-      const blob: Blob | undefined = this.blobs.lookup(own[1] as Blob['area'], own[2]!, decodeURIComponent(own[3]!));
-      if (!blob)
-        throw new TaskInputError(`${fieldName} could not be downloaded: 404 (the link expired or never existed)`);
-      if (blob.size > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-      return readFile(blob.path);
-    }
-    return downloadCapped(fieldName, parsed, maxBytes);
   }
 }
 
-async function downloadCapped(fieldName: string, url: URL, maxBytes: number): Promise<Buffer> {
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: 'follow' });
-  } catch (error) {
-    throw new TaskInputError(
-      `${fieldName} could not be downloaded: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  if (!response.ok || !response.body) {
-    await response.body?.cancel();
-    throw new TaskInputError(`${fieldName} could not be downloaded: HTTP ${response.status}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.length;
-    if (size > maxBytes) throw new TaskInputError(`${fieldName} is larger than ${maxBytes} bytes`);
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks);
+/** A recorded answer with its links moved from the address it was written under to today's. */
+function movedTo(output: TaskOutput, from: string, to: string): TaskOutput {
+  const move = (url: string) => (url.startsWith(`${from}/`) ? `${to}${url.slice(from.length)}` : url);
+  return { ...output, resources: output.resources.map((resource) => ({ ...resource, url: move(resource.url) })) };
 }

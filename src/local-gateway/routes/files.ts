@@ -24,7 +24,7 @@ export function fileRoutes(app: FastifyInstance, ctx: GatewayContext): void {
 
   for (const area of ['files', 'results'] as const) {
     app.get<{ Params: { token: string; name: string } }>(`/${area}/:token/:name`, async (request, reply) => {
-      const blob = ctx.blobs.lookup(area, request.params.token, request.params.name);
+      const blob = await ctx.blobs.lookup(area, request.params.token, request.params.name);
       if (!blob) throw new GatewayError(404, 'this link expired or never existed');
       return reply
         .header('Content-Type', blob.contentType)
@@ -74,7 +74,7 @@ async function receiveUpload(ctx: GatewayContext, request: FastifyRequest) {
   }
   // One reading of the clock: the record's created_at and expires_at are exactly the TTL apart.
   const createdAt = ctx.clock.now();
-  const blob = ctx.blobs.register({
+  const blob = await ctx.blobs.register({
     area: 'files',
     token,
     name: part.filename || `upload.${sniffed.ext}`,
@@ -83,14 +83,7 @@ async function receiveUpload(ctx: GatewayContext, request: FastifyRequest) {
     contentType: sniffed.mime,
     expiresAt: createdAt + ctx.options.fileTtlSeconds * 1000,
   });
-  const record = ctx.files.add(
-    team,
-    blob,
-    type as MediaType,
-    part.filename || blob.name,
-    `${ctx.origin()}${ctx.blobs.urlPath(blob)}`,
-    createdAt,
-  );
+  const record = await ctx.files.add(team, blob, type as MediaType, part.filename || blob.name, createdAt);
   return { code: 0, message: 'success', data: record };
 }
 

@@ -36,7 +36,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: GatewayContext): void {
       throw notFound(`model ${slug} is not available; GET /api/v1/models lists the active models`);
     ctx.validator.check(slug, request.body);
     const webhookUrl = webhookHeader(request.headers['x-webhook-url']);
-    const task = ctx.tasks.submit({
+    const task = await ctx.tasks.submit({
       team: teamOf(request),
       slug,
       input: request.body as Record<string, unknown>,
