@@ -1,4 +1,5 @@
 import { itemCacheKey } from '../engine/cache-key.js';
+import { renderCommand } from '../engine/command.js';
 import { renderValue, truthy } from '../engine/values.js';
 import { STATUS_FUNCTIONS, type Expr, type Scope } from '../expressions/expressions.js';
 import { sha256File } from '../cache/blobs.js';
@@ -65,7 +66,10 @@ export async function cachedRuns(plan: Plan, store: CacheStore, env: Scope['env'
       if (!items.ok || !Array.isArray(items.value)) continue;
       for (const [index, item] of items.value.entries()) {
         const itemScope = step.forEach ? { ...scope, item, index } : scope;
-        const input = renderValue(step.action === 'run' ? step.run! : step.with, itemScope, step.id);
+        const input =
+          step.action === 'run'
+            ? renderCommand(step.run!, itemScope, step.id)
+            : renderValue(step.with, itemScope, step.id);
         if (!input.ok) continue;
         const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
         if (key.ok && (await store.get(key.value, step.cache.ttlMs))) cached++;

@@ -282,7 +282,6 @@ async function execute(
       })
     : new ConsoleReporter(
         (text) => process.stderr.write(redact(text)),
-        false,
         () => clock.now(),
       );
   const controller = new AbortController();

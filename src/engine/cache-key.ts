@@ -48,7 +48,8 @@ async function byContent(files: FileHashing, step: PlannedStep, input: unknown):
     }
     return value;
   };
-  // A `run` step's command is an argv list or a string: there are no fields, only paths.
+  // A `run` step's command is an argv list, a string, or a script with the values of its expressions
+  // by variable (so the key depends on them): there are no fields, only paths.
   return visit(input, step.action === 'run' ? '' : undefined);
 }
 

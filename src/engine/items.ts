@@ -4,6 +4,7 @@ import type { PlannedStep } from '../plan.js';
 import { type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
+import { type Command, renderCommand } from './command.js';
 import type { EngineContext } from './context.js';
 import { stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
@@ -123,7 +124,7 @@ async function runOne(
   const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   const rendered =
     step.action === 'run'
-      ? renderValue(step.run!, scope, `${where}.run`)
+      ? renderCommand(step.run!, scope, `${where}.run`)
       : renderValue(step.with, scope, `${where}.with`);
   if (!rendered.ok) return rendered;
   const execute = () => dispatch(ctx, row, step, index, rendered.value, signal);
@@ -140,7 +141,7 @@ function dispatch(
   rendered: unknown,
   signal: AbortSignal,
 ): Promise<Result<unknown, StepFailure>> {
-  if (step.action === 'run') return runCommand(ctx, rendered, signal);
+  if (step.action === 'run') return runCommand(ctx, rendered as Command, signal);
   const input = rendered as Record<string, unknown>;
   switch (step.action) {
     case 'web-search':

@@ -30,40 +30,22 @@ const DETAILED_RUNS = 10;
 const PROGRESS_EVERY_MS = 30_000;
 
 /**
- * Plain lines, one per event, for CI and pipes; on a terminal a status line under them shows the
- * steps running now and the tasks in flight, redrawn in place. A large for_each reports its
- * progress every tenth of its items instead of a line per task.
+ * Plain lines, one per event, for CI and pipes (a terminal gets the live view instead). A large
+ * for_each reports its progress every tenth of its items instead of a line per task.
  */
 export class ConsoleReporter implements Reporter {
+  /** When each running step started: a quiet fan-out's progress counts from there. */
   private readonly running = new Map<string, number>();
   private readonly runs = new Map<string, number>();
   private readonly progressAt = new Map<string, number>();
-  private tasks = 0;
-  private statusShown = false;
 
   constructor(
     private readonly write: (text: string) => void,
-    private readonly live: boolean,
     private readonly now: () => number,
   ) {}
 
   private line(text: string): void {
-    this.clearStatus();
     this.write(`${text}\n`);
-    this.drawStatus();
-  }
-
-  private clearStatus(): void {
-    if (this.statusShown) this.write('\r\x1b[2K');
-    this.statusShown = false;
-  }
-
-  private drawStatus(): void {
-    if (!this.live || this.running.size === 0) return;
-    const names = [...this.running.keys()];
-    const shown = names.slice(0, 4).join(', ') + (names.length > 4 ? ` and ${names.length - 4} more` : '');
-    this.write(`\x1b[2m… running ${shown}; ${this.tasks} task${this.tasks === 1 ? '' : 's'} submitted\x1b[0m`);
-    this.statusShown = true;
   }
 
   stepStarted(label: string, runs: number | undefined): void {
@@ -73,11 +55,7 @@ export class ConsoleReporter implements Reporter {
   }
 
   taskSubmitted(label: string, taskId: string): void {
-    this.tasks++;
-    if (this.live) {
-      this.clearStatus();
-      this.drawStatus();
-    } else if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS)
+    if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS)
       this.line(`  ${label}: task ${taskId} submitted`);
   }
 
@@ -111,7 +89,5 @@ export class ConsoleReporter implements Reporter {
     this.line(text);
   }
 
-  close(): void {
-    this.clearStatus();
-  }
+  close(): void {}
 }

@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import type { WebSearchRequest } from '../gateway/client.js';
 import { llmAnswer, llmProtocol, llmRequest } from '../gateway/llm-wire.js';
 import { err, ok, type Result } from '../result.js';
+import { type Command, isShellCommand } from './command.js';
 import type { EngineContext } from './context.js';
 import { failed, fromGateway, interrupted, type StepFailure } from './failure.js';
 
@@ -63,8 +64,11 @@ export async function runUpload(ctx: EngineContext, input: Json, signal: AbortSi
 /** The last lines of a command's error output, for a failure message. */
 const tail = (text: string) => text.split('\n').slice(-15).join('\n').slice(-2000);
 
-/** A local command in the run's folder: a string through the shell, or an argv list as is. */
-export async function runCommand(ctx: EngineContext, command: unknown, signal: AbortSignal): RunnerResult {
+/**
+ * A local command in the run's folder: text through the shell (the values of its expressions in
+ * its environment), or an argv list as is.
+ */
+export async function runCommand(ctx: EngineContext, command: Command, signal: AbortSignal): RunnerResult {
   const options = {
     cwd: ctx.runDir,
     reject: false,
@@ -76,7 +80,9 @@ export async function runCommand(ctx: EngineContext, command: unknown, signal: A
   } as const;
   const result = Array.isArray(command)
     ? await execa(String(command[0]), command.slice(1).map(String), options)
-    : await execa(String(command), { ...options, shell: true });
+    : isShellCommand(command)
+      ? await execa(command.script, { ...options, env: { ...ctx.env, ...command.env }, shell: true })
+      : await execa(String(command), { ...options, shell: true });
   if (signal.aborted) return err(interrupted('the command was stopped'));
   const exitCode = result.exitCode ?? -1;
   if (exitCode !== 0) {

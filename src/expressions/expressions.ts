@@ -23,3 +23,4 @@ export {
   type Segment,
 } from './syntax.js';
 export { hasExpression, parseTemplate, type Template } from './template.js';
+export { shellScript, valueVariable, type ScriptSlot } from './shell-script.js';

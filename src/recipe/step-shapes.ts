@@ -2,6 +2,7 @@ import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import { ANY, BOOLEAN, describeShape, list, NUMBER, object, STRING, type Shape } from './shapes.js';
+import { checkRunQuoting } from './run-quoting.js';
 import type { PathPart, SourceFile } from './source.js';
 import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 
@@ -41,6 +42,7 @@ export function checkStepExpressions(
       fieldShapes.set(field, valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics));
   }
   if (draft.run) valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
+  checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
   if (draft.inputSchema) checkFieldShapes(draft, fieldShapes, file, diagnostics);
 }
 

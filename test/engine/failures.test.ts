@@ -137,7 +137,6 @@ describe('every failure class surfaces as a clear step failure', () => {
     let console = '';
     const report = new ConsoleReporter(
       (text) => (console += text),
-      false,
       () => Date.now(),
     );
     const engine = await engineFor(c.recipe ?? IMAGE, gateway, clock, {

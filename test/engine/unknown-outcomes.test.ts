@@ -32,7 +32,6 @@ const consoleReport = () => {
     out,
     report: new ConsoleReporter(
       (text) => (out.text += text),
-      false,
       () => Date.now(),
     ),
   };

@@ -113,7 +113,6 @@ describe('plain progress lines (not a terminal)', () => {
     const lines: string[] = [];
     const reporter = new ConsoleReporter(
       (t) => lines.push(t),
-      false,
       () => clock.now(),
     );
     reporter.stepStarted('hero', 100);
