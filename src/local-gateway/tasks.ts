@@ -34,6 +34,7 @@ export interface TaskRecord {
   processingMs: number;
   chargedUnits: number;
   unitPriceUnits: number;
+  /** Decided at submission so that `--seed` fixes which tasks fail, whatever the order of completion. */
   injectFailure: boolean;
   webhookUrl?: string;
   output?: TaskOutput;
@@ -50,13 +51,6 @@ interface Task extends Omit<TaskRecord, 'origin'> {
   behaviour: ModelBehaviour;
   /** False for a task taken over from an earlier process: its charge was made there, so nothing is refunded here. */
   chargedHere: boolean;
-  submitTime: number;
-  startTime?: number;
-  endTime?: number;
-  processingMs: number;
-  chargedUnits: number;
-  unitPriceUnits: number;
-  /** Decided at submission so that `--seed` fixes which tasks fail, whatever the order of completion. */
   timer?: GatewayTimer;
 }
 
