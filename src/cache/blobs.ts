@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { copyFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { tempName } from '../files/temp-files.js';
 
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -9,14 +10,18 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** A file name no other writer, in this process or another, picks at the same time. */
-export const tempName = (dir: string, base: string) =>
-  join(dir, `${base}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+/**
+ * A copy that shares the source's blocks (a reflink) where the file system offers it, else an
+ * ordinary copy. Never a hard link: a run's output is a file its user may edit, and an edit must
+ * change neither the cache nor another run's output.
+ */
+const copyOrReflink = (source: string, dest: string) => copyFile(source, dest, constants.COPYFILE_FICLONE);
 
 /**
  * File contents stored once per SHA-256 under `blobs/ab/<hash>`. A blob is written to a temp file
  * and renamed into place, so it is whole or absent; two writers of one hash both rename the same
- * bytes, and either one wins.
+ * bytes, and either one wins. A blob is trusted only after its bytes hash to its name: a damaged
+ * one is never served, and the next `put` of the same bytes writes it anew.
  */
 export class BlobStore {
   constructor(
@@ -28,37 +33,40 @@ export class BlobStore {
     return join(this.dir, hash.slice(0, 2), hash);
   }
 
-  /** Stores the file's bytes (unless they are there already); their hash and size. */
+  /** Stores the file's bytes (unless a whole blob of them is there already); their hash and size. */
   async put(path: string): Promise<{ sha256: string; bytes: number }> {
     const hash = await sha256File(path);
     const target = this.pathOf(hash);
     const { size } = await stat(path);
-    const existing = await stat(target).catch(() => undefined);
-    if (existing?.size === size) return { sha256: hash, bytes: size };
+    if ((await sha256File(target).catch(() => undefined)) === hash) return { sha256: hash, bytes: size };
     await mkdir(dirname(target), { recursive: true });
     const temp = tempName(this.tmpDir, hash);
-    await copyFile(path, temp);
+    await copyOrReflink(path, temp);
     await rename(temp, target);
     return { sha256: hash, bytes: size };
   }
 
   /**
-   * Puts the blob's bytes at `dest`: a hard link when the file system allows one, else a copy.
-   * The bytes are hashed first: a blob damaged on disk must never become a run's output.
+   * Puts a copy of the blob's bytes at `dest`. The copy is hashed before it takes the name `dest`,
+   * so a blob damaged on disk never becomes a run's output; a damaged blob is removed, for the run
+   * that pays for those bytes again to store them whole.
    */
   async materialize(hash: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
     const source = this.pathOf(hash);
-    const actual = await sha256File(source).catch(() => undefined);
-    if (actual === undefined) return 'missing';
-    if (actual !== hash) return 'damaged';
     await mkdir(dirname(dest), { recursive: true });
-    await unlink(dest).catch(() => undefined);
+    // Beside `dest`, as a download's `.part` is: a rename within one folder cannot cross devices.
+    const temp = `${dest}.part`;
     try {
-      await link(source, dest);
+      await copyOrReflink(source, temp);
     } catch {
-      // Another device, or a file system without hard links: a copy costs space, not correctness.
-      await copyFile(source, dest);
+      return 'missing';
     }
+    if ((await sha256File(temp)) !== hash) {
+      await unlink(temp).catch(() => undefined);
+      await unlink(source).catch(() => undefined);
+      return 'damaged';
+    }
+    await rename(temp, dest);
     return 'ok';
   }
 }

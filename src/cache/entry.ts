@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
 import { CACHE_FORMAT, isCacheKey } from './key.js';
 
 /** A file of a cached output: its bytes are the blob `sha256`. */
@@ -22,7 +24,18 @@ export interface CacheEntry {
   files: CachedFile[];
   /** What a hit saves: tasks submitted and requests made when it ran. */
   saved: { tasks: number; requests: number };
+  /**
+   * SHA-256 of the canonical JSON of every other field: an entry edited by hand (or by a bad disk)
+   * into other valid JSON no longer matches it, and is a miss rather than a hit with wrong values.
+   */
+  digest: string;
 }
+
+const digestOf = (entry: Omit<CacheEntry, 'digest'>): string =>
+  createHash('sha256').update(canonicalJson({ ...entry, digest: undefined })).digest('hex');
+
+/** The entry with its digest. */
+export const sealEntry = (entry: Omit<CacheEntry, 'digest'>): CacheEntry => ({ ...entry, digest: digestOf(entry) });
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -58,5 +71,7 @@ export function parseEntry(text: string, key: string): { entry: CacheEntry } | {
     typeof saved.tasks === 'number' &&
     typeof saved.requests === 'number';
   if (!shapeOk) return { problem: 'a field is missing or of the wrong type' };
-  return { entry: value as unknown as CacheEntry };
+  const entry = value as unknown as CacheEntry;
+  if (entry.digest !== digestOf(entry)) return { problem: 'its content does not match its digest (edited or damaged)' };
+  return { entry };
 }

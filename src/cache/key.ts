@@ -12,7 +12,7 @@ export interface CacheKeyParts {
 }
 
 /** Bumped when the key's parts or the entry's format change, so old entries stop matching. */
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2;
 
 /** The entry's key: SHA-256 (hex) over the canonical JSON of the parts. */
 export function cacheKey(parts: CacheKeyParts): string {

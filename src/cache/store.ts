@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { err, ok, type Result } from '../result.js';
-import { BlobStore, tempName } from './blobs.js';
-import { type CacheEntry, type CachedFile, parseEntry } from './entry.js';
+import { removeLeftoverTemps, tempName } from '../files/temp-files.js';
+import { BlobStore } from './blobs.js';
+import { type CacheEntry, type CachedFile, parseEntry, sealEntry } from './entry.js';
 import { CACHE_FORMAT } from './key.js';
 
 export type { CacheEntry, CachedFile } from './entry.js';
@@ -50,12 +50,14 @@ export class CacheStore {
     try {
       for (const sub of ['entries', 'blobs', 'tmp']) mkdirSync(join(dir, sub), { recursive: true });
       // A folder that exists but refuses writes shows up here, once, not at every entry.
-      const probe = join(dir, 'tmp', `probe.${process.pid}.${randomBytes(4).toString('hex')}`);
+      const probe = tempName(join(dir, 'tmp'), 'probe');
       writeFileSync(probe, '');
       unlinkSync(probe);
     } catch (error) {
       return err(`cannot write to the cache folder ${dir}: ${(error as Error).message}`);
     }
+    // What a killed writer left half-written (a large blob can be hundreds of MB) goes now.
+    removeLeftoverTemps(join(dir, 'tmp'), options.now());
     return ok(new CacheStore(dir, options));
   }
 
@@ -86,7 +88,7 @@ export class CacheStore {
     try {
       const stored: CachedFile[] = [];
       for (const file of files) stored.push({ ...(await this.blobs.put(file.path)), ...file });
-      const entry: CacheEntry = {
+      const entry = sealEntry({
         format: CACHE_FORMAT,
         key,
         action,
@@ -94,7 +96,7 @@ export class CacheStore {
         outputs,
         files: stored,
         saved,
-      };
+      });
       const target = this.entryPath(key);
       await mkdir(dirname(target), { recursive: true });
       const temp = tempName(this.tmpDir, key);
@@ -105,7 +107,7 @@ export class CacheStore {
     }
   }
 
-  /** Puts a stored file's bytes at `dest` (linked, else copied), checked against their hash. */
+  /** Puts a copy of a stored file's bytes at `dest` (a reflink where possible), checked against their hash. */
   materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
     return this.blobs.materialize(sha256, dest);
   }

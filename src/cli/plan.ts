@@ -58,14 +58,21 @@ function printText(estimate: PlanEstimate, plan: Plan): void {
     );
 }
 
-/** What the step cache holds of the plan's runs; nothing when there is no cache folder yet. */
+const printWarning = (message: string) => printError(`warning: ${message}`);
+
+/**
+ * What the step cache holds of the plan's runs; nothing when there is no cache folder yet. A
+ * damaged entry is a warning through `warn`: `run` passes a quiet one, since the run that follows
+ * meets the same entry and says so itself (once, not twice).
+ */
 export async function cachedRunsOf(
   plan: Plan,
   flags: { cache?: boolean; cacheDir?: string },
+  warn: (message: string) => void = printWarning,
 ): Promise<Map<string, number>> {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
   if (flags.cache === false || !existsSync(dir)) return new Map();
-  const store = CacheStore.open(dir, { now: Date.now, warn: (message) => printError(`warning: ${message}`) });
+  const store = CacheStore.open(dir, { now: Date.now, warn });
   if (!store.ok) return new Map();
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
   return cachedRuns(plan, store.value, env);

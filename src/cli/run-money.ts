@@ -45,7 +45,7 @@ export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: 
   // Runs the step cache holds cost nothing; with --refresh every step runs again.
   const useCache = flags.cache !== false && !flags.refresh;
   const cached = useCache
-    ? await cachedRunsOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) })
+    ? await cachedRunsOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) }, () => {})
     : new Map();
   const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;
   const capUsd = capOf(plan, flags);

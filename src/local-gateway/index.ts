@@ -130,6 +130,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   await mkdir(dataDir, { recursive: true });
   let origin = '';
   const records = recordsIn(dataDir, !ownsDataDir);
+  for (const folder of Object.values(records)) folder.removeLeftovers();
   const { ctx, webhooks } = buildContext(resolved, options.clock ?? systemClock, dataDir, records, () => origin);
   if (!ownsDataDir) await takeBackState(ctx);
   const app = await buildServer(ctx);

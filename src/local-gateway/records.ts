@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { removeLeftoverTemps, tempName } from '../files/temp-files.js';
 
 /**
  * Named JSON records the gateway keeps between processes: its tasks, uploads and result files.
@@ -15,6 +15,8 @@ export interface Records<T> {
   remove(name: string): Promise<void>;
   /** Every readable record with its name, in no particular order. */
   readAll(): Promise<Array<[string, T]>>;
+  /** Removes what a killed process left half-written; called once, at the gateway's start. */
+  removeLeftovers(): void;
 }
 
 /** Names are ids and tokens the gateway made; anything else is refused before it reaches a path. */
@@ -30,7 +32,7 @@ export class DiskRecords<T> implements Records<T> {
     const path = this.pathOf(name);
     this.ready ??= mkdir(this.dir, { recursive: true });
     await this.ready;
-    const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    const temporary = tempName(dirname(path), basename(path));
     await writeFile(temporary, JSON.stringify(value));
     await rename(temporary, path);
   }
@@ -60,6 +62,10 @@ export class DiskRecords<T> implements Records<T> {
     return records.filter((entry): entry is [string, Awaited<T>] => entry[1] !== undefined);
   }
 
+  removeLeftovers(): void {
+    removeLeftoverTemps(this.dir);
+  }
+
   private pathOf(name: string): string {
     if (!RECORD_NAME.test(name)) throw new Error(`Internal error: ${JSON.stringify(name)} is not a record name`);
     return join(this.dir, `${name}.json`);
@@ -76,4 +82,5 @@ export class NoRecords<T> implements Records<T> {
   async readAll(): Promise<Array<[string, T]>> {
     return [];
   }
+  removeLeftovers(): void {}
 }

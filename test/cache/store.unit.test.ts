@@ -1,4 +1,14 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -99,6 +109,72 @@ describe('the cache store', () => {
     const hash = (await store.get(key, null))!.files[0]!.sha256;
     writeFileSync(store.blobs.pathOf(hash), 'tampered');
     expect(await store.blobs.materialize(hash, join(dir, 'out.png'))).toBe('damaged');
+  });
+
+  it('gives each run its own copy: writing into one changes neither the blob nor another copy', async () => {
+    const store = open();
+    const key = cacheKey({ action: 'a', input: 'copies' });
+    await store.put(key, 'a', {}, [{ path: file('src.png', 'the bytes'), url: null, expires_at: null }], saved);
+    const hash = (await store.get(key, null))!.files[0]!.sha256;
+    const [run2, run3] = [join(dir, 'run2', 'bg.png'), join(dir, 'run3', 'bg.png')];
+    expect(await store.materialize(hash, run2)).toBe('ok');
+    expect(await store.materialize(hash, run3)).toBe('ok');
+    const blob = store.blobs.pathOf(hash);
+    expect(new Set([run2, run3, blob].map((path) => statSync(path).ino)).size).toBe(3);
+    expect(statSync(blob).nlink).toBe(1);
+    writeFileSync(run3, 'edited!!!');
+    expect(readFileSync(run2, 'utf8')).toBe('the bytes');
+    expect(readFileSync(blob, 'utf8')).toBe('the bytes');
+    expect(readdirSync(join(dir, 'run3'))).toEqual(['bg.png']);
+  });
+
+  it('repairs a blob damaged in place (same size) at the next put of its bytes', async () => {
+    const store = open();
+    const key = cacheKey({ action: 'a', input: 'repair' });
+    const source = file('r.png', 'original');
+    await store.put(key, 'a', {}, [{ path: source, url: null, expires_at: null }], saved);
+    const hash = (await store.get(key, null))!.files[0]!.sha256;
+    writeFileSync(store.blobs.pathOf(hash), 'origXnal');
+    // Stored again (a run that paid for the same bytes): the damaged blob is written anew.
+    await store.put(key, 'a', {}, [{ path: source, url: null, expires_at: null }], saved);
+    expect(readFileSync(store.blobs.pathOf(hash), 'utf8')).toBe('original');
+    // Served damaged, it is refused and removed, so that the next put stores it whole.
+    writeFileSync(store.blobs.pathOf(hash), 'origXnal');
+    const dest = join(dir, 'out', 'r.png');
+    expect(await store.materialize(hash, dest)).toBe('damaged');
+    expect(readdirSync(join(dir, 'out'))).toEqual([]);
+    await store.put(key, 'a', {}, [{ path: source, url: null, expires_at: null }], saved);
+    expect(await store.materialize(hash, dest)).toBe('ok');
+    expect(readFileSync(dest, 'utf8')).toBe('original');
+  });
+
+  it('treats an entry edited into other valid JSON as a miss, by its digest', async () => {
+    const store = open();
+    const key = cacheKey({ action: 'a', input: 'edited' });
+    await store.put(key, 'a', { text: 'paid for' }, [], saved);
+    const path = join(dir, 'cache', 'entries', key.slice(0, 2), `${key}.json`);
+    const entry = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...entry, outputs: { text: 'edited' } }));
+    expect(await store.get(key, null)).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining('does not match its digest')]);
+    // Key order and spacing are not edits.
+    writeFileSync(path, JSON.stringify(Object.fromEntries(Object.entries(entry).reverse()), null, 2));
+    expect((await store.get(key, null))?.outputs).toEqual({ text: 'paid for' });
+  });
+
+  it("removes a killed writer's temp files when it opens, and keeps a live writer's", () => {
+    now = Date.now();
+    open();
+    const tmp = join(dir, 'cache', 'tmp');
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const killed = join(tmp, `${'a'.repeat(64)}.${gone}.0123456789ab.tmp`);
+    const live = join(tmp, `${'b'.repeat(64)}.${process.pid}.0123456789ab.tmp`);
+    const abandoned = join(tmp, `${'c'.repeat(64)}.${process.pid}.ba9876543210.tmp`);
+    for (const path of [killed, live, abandoned]) writeFileSync(path, 'half a blob');
+    const twoDaysAgo = (now - 2 * 86_400_000) / 1000;
+    utimesSync(abandoned, twoDaysAgo, twoDaysAgo);
+    open();
+    expect(readdirSync(tmp)).toEqual([live.slice(tmp.length + 1)]);
   });
 
   it('leaves one valid entry when two writers store one key at once', async () => {

@@ -1,4 +1,4 @@
-import { cpSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,6 +185,42 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(after.result.stderr.match(/cache entry \w+ is unusable \(it is not whole JSON/g)).toHaveLength(1);
     // The rerun stored a whole entry again.
     expect((await build(['--cache-dir', cacheDir])).made).toEqual({});
+  });
+
+  it('warns once of a damaged entry of a step whose input is known before the run', async () => {
+    const cacheDir = join(work, 'cache');
+    await build(['--cache-dir', cacheDir]);
+    const entries = JSON.parse((await pipeline(['cache', 'list', '--json', '--cache-dir', cacheDir])).stdout).entries;
+    const background = entries.find((e: { action: string }) => e.action.includes('t2i')).key as string;
+    // Edited into other valid JSON: the digest no longer matches, so it is a miss, not a hit with edited values.
+    const path = join(cacheDir, 'entries', background.slice(0, 2), `${background}.json`);
+    const entry = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...entry, outputs: { images: [] } }));
+    const after = await build(['--cache-dir', cacheDir]);
+    expect(after.result.exitCode, after.result.stderr).toBe(0);
+    expect(after.submitted).toBeGreaterThanOrEqual(1);
+    const said = `${after.result.stdout}\n${after.result.stderr}`;
+    expect(said.match(/cache entry \w+ is unusable \(its content does not match its digest/g)).toHaveLength(1);
+  });
+
+  it("gives every run outputs of its own: editing one run's file changes no other run and no cache entry", async () => {
+    const cacheDir = join(work, 'cache');
+    const runs = [];
+    for (let n = 0; n < 3; n++) runs.push((await build(['--cache-dir', cacheDir])).report);
+    const icons = runs.map((report) => join(report.outputs_dir, 'icon.png'));
+    const blobsDir = join(cacheDir, 'blobs');
+    const blobs = readdirSync(blobsDir).flatMap((shard) =>
+      readdirSync(join(blobsDir, shard)).map((name) => join(blobsDir, shard, name)),
+    );
+    const inodes = [...icons, ...blobs].map((path) => statSync(path).ino);
+    expect(new Set(inodes).size).toBe(inodes.length);
+    const before = readFileSync(icons[1]!);
+    appendFileSync(icons[2]!, 'x');
+    expect(readFileSync(icons[1]!)).toEqual(before);
+    const next = await build(['--cache-dir', cacheDir]);
+    expect(next.result.stderr).not.toMatch(/damaged/);
+    expect(next.made).toEqual({});
+    expect(readFileSync(join(next.report.outputs_dir, 'icon.png'))).toEqual(before);
   });
 
   it('an unwritable cache folder is one message, and the run goes on uncached', async () => {

@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -138,6 +139,25 @@ describe('a gateway on a data folder of its own', () => {
     expect(await readdir(join(dataDir, 'files'))).toEqual([]);
     for (const kind of ['tasks', 'files', 'blobs'])
       expect(await readdir(join(dataDir, 'records', kind)).catch(() => [])).toEqual([]);
+  });
+
+  it('removes, at start, the half-written records a killed gateway left, and keeps whole ones', async () => {
+    const first = await start({ latencyScale: 0 });
+    const submitted = await first.api.post(T2I, { prompt: 'a kite' });
+    await ended(first.gateway);
+    await stop(first.gateway);
+    const tasks = join(dataDir, 'records', 'tasks');
+    const killed = spawnSync(process.execPath, ['-e', '']).pid!;
+    const leftover = `${submitted.body.data.task_id}.json.${killed}.0123456789ab.tmp`;
+    await writeFile(join(tasks, leftover), '{"id":"task_');
+    await mkdir(join(dataDir, 'records', 'files'), { recursive: true });
+    await writeFile(join(dataDir, 'records', 'files', `file_x.json.${killed}.0123456789ab.tmp`), '{');
+
+    const second = await start({ latencyScale: 0 });
+    expect(await readdir(tasks)).toEqual([`${submitted.body.data.task_id}.json`]);
+    expect(await readdir(join(dataDir, 'records', 'files'))).toEqual([]);
+    const task = await second.api.get(`/api/v1/tasks/${submitted.body.data.task_id}`);
+    expect(task.body.data.status).toBe('success');
   });
 
   it('keeps nothing in a temporary folder of its own', async () => {
