@@ -32,7 +32,9 @@ export interface CacheEntry {
 }
 
 const digestOf = (entry: Omit<CacheEntry, 'digest'>): string =>
-  createHash('sha256').update(canonicalJson({ ...entry, digest: undefined })).digest('hex');
+  createHash('sha256')
+    .update(canonicalJson({ ...entry, digest: undefined }))
+    .digest('hex');
 
 /** The entry with its digest. */
 export const sealEntry = (entry: Omit<CacheEntry, 'digest'>): CacheEntry => ({ ...entry, digest: digestOf(entry) });
