@@ -14,6 +14,7 @@
 const CLIENT_SIDE = '^src/(gateway|scheduler|engine|store|recipe|expressions|cli)/|^src/plan\\.ts$';
 const BASE = [
   '^src/clock\\.ts$',
+  '^src/credentials\\.ts$',
   '^src/result\\.ts$',
   '^src/duration\\.ts$',
   '^src/format\\.ts$',

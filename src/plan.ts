@@ -67,6 +67,8 @@ export interface PlanSettings {
   maxCostUsd?: number;
   /** `settings.prices`: price rules by model slug, over the bundled ones. */
   prices?: Record<string, PriceRule>;
+  /** `settings.pass_env`: variables (names, or prefixes ending in `*`) a `run:` step's command sees. */
+  passEnv: string[];
 }
 
 export interface Plan {

@@ -1,3 +1,4 @@
+import { withoutCredentials } from '../credentials.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CacheStore } from '../cache/store.js';
@@ -74,7 +75,7 @@ export async function cachedRunsOf(
   if (flags.cache === false || !existsSync(dir)) return new Map();
   const store = CacheStore.open(dir, { now: Date.now, warn });
   if (!store.ok) return new Map();
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
+  const env = withoutCredentials(process.env);
   return cachedRuns(plan, store.value, env);
 }
 

@@ -1,3 +1,4 @@
+import { withoutCredentials } from '../credentials.js';
 import { setMaxListeners } from 'node:events';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { extname, relative, resolve } from 'node:path';
@@ -299,7 +300,7 @@ async function execute(
   process.on('SIGINT', onInterrupt);
   process.on('SIGTERM', onInterrupt);
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'PIPELINE_API_KEY'));
+  const env = withoutCredentials(process.env);
   try {
     if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;

@@ -1,3 +1,4 @@
+import { commandEnvironment } from '../credentials.js';
 import { isAbsolute, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -73,7 +74,7 @@ export async function runCommand(ctx: EngineContext, command: Command, signal: A
     cwd: ctx.runDir,
     reject: false,
     cancelSignal: signal,
-    env: ctx.env,
+    env: commandEnvironment(ctx.env, ctx.plan.settings.passEnv),
     extendEnv: false,
     stripFinalNewline: true,
     maxBuffer: 64 * 1024 * 1024,
@@ -81,7 +82,7 @@ export async function runCommand(ctx: EngineContext, command: Command, signal: A
   const result = Array.isArray(command)
     ? await execa(String(command[0]), command.slice(1).map(String), options)
     : isShellCommand(command)
-      ? await execa(command.script, { ...options, env: { ...ctx.env, ...command.env }, shell: true })
+      ? await execa(command.script, { ...options, env: { ...options.env, ...command.env }, shell: true })
       : await execa(String(command), { ...options, shell: true });
   if (signal.aborted) return err(interrupted('the command was stopped'));
   const exitCode = result.exitCode ?? -1;

@@ -55,6 +55,7 @@ export interface RawRecipe {
     cache?: boolean;
     max_cost?: number;
     prices?: Record<string, unknown>;
+    pass_env?: string[];
   };
   steps: Record<string, RawStep>;
   outputs?: Record<string, string>;

@@ -1,3 +1,4 @@
+import { CREDENTIAL_VARIABLES } from '../credentials.js';
 import { parseDuration } from '../duration.js';
 import type { PlanSettings } from '../plan.js';
 import type { RawRecipe } from './analyzer-types.js';
@@ -34,7 +35,17 @@ export function resolveSettings(
     timeoutMs: duration('timeout', DEFAULTS.timeoutMs),
     pollMs: duration('poll', DEFAULTS.pollMs),
     cache: settings.cache ?? true,
+    passEnv: settings.pass_env ?? [],
   };
+  for (const [index, name] of resolved.passEnv.entries())
+    if (CREDENTIAL_VARIABLES.has(name))
+      diagnostics.push(
+        error(
+          file,
+          file.locate(['settings', 'pass_env', index]),
+          `settings.pass_env: ${name} is a credential of pipeline's own and never reaches a command`,
+        ),
+      );
   if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
   if (settings.prices !== undefined) {
     const prices = parsePriceTable(

@@ -1,3 +1,4 @@
+import { CREDENTIAL_VARIABLES } from '../credentials.js';
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import {
@@ -109,7 +110,6 @@ export interface TypeScope {
 
 const RUN = object({ id: STRING, dir: STRING });
 const STEP_FIELDS = ['outputs', 'outcome', 'conclusion'];
-const SECRET_ENV = new Set(['PIPELINE_API_KEY']);
 
 /** The shape of a template's value, reporting each reference the recipe cannot satisfy. */
 export function checkTemplate(
@@ -192,8 +192,8 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
     case 'run':
       return follow(RUN, expr.segments, 'run');
     case 'env':
-      if (first?.kind === 'field' && SECRET_ENV.has(first.name)) {
-        report(`env.${first.name} is the API key and cannot be used in a recipe`);
+      if (first?.kind === 'field' && CREDENTIAL_VARIABLES.has(first.name)) {
+        report(`env.${first.name} is a credential of pipeline's own and cannot be used in a recipe`);
         return STRING;
       }
       return expr.segments.length === 0

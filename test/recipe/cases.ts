@@ -278,7 +278,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'the API key in an expression',
     yaml: `${head}steps:\n  a: { run: "echo \${{ env.PIPELINE_API_KEY }}" }\n`,
     expected:
-      'recipes/broken.yaml:4:19: error: env.PIPELINE_API_KEY is the API key and cannot be used in a recipe\n  |\n4 |   a: { run: "echo ${{ env.PIPELINE_API_KEY }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+      'recipes/broken.yaml:4:19: error: env.PIPELINE_API_KEY is a credential of pipeline\'s own and cannot be used in a recipe\n  |\n4 |   a: { run: "echo ${{ env.PIPELINE_API_KEY }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~',
   },
   {
     name: 'wrong enum value',

@@ -1,0 +1,131 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** Markers that must appear nowhere: the Redis password, and a token the recipe does not pass. */
+const REDIS_PASSWORD = 'redis-pw-marker-5f1c';
+const UNPASSED_TOKEN = 'unpassed-token-marker-9a2e';
+const PASSED_VALUE = 'passed-value-7b3d';
+
+let gateway: LocalGateway;
+let redis: RedisServer;
+let work: string;
+
+beforeAll(async () => {
+  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 3 });
+  if (redisTestsRun) redis = await startRedis(REDIS_PASSWORD);
+  work = await mkdtemp(join(tmpdir(), 'pipeline-credentials-'));
+});
+afterAll(async () => {
+  await gateway.close();
+  await redis?.stop();
+  await rm(work, { recursive: true, force: true });
+});
+
+const env = (extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? '',
+  PIPELINE_HOME: join(work, 'home'),
+  PIPELINE_BASE_URL: gateway.baseUrl,
+  PIPELINE_TOOL_URL: gateway.toolUrl,
+  PIPELINE_LLM_URL: gateway.llmUrl,
+  PIPELINE_SCHEMA_URL: gateway.schemaUrl,
+  PIPELINE_API_KEY: gateway.apiKey,
+  MY_TOKEN: UNPASSED_TOKEN,
+  PASSED_VAR: PASSED_VALUE,
+  ...extra,
+});
+const pipeline = (args: string[], extra: Record<string, string> = {}) =>
+  execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
+
+/** Every file under `dir`, with its text. */
+function filesUnder(dir: string): Array<[string, string]> {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile())
+    .map((path) => [path, readFileSync(path, 'latin1')]);
+}
+
+describe.skipIf(!redisTestsRun)("a run: step's environment", () => {
+  it("holds none of the tool's credentials, nor what the recipe does not pass; they reach no file and no output", async () => {
+    const recipe = join(work, 'env.yaml');
+    await writeFile(
+      recipe,
+      [
+        'version: 1',
+        'name: env-check',
+        'settings:',
+        '  pass_env: [PASSED_VAR]',
+        'steps:',
+        '  text:',
+        '    run: env',
+        '  argv:',
+        '    run: [sh, -c, env]',
+        '  image:',
+        '    uses: vendor-a/vendor-a-v3-t2i',
+        '    with: { prompt: "a kite, ${{ steps.text.outputs.exit_code }}" }',
+        'outputs:',
+        '  text: ${{ steps.text.outputs.stdout }}',
+        '  argv: ${{ steps.argv.outputs.stdout }}',
+        '',
+      ].join('\n'),
+    );
+    const run = await pipeline(['run', recipe, '--json'], { PIPELINE_REDIS_URL: redis.url });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    const [text, argv] = [report.outputs.text as string, report.outputs.argv as string];
+    for (const seen of [text, argv]) {
+      expect(seen).toMatch(/^PATH=/m);
+      expect(seen).toContain(`PASSED_VAR=${PASSED_VALUE}`);
+      expect(seen).not.toMatch(/^(PIPELINE_API_KEY|PIPELINE_REDIS_URL|MY_TOKEN|PIPELINE_HOME)=/m);
+    }
+    const markers = [gateway.apiKey, REDIS_PASSWORD, UNPASSED_TOKEN];
+    const written: Array<[string, string]> = [
+      ...filesUnder(join(work, 'home')),
+      ['stdout', run.stdout],
+      ['stderr', run.stderr],
+    ];
+    expect(written.map(([path]) => path)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/journal\.jsonl$/),
+        expect.stringMatching(/run\.json$/),
+        expect.stringMatching(/report\.html$/),
+      ]),
+    );
+    for (const [path, content] of written)
+      for (const marker of markers) expect(content.includes(marker), `${marker} in ${path}`).toBe(false);
+  });
+
+  it('refuses, before anything runs, a recipe that reads a credential or passes one', async () => {
+    const recipe = join(work, 'reads.yaml');
+    await writeFile(
+      recipe,
+      [
+        'version: 1',
+        'name: reads',
+        'settings:',
+        '  pass_env: [HOME, PIPELINE_REDIS_URL]',
+        'steps:',
+        '  show:',
+        '    run: echo "${{ env.PIPELINE_REDIS_URL }}"',
+        '',
+      ].join('\n'),
+    );
+    const validated = await pipeline(['validate', recipe], { PIPELINE_REDIS_URL: redis.url });
+    expect(validated.exitCode).toBe(2);
+    expect(validated.stderr).toContain(
+      "reads.yaml:4:20: error: settings.pass_env: PIPELINE_REDIS_URL is a credential of pipeline's own and never reaches a command",
+    );
+    expect(validated.stderr).toContain(
+      "reads.yaml:7:16: error: env.PIPELINE_REDIS_URL is a credential of pipeline's own and cannot be used in a recipe",
+    );
+    expect(validated.stderr).not.toContain(REDIS_PASSWORD);
+  });
+});
