@@ -281,7 +281,10 @@ describe('faults and rate limits on streams', () => {
     })().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect(received).toBeGreaterThan(0);
-    expect(gateway.stats().faults_injected).toMatchObject({ 'drop-after': 1 });
+    const stats = gateway.stats();
+    expect(stats.faults_injected).toMatchObject({ 'drop-after': 1 });
+    // Counted once, as a dropped connection, though its status line had gone out as 200.
+    expect(stats.requests.by_status).toEqual({ '0': 1 });
   });
 
   it('drop-after cuts a responses stream and a messages stream: both helpers reject', async () => {
