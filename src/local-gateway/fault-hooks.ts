@@ -1,8 +1,10 @@
-import { Transform, type Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayContext } from './context.js';
 import { GatewayError, type ErrorStatus } from './errors.js';
+import { EventStreamBody } from './event-stream.js';
 import type { Fault } from './faults.js';
+import { errorBodyFor } from './llm/error-shapes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,16 +65,18 @@ export function installAfterHandlerFaults(
     if (isPublic(request.url) && !blob) return payload;
     if (request.failAfterHandler) {
       reply.code(500).type('application/json');
-      return JSON.stringify(new GatewayError(500, 'an unexpected error occurred').body());
+      return JSON.stringify(errorBodyFor(request.url, new GatewayError(500, 'an unexpected error occurred')));
     }
     const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
     if (!fault) return payload;
     ctx.stats.faultInjected(fault.kind);
-    return blob
-      ? blobFault(ctx, fault, request, reply, payload as Readable)
-      : apiFault(ctx, fault, request, reply, payload);
+    if (blob) return blobFault(ctx, fault, request, reply, payload as Readable);
+    if (payload instanceof EventStreamBody) return streamFault(ctx, fault, request, payload);
+    return apiFault(ctx, fault, request, reply, payload);
   });
 }
+
+const waitMs = (ms: number | undefined) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function apiFault(
   ctx: GatewayContext,
@@ -89,9 +93,37 @@ async function apiFault(
       reply.type('application/json');
       return '{"code":0,"message":"success","data":{"status":"pend';
     default:
-      await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
+      await waitMs(fault.delay_ms);
       return payload;
   }
+}
+
+/**
+ * Faults on a stream of server-sent events strike mid-stream, once the status, the headers and
+ * half of the events have been sent: `drop-after` closes the connection there, as a stream that
+ * breaks off; `delay` pauses there for `delay_ms`, as a stream that stalls, then sends the rest;
+ * `malformed-json` sends an event whose data is cut-off JSON and ends the stream there.
+ */
+function streamFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest, payload: EventStreamBody): Readable {
+  const { chunks } = payload;
+  const half = Math.floor(chunks.length / 2);
+  async function* faulted(): AsyncGenerator<string> {
+    yield* chunks.slice(0, half);
+    switch (fault.kind) {
+      case 'drop-after':
+        // After the events already written have left: the client sees a stream that stops short.
+        await waitMs(20);
+        dropConnection(ctx, request);
+        return;
+      case 'malformed-json':
+        yield 'data: {"id":"cut-off","choices":[{"delta":{"content":"pend\n\n';
+        return;
+      default:
+        await waitMs(fault.delay_ms);
+        yield* chunks.slice(half);
+    }
+  }
+  return Readable.from(faulted(), { objectMode: false });
 }
 
 /**
@@ -114,7 +146,7 @@ async function blobFault(
       reply.header('Content-Length', String(Buffer.byteLength(NOT_MEDIA)));
       return NOT_MEDIA;
     default:
-      await new Promise((resolve) => setTimeout(resolve, fault.delay_ms));
+      await waitMs(fault.delay_ms);
       return payload;
   }
 }

@@ -11,6 +11,10 @@ import { invalid } from './errors.js';
  * - `delay`: holds the answer for `delay_ms` of real time, for client timeout tests.
  * - `malformed-json`: runs the handler, then answers 200 with a cut-off JSON body.
  *
+ * A text answer streamed as server-sent events (`stream: true`) takes the last three mid-stream,
+ * after half of its events: `drop-after` closes the connection there, `delay` pauses there, and
+ * `malformed-json` sends an event of cut-off JSON and ends the stream.
+ *
  * File links (`GET /files/{token}/{name}`, `GET /results/{token}/{name}`) take the same faults.
  * There `drop-after` sends the headers and half of the bytes before closing the connection, and
  * `malformed-json` sends a page of HTML under the media type the file claims.

@@ -4,6 +4,7 @@ import type { GatewayContext } from './context.js';
 import { ERROR_CATEGORIES, GatewayError, type ErrorStatus } from './errors.js';
 import { injectFaultBefore, injectRandomError, installAfterHandlerFaults, isBlobLink } from './fault-hooks.js';
 import { fileRoutes } from './routes/files.js';
+import { errorBodyFor } from './llm/error-shapes.js';
 import { llmRoutes } from './routes/llm.js';
 import { mediaRoutes } from './routes/media.js';
 import { publicRoutes } from './routes/public.js';
@@ -55,11 +56,11 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
     const gatewayError = toGatewayError(error, request);
     for (const [name, value] of Object.entries(gatewayError.headers)) reply.header(name, value);
-    return reply.code(gatewayError.status).type('application/json').send(gatewayError.body());
+    return reply.code(gatewayError.status).type('application/json').send(errorBodyFor(request.url, gatewayError));
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError(404, `no endpoint ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
-    return reply.code(404).type('application/json').send(error.body());
+    return reply.code(404).type('application/json').send(errorBodyFor(request.url, error));
   });
   publicRoutes(app, ctx);
   mediaRoutes(app, ctx);

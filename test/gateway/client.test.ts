@@ -142,6 +142,25 @@ describe('every endpoint', () => {
     );
     expect(messages.type).toBe('message');
   });
+
+  it("reads the text protocols' own error shapes: category, detail and status as on every other route", async () => {
+    const { client: c } = await setup();
+    const detail = 'model "gpt-4o" is not available; text model ids have the form provider/name';
+    const asks = {
+      chat: { model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] },
+      responses: { model: 'gpt-4o', input: 'x' },
+      messages: { model: 'gpt-4o', max_tokens: 20, messages: [{ role: 'user', content: 'x' }] },
+    } as const;
+    for (const [protocol, body] of Object.entries(asks)) {
+      expect(failureOf(await c.llm(protocol as keyof typeof asks, body)), protocol).toMatchObject({
+        reason: 'not-found',
+        status: 404,
+        category: 'Not found',
+        detail,
+        message: `HTTP 404: Not found: ${detail}`,
+      });
+    }
+  });
 });
 
 describe('every failure class', () => {

@@ -52,7 +52,13 @@ describe('auth, account endpoints and error bodies', () => {
     ] as const) {
       const answer = await api.send(method, path, { key, body: method === 'POST' ? {} : undefined });
       expect(answer.status, `${method} ${path}`).toBe(401);
-      expect(answer.body).toEqual({ code: 401, message });
+      // The text endpoints answer in their protocol's own public error shape, which the official SDKs read.
+      const body = path.endsWith('/messages')
+        ? { type: 'error', error: { type: 'authentication_error', message } }
+        : path.startsWith('/llm/')
+          ? { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }
+          : { code: 401, message };
+      expect(answer.body, `${method} ${path}`).toEqual(body);
       expect(answer.headers.get('x-ratelimit-limit')).toBeNull();
     }
   });

@@ -123,15 +123,35 @@ describe('text gateway', () => {
         expect.stringMatching(/^Invalid parameters: the JSON Schema could not be used: /),
       ],
       [
-        { messages: user('x'), stream: true },
+        { messages: user('x'), stream: 'yes' },
         'a/b',
         400,
-        'Invalid parameters: stream is not supported by the local gateway; send stream: false',
+        'Invalid parameters: stream must be true or false (got "yes")',
       ],
-    ])('refuses %j with model %s', async (body, model, status, message) => {
+      [
+        { messages: user('x'), stream_options: { include_usage: true } },
+        'a/b',
+        400,
+        'Invalid parameters: stream_options is only allowed when stream is true',
+      ],
+      [
+        { messages: user('x'), stream: true },
+        'gpt-4o',
+        404,
+        'Not found: model "gpt-4o" is not available; text model ids have the form provider/name',
+      ],
+    ])('refuses %j with model %s, in the public error shape', async (body, model, status, message) => {
       const answer = await api.post('/llm/v1/chat/completions', { model, ...body });
       expect(answer.status).toBe(status);
-      expect(answer.body).toEqual({ code: status, message });
+      expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(answer.body).toEqual({
+        error: {
+          message,
+          type: 'invalid_request_error',
+          param: null,
+          code: status === 404 ? 'not_found' : null,
+        },
+      });
     });
   });
 
@@ -173,6 +193,83 @@ describe('text gateway', () => {
     });
   });
 
+  describe('streams (stream: true) on the wire', () => {
+    /** The events of a `text/event-stream` body: `event:` name (if any) and the `data:` text of each. */
+    const eventsOf = (text: string) =>
+      text
+        .split('\n\n')
+        .filter(Boolean)
+        .map((block) => {
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)![1]!;
+          return { event, data };
+        });
+
+    it('chat: chat.completion.chunk data lines, the finish_reason, then data: [DONE]', async () => {
+      const ask = { model: 'a/b', messages: user('Describe golden hour photography') };
+      const whole = await api.post('/llm/v1/chat/completions', ask);
+      const answer = await api.post('/llm/v1/chat/completions', { ...ask, stream: true });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      const events = eventsOf(answer.text);
+      expect(events.at(-1)).toEqual({ event: undefined, data: '[DONE]' });
+      const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data));
+      expect(new Set(chunks.map((c) => c.object))).toEqual(new Set(['chat.completion.chunk']));
+      expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+      expect(chunks.at(-1).choices[0]).toEqual({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' });
+      expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(whole.body.choices[0].message.content);
+      expect(chunks.every((c) => !('usage' in c))).toBe(true);
+    });
+
+    it('responses: named events with sequence numbers, ending with response.completed', async () => {
+      const answer = await api.post('/llm/v1/responses', { model: 'a/b', input: 'Tell me about kites', stream: true });
+      const events = eventsOf(answer.text);
+      const data = events.map((e) => JSON.parse(e.data));
+      expect(events.map((e) => e.event)).toEqual(data.map((d) => d.type));
+      expect(data.map((d) => d.sequence_number)).toEqual(data.map((_, i) => i));
+      expect(data[0]).toMatchObject({ type: 'response.created', response: { status: 'in_progress', output: [] } });
+      const last = data.at(-1);
+      expect(last).toMatchObject({ type: 'response.completed', response: { status: 'completed' } });
+      const deltas = data.filter((d) => d.type === 'response.output_text.delta').map((d) => d.delta);
+      expect(deltas.length).toBeGreaterThan(3);
+      expect(deltas.join('')).toBe(last.response.output_text);
+    });
+
+    it('messages: message_start … message_stop, the usage in message_delta', async () => {
+      const ask = { model: 'a/b', max_tokens: 200, messages: user('Tell me about kites') };
+      const whole = await api.post('/llm/messages', ask);
+      const answer = await api.post('/llm/messages', { ...ask, stream: true });
+      const data = eventsOf(answer.text).map((e) => JSON.parse(e.data));
+      expect(data[0]).toMatchObject({ type: 'message_start', message: { content: [], stop_reason: null } });
+      expect(data.at(-2)).toEqual({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: whole.body.usage.output_tokens },
+      });
+      expect(data.at(-1)).toEqual({ type: 'message_stop' });
+      const text = data.filter((d) => d.type === 'content_block_delta').map((d) => d.delta.text);
+      expect(text.join('')).toBe(whole.body.content[0].text);
+    });
+
+    it('an injected status fault refuses a stream before it starts, in the protocol error shape', async () => {
+      gateway.injectFault({ kind: 'status', status: 503, route: 'POST /llm/v1/messages' });
+      const answer = await api.post('/llm/v1/messages', {
+        model: 'a/b',
+        max_tokens: 20,
+        messages: user('x'),
+        stream: true,
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual({
+        type: 'error',
+        error: { type: 'overloaded_error', message: 'Service unavailable: injected fault 503' },
+      });
+      const unknown = await api.post('/llm/v1/embeddings', { model: 'a/b' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error).toMatchObject({ message: 'Not found: no endpoint POST /llm/v1/embeddings' });
+    });
+  });
+
   describe('messages', () => {
     it.each(['/llm/v1/messages', '/llm/messages'])(
       'answers in the public Messages shape at %s, JSON from a schema in the system prompt',
@@ -200,7 +297,10 @@ describe('text gateway', () => {
 
     it('requires max_tokens, as the public protocol does', async () => {
       const answer = await api.post('/llm/v1/messages', { model: 'a/b', messages: user('x') });
-      expect(answer.body).toEqual({ code: 400, message: 'Invalid parameters: max_tokens is required' });
+      expect(answer.body).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'Invalid parameters: max_tokens is required' },
+      });
     });
 
     it('answers plain text without a schema and stops at max_tokens', async () => {

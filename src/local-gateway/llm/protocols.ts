@@ -1,6 +1,7 @@
+import type { ServerSentEvent } from '../event-stream.js';
 import type { GatewayRandom } from '../random.js';
 import { invalid, notFound } from '../errors.js';
-import { complete, type CompletionRequest } from './text-model.js';
+import { complete, type Completion, type CompletionRequest } from './text-model.js';
 
 /** `provider/name`: a bare name is answered 404, as the hosted text gateway does. */
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:-]*$/;
@@ -76,10 +77,39 @@ function run(request: CompletionRequest) {
 
 const nowSeconds = (ms: number) => Math.floor(ms / 1000);
 
+/** A text answer: one JSON body, or (for `stream: true`) the protocol's server-sent events. */
+export type TextReply = { json: Json } | { events: ServerSentEvent[] };
+
+/** `stream`: absent, false or true. */
+function wantsStream(value: unknown): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  if (value === true) return true;
+  throw invalid(`stream must be true or false (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * The answer's text in the pieces a stream sends, a word and the space before the next one each:
+ * joined, they are the text exactly, so a streamed answer is the same as the answer in one body.
+ */
+export function textPieces(text: string): string[] {
+  return text.length === 0 ? [] : text.split(/(?<=\s)(?=\S)/);
+}
+
+/** `stream_options.include_usage`, allowed only on a stream as in the public protocol. */
+function includeUsage(options: unknown, stream: boolean): boolean {
+  if (options === undefined || options === null) return false;
+  if (!stream) throw invalid('stream_options is only allowed when stream is true');
+  if (!isObject(options)) throw invalid('stream_options must be an object');
+  if (options.include_usage !== undefined && typeof options.include_usage !== 'boolean')
+    throw invalid('stream_options.include_usage must be true or false');
+  return options.include_usage === true;
+}
+
 /** POST {llm_url}/v1/chat/completions, the public Chat Completions shape. */
-export function chatCompletion(body: Json, random: GatewayRandom, now: number) {
+export function chatCompletion(body: Json, random: GatewayRandom, now: number): TextReply {
   const model = checkModelId(body.model);
-  if (body.stream === true) throw invalid('stream is not supported by the local gateway; send stream: false');
+  const stream = wantsStream(body.stream);
+  const withUsage = includeUsage(body.stream_options, stream);
   const { transcript: prompt, lastUser: focus } = conversation(body.messages, 'messages');
   const format = body.response_format;
   let jsonSchema: Json | undefined;
@@ -102,31 +132,73 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number) {
     jsonSchema,
     maxTokens: maxTokens(body.max_completion_tokens ?? body.max_tokens, 'max_tokens'),
   });
-  return {
-    id: `chatcmpl-${random.hex(12)}`,
-    object: 'chat.completion',
-    created: nowSeconds(now),
-    model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: result.text, refusal: null },
-        logprobs: null,
-        finish_reason: result.truncated ? 'length' : 'stop',
+  const head = { id: `chatcmpl-${random.hex(12)}`, created: nowSeconds(now), model };
+  const finishReason = result.truncated ? 'length' : 'stop';
+  const usage = {
+    prompt_tokens: result.inputTokens,
+    completion_tokens: result.outputTokens,
+    total_tokens: result.inputTokens + result.outputTokens,
+  };
+  if (!stream) {
+    return {
+      json: {
+        id: head.id,
+        object: 'chat.completion',
+        created: head.created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: result.text, refusal: null },
+            logprobs: null,
+            finish_reason: finishReason,
+          },
+        ],
+        usage,
       },
-    ],
-    usage: {
-      prompt_tokens: result.inputTokens,
-      completion_tokens: result.outputTokens,
-      total_tokens: result.inputTokens + result.outputTokens,
+    };
+  }
+  const chunk = (delta: Json, finish: string | null): ServerSentEvent => ({
+    data: {
+      id: head.id,
+      object: 'chat.completion.chunk',
+      created: head.created,
+      model,
+      system_fingerprint: null,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      // With include_usage, every chunk has `usage: null` but the last, which has only the usage.
+      ...(withUsage ? { usage: null } : {}),
     },
+  });
+  return {
+    events: [
+      chunk({ role: 'assistant', content: '', refusal: null }, null),
+      ...textPieces(result.text).map((piece) => chunk({ content: piece }, null)),
+      chunk({}, finishReason),
+      ...(withUsage
+        ? [
+            {
+              data: {
+                id: head.id,
+                object: 'chat.completion.chunk',
+                created: head.created,
+                model,
+                system_fingerprint: null,
+                choices: [],
+                usage,
+              },
+            },
+          ]
+        : []),
+      { data: '[DONE]' },
+    ],
   };
 }
 
 /** POST {llm_url}/v1/responses, the public Responses shape. */
-export function response(body: Json, random: GatewayRandom, now: number) {
+export function response(body: Json, random: GatewayRandom, now: number): TextReply {
   const model = checkModelId(body.model);
-  if (body.stream === true) throw invalid('stream is not supported by the local gateway; send stream: false');
+  const stream = wantsStream(body.stream);
   const input =
     typeof body.input === 'string'
       ? { transcript: `user: ${body.input}`, lastUser: body.input }
@@ -147,28 +219,55 @@ export function response(body: Json, random: GatewayRandom, now: number) {
       );
   }
   const result = run({ prompt, focus, jsonSchema, maxTokens: maxTokens(body.max_output_tokens, 'max_output_tokens') });
-  return {
-    id: `resp_${random.hex(12)}`,
+  const responseId = `resp_${random.hex(12)}`;
+  const messageId = `msg_${random.hex(12)}`;
+  const createdAt = nowSeconds(now);
+  const status = result.truncated ? 'incomplete' : 'completed';
+  const part = (text: string) => ({ type: 'output_text', text, annotations: [] });
+  const item = (itemStatus: string, content: Json[]) => ({
+    id: messageId,
+    type: 'message',
+    status: itemStatus,
+    role: 'assistant',
+    content,
+  });
+  const responseBody = (state: string, output: Json[], done: Completion | undefined) => ({
+    id: responseId,
     object: 'response',
-    created_at: nowSeconds(now),
-    status: result.truncated ? 'incomplete' : 'completed',
-    incomplete_details: result.truncated ? { reason: 'max_output_tokens' } : null,
+    created_at: createdAt,
+    status: state,
+    incomplete_details: state === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     model,
-    output: [
-      {
-        id: `msg_${random.hex(12)}`,
-        type: 'message',
-        status: 'completed',
-        role: 'assistant',
-        content: [{ type: 'output_text', text: result.text, annotations: [] }],
-      },
+    output,
+    output_text: done ? done.text : '',
+    usage: done
+      ? {
+          input_tokens: done.inputTokens,
+          output_tokens: done.outputTokens,
+          total_tokens: done.inputTokens + done.outputTokens,
+        }
+      : null,
+  });
+  const finalBody = responseBody(status, [item('completed', [part(result.text)])], result);
+  if (!stream) return { json: finalBody };
+  let sequence = 0;
+  const event = (type: string, fields: Json): ServerSentEvent => ({
+    event: type,
+    data: { type, sequence_number: sequence++, ...fields },
+  });
+  const at = { item_id: messageId, output_index: 0, content_index: 0 };
+  return {
+    events: [
+      event('response.created', { response: responseBody('in_progress', [], undefined) }),
+      event('response.in_progress', { response: responseBody('in_progress', [], undefined) }),
+      event('response.output_item.added', { output_index: 0, item: item('in_progress', []) }),
+      event('response.content_part.added', { ...at, part: part('') }),
+      ...textPieces(result.text).map((delta) => event('response.output_text.delta', { ...at, delta, logprobs: [] })),
+      event('response.output_text.done', { ...at, text: result.text, logprobs: [] }),
+      event('response.content_part.done', { ...at, part: part(result.text) }),
+      event('response.output_item.done', { output_index: 0, item: item('completed', [part(result.text)]) }),
+      event(`response.${status}`, { response: finalBody }),
     ],
-    output_text: result.text,
-    usage: {
-      input_tokens: result.inputTokens,
-      output_tokens: result.outputTokens,
-      total_tokens: result.inputTokens + result.outputTokens,
-    },
   };
 }
 
@@ -190,25 +289,70 @@ export function schemaInSystemText(system: string): Json | undefined {
   return undefined;
 }
 
+/** `output_config.format`, the Messages protocol's structured output: `{type: 'json_schema', schema}`. */
+function outputFormatSchema(config: unknown): Json | undefined {
+  if (config === undefined || config === null) return undefined;
+  if (!isObject(config)) throw invalid('output_config must be an object');
+  const format = config.format;
+  if (format === undefined || format === null) return undefined;
+  if (!isObject(format) || format.type !== 'json_schema')
+    throw invalid('output_config.format must be an object with type json_schema');
+  return schemaOf(format.schema, 'output_config.format.schema');
+}
+
 /** POST {llm_url}/v1/messages (and /messages), the public Messages shape. */
-export function message(body: Json, random: GatewayRandom) {
+export function message(body: Json, random: GatewayRandom): TextReply {
   const model = checkModelId(body.model);
-  if (body.stream === true) throw invalid('stream is not supported by the local gateway; send stream: false');
+  const stream = wantsStream(body.stream);
   const limit = maxTokens(body.max_tokens, 'max_tokens');
   if (limit === undefined) throw invalid('max_tokens is required');
   const system = body.system === undefined ? '' : contentText(body.system, 'system');
   const { transcript, lastUser: focus } = conversation(body.messages, 'messages');
   const prompt = `${system ? `system: ${system}\n` : ''}${transcript}`;
-  const jsonSchema = system ? schemaInSystemText(system) : undefined;
+  const jsonSchema = outputFormatSchema(body.output_config) ?? (system ? schemaInSystemText(system) : undefined);
   const result = run({ prompt, focus, jsonSchema, maxTokens: limit });
+  const id = `msg_${random.hex(12)}`;
+  const stopReason = result.truncated ? 'max_tokens' : 'end_turn';
+  if (!stream) {
+    return {
+      json: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [{ type: 'text', text: result.text }],
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage: { input_tokens: result.inputTokens, output_tokens: result.outputTokens },
+      },
+    };
+  }
+  const event = (type: string, fields: Json = {}): ServerSentEvent => ({ event: type, data: { type, ...fields } });
   return {
-    id: `msg_${random.hex(12)}`,
-    type: 'message',
-    role: 'assistant',
-    model,
-    content: [{ type: 'text', text: result.text }],
-    stop_reason: result.truncated ? 'max_tokens' : 'end_turn',
-    stop_sequence: null,
-    usage: { input_tokens: result.inputTokens, output_tokens: result.outputTokens },
+    events: [
+      event('message_start', {
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: result.inputTokens, output_tokens: 0 },
+        },
+      }),
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      event('ping'),
+      ...textPieces(result.text).map((text) =>
+        event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+      ),
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', {
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: result.outputTokens },
+      }),
+      event('message_stop'),
+    ],
   };
 }

@@ -1,0 +1,361 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { Ajv } from 'ajv';
+import OpenAI from 'openai';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { ManualClock } from '../support/manual-clock.js';
+
+/**
+ * The built-in text gateway driven by the official SDKs, as a user's own script would drive it:
+ * OpenAI's `baseURL` is `{llm_url}/v1`, Anthropic's is `{llm_url}`. Retries are off so that every
+ * failure is seen as the gateway sent it.
+ */
+
+const MODEL = 'vendor-x/writer-1';
+const PROMPTS_SCHEMA = {
+  type: 'object',
+  required: ['prompts'],
+  additionalProperties: false,
+  properties: { prompts: { type: 'array', items: { type: 'string' } } },
+};
+const ajv = new Ajv({ strict: false });
+const user = (content: string) => [{ role: 'user' as const, content }];
+
+function sdks(gateway: LocalGateway, apiKey = gateway.apiKey) {
+  return {
+    openai: new OpenAI({ baseURL: `${gateway.llmUrl}/v1`, apiKey, maxRetries: 0 }),
+    anthropic: new Anthropic({ baseURL: gateway.llmUrl, apiKey, maxRetries: 0 }),
+  };
+}
+
+describe('the official SDKs against the built-in text gateway', () => {
+  let gateway: LocalGateway;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+  beforeAll(async () => {
+    gateway = await startLocalGateway({ seed: 5, rpm: 10_000 });
+    ({ openai, anthropic } = sdks(gateway));
+  });
+  afterAll(() => gateway.close());
+
+  describe('Chat Completions', () => {
+    const ask = { model: MODEL, messages: user('Describe a solar cargo bike crossing a rainy city at dusk') };
+
+    it('streams chunks whose joined text is the non-streamed text, then the usage', async () => {
+      const whole = await openai.chat.completions.create(ask);
+      const stream = await openai.chat.completions.create({
+        ...ask,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks.length).toBeGreaterThan(4);
+      expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.model === MODEL)).toBe(true);
+      expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
+      const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+      expect(text).toBe(whole.choices[0]!.message.content);
+      expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
+      // With include_usage the last chunk has no choices and the usage of the whole answer.
+      expect(chunks.at(-1)!.choices).toEqual([]);
+      expect(chunks.at(-1)!.usage).toEqual(whole.usage);
+    });
+
+    it('assembles the same completion with the stream helper', async () => {
+      const whole = await openai.chat.completions.create(ask);
+      const final = await openai.chat.completions.stream(ask).finalChatCompletion();
+      expect(final.choices[0]!.message.content).toBe(whole.choices[0]!.message.content);
+      expect(final.choices[0]!.finish_reason).toBe('stop');
+    });
+
+    it('streams JSON-schema output that parses and validates once joined', async () => {
+      const request = {
+        model: MODEL,
+        messages: user('Write 3 image prompts about solar cargo bikes'),
+        response_format: {
+          type: 'json_schema' as const,
+          json_schema: { name: 'prompts', schema: PROMPTS_SCHEMA, strict: false },
+        },
+      };
+      const stream = await openai.chat.completions.create({ ...request, stream: true });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      const json = JSON.parse(text);
+      expect(ajv.validate(PROMPTS_SCHEMA, json), ajv.errorsText()).toBe(true);
+      expect(json.prompts).toHaveLength(3);
+      const whole = await openai.chat.completions.create(request);
+      expect(text).toBe(whole.choices[0]!.message.content);
+    });
+
+    it('ends a cut answer with finish_reason length', async () => {
+      const stream = await openai.chat.completions.create({ ...ask, max_tokens: 5, stream: true });
+      const reasons = [];
+      for await (const chunk of stream) reasons.push(chunk.choices[0]?.finish_reason);
+      expect(reasons.at(-1)).toBe('length');
+    });
+  });
+
+  describe('Responses', () => {
+    const ask = {
+      model: MODEL,
+      instructions: 'You are an art director.',
+      input: 'Describe a rooftop garden of tomatoes in the morning',
+    };
+
+    it('streams output_text deltas in the public event order; the final response is the non-streamed one', async () => {
+      const whole = await openai.responses.create(ask);
+      const stream = openai.responses.stream(ask);
+      const types: string[] = [];
+      let text = '';
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'response.output_text.delta') text += event.delta;
+      }
+      const final = await stream.finalResponse();
+      expect(text).toBe(whole.output_text);
+      expect(final.output_text).toBe(whole.output_text);
+      expect(final).toMatchObject({ id: expect.stringMatching(/^resp_/), status: 'completed', usage: whole.usage });
+      const distinct = types.filter((type, i) => type !== types[i - 1]);
+      expect(distinct).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ]);
+    });
+
+    it('streams with create({stream: true}) too, numbering the events', async () => {
+      const whole = await openai.responses.create(ask);
+      const stream = await openai.responses.create({ ...ask, stream: true });
+      const events = [];
+      for await (const event of stream) events.push(event);
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, i) => i));
+      const text = events.map((event) => (event.type === 'response.output_text.delta' ? event.delta : '')).join('');
+      expect(text).toBe(whole.output_text);
+    });
+
+    it('streams JSON-schema output that parses and validates once joined', async () => {
+      const stream = openai.responses.stream({
+        model: MODEL,
+        input: 'Write 2 image prompts about cargo bikes',
+        text: { format: { type: 'json_schema', name: 'prompts', schema: PROMPTS_SCHEMA, strict: false } },
+      });
+      let text = '';
+      stream.on('response.output_text.delta', (event) => {
+        text += event.delta;
+      });
+      const final = await stream.finalResponse();
+      expect(final.output_text).toBe(text);
+      const parsed = JSON.parse(text);
+      expect(ajv.validate(PROMPTS_SCHEMA, parsed), ajv.errorsText()).toBe(true);
+      expect(parsed.prompts).toHaveLength(2);
+    });
+
+    it('ends a cut answer with response.incomplete', async () => {
+      const final = await openai.responses.stream({ ...ask, max_output_tokens: 3 }).finalResponse();
+      expect(final.status).toBe('incomplete');
+      expect(final.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    });
+  });
+
+  describe('Messages', () => {
+    const ask = {
+      model: 'vendor-y/claude-x',
+      max_tokens: 400,
+      messages: user('Describe a night market under paper lanterns'),
+    };
+
+    it('streams text deltas in the public event order; the final message is the non-streamed one', async () => {
+      const whole = await anthropic.messages.create(ask);
+      const stream = anthropic.messages.stream(ask);
+      let text = '';
+      stream.on('text', (delta) => {
+        text += delta;
+      });
+      const final = await stream.finalMessage();
+      const wholeText = whole.content[0]!.type === 'text' ? whole.content[0]!.text : undefined;
+      expect(text).toBe(wholeText);
+      expect(await stream.finalText()).toBe(wholeText);
+      expect(final).toMatchObject({ stop_reason: 'end_turn', usage: whole.usage, model: 'vendor-y/claude-x' });
+
+      const raw = await anthropic.messages.create({ ...ask, stream: true });
+      const types: string[] = [];
+      for await (const event of raw) types.push(event.type);
+      expect(types.filter((type, i) => type !== types[i - 1])).toEqual([
+        'message_start',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ]);
+    });
+
+    it('streams JSON-schema output (output_config.format) that parses once joined', async () => {
+      const stream = anthropic.messages.stream({
+        ...ask,
+        messages: user('Write 4 image prompts about lanterns'),
+        output_config: { format: { type: 'json_schema', schema: PROMPTS_SCHEMA } },
+      });
+      const json = JSON.parse(await stream.finalText());
+      expect(ajv.validate(PROMPTS_SCHEMA, json), ajv.errorsText()).toBe(true);
+      expect(json.prompts).toHaveLength(4);
+    });
+
+    it('ends a cut answer with stop_reason max_tokens', async () => {
+      const final = await anthropic.messages.stream({ ...ask, max_tokens: 4 }).finalMessage();
+      expect(final.stop_reason).toBe('max_tokens');
+      expect(final.usage.output_tokens).toBe(4);
+    });
+  });
+
+  describe('errors the SDKs read', () => {
+    const NOT_AVAILABLE =
+      '404 Not found: model "gpt-4o-mini" is not available; text model ids have the form provider/name';
+
+    it('a wrong model is a NotFoundError carrying the gateway message, streamed or not', async () => {
+      const chat = { model: 'gpt-4o-mini', messages: user('hi') };
+      await expect(openai.chat.completions.create(chat)).rejects.toThrow(OpenAI.NotFoundError);
+      await expect(openai.chat.completions.create({ ...chat, stream: true })).rejects.toThrow(NOT_AVAILABLE);
+      await expect(openai.responses.create({ model: 'gpt-4o-mini', input: 'hi' })).rejects.toThrow(NOT_AVAILABLE);
+      const failure = await anthropic.messages
+        .create({ model: 'gpt-4o-mini', max_tokens: 10, messages: user('hi') })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Anthropic.NotFoundError);
+      expect((failure as InstanceType<typeof Anthropic.NotFoundError>).error).toEqual({
+        type: 'error',
+        error: {
+          type: 'not_found_error',
+          message: 'Not found: model "gpt-4o-mini" is not available; text model ids have the form provider/name',
+        },
+      });
+      await expect(
+        anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 10, messages: user('hi') }).finalMessage(),
+      ).rejects.toThrow(Anthropic.NotFoundError);
+    });
+
+    it('a wrong key is an AuthenticationError carrying the gateway message', async () => {
+      const wrong = sdks(gateway, 'not-a-key');
+      const failure = await wrong.openai.chat.completions
+        .create({ model: MODEL, messages: user('hi'), stream: true })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((failure as Error).message).toBe('401 Authentication failed: the API key is not valid or not active');
+      await expect(
+        wrong.anthropic.messages.stream({ model: MODEL, max_tokens: 10, messages: user('hi') }).finalMessage(),
+      ).rejects.toThrow(Anthropic.AuthenticationError);
+    });
+
+    it('invalid parameters are a BadRequestError naming the field', async () => {
+      await expect(openai.chat.completions.create({ model: MODEL, messages: [], stream: true })).rejects.toMatchObject({
+        status: 400,
+        message: '400 Invalid parameters: messages must be a non-empty list of messages',
+      });
+      await expect(anthropic.messages.create({ model: MODEL, max_tokens: 0, messages: user('hi') })).rejects.toThrow(
+        Anthropic.BadRequestError,
+      );
+    });
+  });
+});
+
+describe('faults and rate limits on streams', () => {
+  let gateway: LocalGateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  it('drop-after cuts a chat stream mid-way: the SDK throws after some chunks, it does not hang', async () => {
+    gateway = await startLocalGateway({ seed: 5 });
+    const { openai } = sdks(gateway);
+    gateway.injectFault({ kind: 'drop-after', route: 'POST /llm/v1/chat/completions' });
+    const stream = await openai.chat.completions.create({ model: MODEL, messages: user('a long story'), stream: true });
+    let received = 0;
+    const failure = await (async () => {
+      for await (const _ of stream) received++;
+    })().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(received).toBeGreaterThan(0);
+    const stats = gateway.stats();
+    expect(stats.faults_injected).toMatchObject({ 'drop-after': 1 });
+    // Counted once, as a dropped connection, though its status line had gone out as 200.
+    expect(stats.requests.by_status).toEqual({ '0': 1 });
+  });
+
+  it('drop-after cuts a responses stream and a messages stream: both helpers reject', async () => {
+    gateway = await startLocalGateway({ seed: 5 });
+    const { openai, anthropic } = sdks(gateway);
+    gateway.injectFault({ kind: 'drop-after', route: 'POST /llm/v1/responses' });
+    gateway.injectFault({ kind: 'drop-after', route: 'POST /llm/v1/messages' });
+    await expect(openai.responses.stream({ model: MODEL, input: 'a long story' }).finalResponse()).rejects.toThrow();
+    const stream = anthropic.messages.stream({ model: MODEL, max_tokens: 300, messages: user('a long story') });
+    let deltas = '';
+    stream.on('text', (delta) => {
+      deltas += delta;
+    });
+    await expect(stream.finalMessage()).rejects.toThrow();
+    expect(deltas.length).toBeGreaterThan(0);
+  });
+
+  it('malformed-json mid-stream is an SDK error after the chunks before it', async () => {
+    gateway = await startLocalGateway({ seed: 5 });
+    // The SDK logs the unparsable event before throwing; that log is expected here.
+    const openai = new OpenAI({
+      baseURL: `${gateway.llmUrl}/v1`,
+      apiKey: gateway.apiKey,
+      maxRetries: 0,
+      logLevel: 'off',
+    });
+    gateway.injectFault({ kind: 'malformed-json', route: 'POST /llm/v1/chat/completions' });
+    const stream = await openai.chat.completions.create({ model: MODEL, messages: user('a long story'), stream: true });
+    let received = 0;
+    const failure = await (async () => {
+      for await (const _ of stream) received++;
+    })().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SyntaxError);
+    expect(received).toBeGreaterThan(0);
+  });
+
+  it('delay pauses a stream mid-way, then the rest arrives intact', async () => {
+    gateway = await startLocalGateway({ seed: 5 });
+    const { anthropic } = sdks(gateway);
+    const ask = { model: MODEL, max_tokens: 300, messages: user('a long story about kites') };
+    const whole = await anthropic.messages.create(ask);
+    gateway.injectFault({ kind: 'delay', delay_ms: 150, route: 'POST /llm/v1/messages' });
+    const stream = anthropic.messages.stream(ask);
+    const arrivals: number[] = [];
+    stream.on('streamEvent', () => arrivals.push(performance.now()));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual(whole.content);
+    const longestGap = Math.max(...arrivals.slice(1).map((at, i) => at - arrivals[i]!));
+    expect(longestGap).toBeGreaterThanOrEqual(140);
+    expect(arrivals[0]).toBeLessThan(arrivals.at(-1)! - 140);
+  });
+
+  it('a stream over the rate limit is a 429 the SDKs see as RateLimitError', async () => {
+    // 12:00:10: the window resets at 12:01:00.
+    gateway = await startLocalGateway({ seed: 5, rpm: 1, clock: new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 10)) });
+    const { openai, anthropic } = sdks(gateway);
+    const first = await openai.chat.completions.create({ model: MODEL, messages: user('hi'), stream: true });
+    for await (const _ of first) {
+      // Drained: the one request of the window.
+    }
+    const refused = await openai.chat.completions
+      .create({ model: MODEL, messages: user('hi'), stream: true })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(refused).toMatchObject({
+      status: 429,
+      message: '429 Rate limit exceeded: 1 requests per minute, retry after 50 seconds',
+    });
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('50');
+    await expect(
+      anthropic.messages.stream({ model: MODEL, max_tokens: 10, messages: user('hi') }).finalMessage(),
+    ).rejects.toThrow(Anthropic.RateLimitError);
+  });
+});
