@@ -1,5 +1,14 @@
 import { realpathSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
+
+/** The package's two bins: `media-pipeline` is the name that is safe anywhere, `pipeline` the short one. */
+const BIN_NAMES = ['pipeline', 'media-pipeline'] as const;
+
+/**
+ * Run through npx where no name on PATH is this program. Never `npx pipeline`: outside a project
+ * that depends on this package, npx would fetch an unrelated registry package of that name.
+ */
+const NPX = 'npx media-pipeline';
 
 function realpath(path: string): string | undefined {
   try {
@@ -9,22 +18,32 @@ function realpath(path: string): string | undefined {
   }
 }
 
+/** The name this process was started by, for its help and usage lines: `media-pipeline` or `pipeline`. */
+export function programName(argv1 = process.argv[1]): string {
+  return argv1 && basename(argv1) === 'media-pipeline' ? 'media-pipeline' : 'pipeline';
+}
+
 /**
- * How the user can run this tool again from a shell: `pipeline` when that name on PATH is this
- * very program (installed globally or linked), else `npx pipeline` (run from a project's install).
+ * How the user can run this tool again from a shell: `pipeline` (or `media-pipeline`) when that
+ * name on PATH is this very program (installed globally or linked), else `npx media-pipeline`.
  */
 export function commandName(argv1 = process.argv[1], path = process.env.PATH ?? ''): string {
   const self = argv1 ? realpath(argv1) : undefined;
-  if (!self) return 'npx pipeline';
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, 'pipeline');
-    try {
-      if (!statSync(candidate).isFile()) continue;
-    } catch {
-      continue;
+  if (!self) return NPX;
+  const preferred = programName(argv1);
+  const names = [preferred, ...BIN_NAMES.filter((name) => name !== preferred)];
+  for (const name of names) {
+    for (const dir of path.split(delimiter)) {
+      if (!dir) continue;
+      const candidate = join(dir, name);
+      try {
+        if (!statSync(candidate).isFile()) continue;
+      } catch {
+        continue;
+      }
+      if (realpath(candidate) === self) return name;
+      break;
     }
-    return realpath(candidate) === self ? 'pipeline' : 'npx pipeline';
   }
-  return 'npx pipeline';
+  return NPX;
 }

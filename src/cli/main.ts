@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { writeFileSync } from 'node:fs';
+import tab from '@bomb.sh/tab/commander';
 import { Command, CommanderError } from 'commander';
 import { registerAccountCommand } from './account.js';
 import { registerCacheCommand } from './cache-command.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
+import { registerInitCommand } from './init.js';
 import { addHelpTexts } from './help-text.js';
 import { registerGatewayCommand } from './gateway-serve.js';
 import { registerModelsCommand } from './models.js';
@@ -13,6 +15,7 @@ import { registerReportCommand } from './report.js';
 import { registerRunCommands } from './run.js';
 import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
+import { programName } from './invocation.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
 
@@ -41,7 +44,7 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 const program = new Command()
-  .name('pipeline')
+  .name(programName())
   .description(
     'Run YAML recipes of web, LLM, image and video generation steps against an asynchronous, rate-limited generation gateway.',
   )
@@ -60,7 +63,11 @@ registerModelsCommand(program);
 registerFilesCommand(program);
 registerTaskCommand(program);
 registerCacheCommand(program);
+registerInitCommand(program);
 addHelpTexts(program);
+// `completion bash|zsh|fish|powershell` prints a script that asks the hidden `complete -- …` for
+// the commands and options above; registered last, so it sees every one of them.
+tab(program, { completionCommandName: 'completion' });
 
 try {
   await program.parseAsync(process.argv);

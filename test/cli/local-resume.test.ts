@@ -115,7 +115,7 @@ describe('a --local run, killed and resumed', () => {
     expect(stopped.exitCode, stopped.stderr).toBe(130);
     const printed = /Resume with:\n {2}(.+)$/.exec(stopped.stderr)?.[1];
     // Not installed globally here, so the command goes through npx, which runs this package's bin.
-    expect(printed).toBe(`npx pipeline resume ${runId} --local`);
+    expect(printed).toBe(`npx media-pipeline resume ${runId} --local`);
     const [, , ...args] = printed!.split(' ');
     const resumed = await execa('node', [cli, ...args], { cwd: home, env: env(), reject: false });
     expect(resumed.exitCode, resumed.stderr).toBe(0);

@@ -162,7 +162,7 @@ describe('--help', () => {
   it.each(commands)('%s has examples and the exit codes', async (command) => {
     const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
     expect(help.exitCode).toBe(0);
-    expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx pipeline ${command}[ \\n]`));
+    expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx media-pipeline ${command}[ \\n]`));
     expect(help.stdout).toMatch(/\nExit codes:\n {2}0 {4}it worked\n {2}1 {4}.+\n {2}2 {4}a usage error/);
   });
 

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { chmodSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
@@ -29,11 +30,27 @@ export function ffmpegPath(): Promise<string | undefined> {
 }
 
 function packagedFfmpeg(): string | undefined {
+  let path: string | undefined;
   try {
-    return (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path?: string }).path;
+    path = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path?: string }).path;
   } catch {
     // The optional dependency did not install on this platform.
     return undefined;
+  }
+  if (path) makeExecutable(path);
+  return path;
+}
+
+/**
+ * The binary package's only install script is `chmod u+x ffmpeg`; an npm that does not run
+ * dependencies' install scripts (npm's allow-list of scripts) leaves it as packed. Setting the bit
+ * here makes the package work either way; where it cannot be set, ffmpeg is reported missing.
+ */
+function makeExecutable(path: string): void {
+  try {
+    if ((statSync(path).mode & 0o100) === 0) chmodSync(path, 0o755);
+  } catch {
+    // Not ours to change (a read-only install): the check in ffmpegPath reports it.
   }
 }
 

@@ -1,0 +1,83 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { Command } from 'commander';
+import { packageRoot } from '../package-root.js';
+import { UsageError } from './errors.js';
+import { commandName } from './invocation.js';
+import { printLine } from './output.js';
+
+/** Where `init` puts the starter files, relative to the project folder. */
+const RECIPE = join('recipes', 'assets.yaml');
+const WORKFLOW = join('.github', 'workflows', 'assets.yml');
+const SCHEMA_COPY = join('recipes', 'recipe.schema.json');
+const IGNORED = '.pipeline/';
+
+const SCHEMA_LINE = /^# yaml-language-server: \$schema=.*$/m;
+
+interface InitFlags {
+  dir: string;
+  force?: boolean;
+}
+
+/** `path` as a recipe's `$schema` reference: relative, with forward slashes. */
+const asReference = (path: string) => path.split(sep).join('/');
+
+/**
+ * The `$schema` reference of the starter recipe: the installed package's own schema when the
+ * package sits inside the project (node_modules), so it follows upgrades; else (a global install,
+ * or the GitHub Action's own checkout) a copy beside the recipe, which `init --force` refreshes.
+ */
+function schemaReference(project: string, written: string[]): string {
+  const schema = join(packageRoot(), 'schemas', 'recipe.schema.json');
+  const fromRecipes = relative(join(project, 'recipes'), schema);
+  if (!relative(project, schema).startsWith('..')) return asReference(fromRecipes);
+  copyFileSync(schema, join(project, SCHEMA_COPY));
+  written.push(SCHEMA_COPY);
+  return 'recipe.schema.json';
+}
+
+/** Adds `.pipeline/` (runs, logs, the step cache) to the project's .gitignore unless it is there. */
+function ignorePipelineFolder(project: string): boolean {
+  const path = join(project, '.gitignore');
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const lines = text.split(/\r?\n/).map((line) => line.trim());
+  if (lines.some((line) => ['.pipeline', '.pipeline/', '/.pipeline', '/.pipeline/'].includes(line))) return false;
+  const separator = text === '' || text.endsWith('\n') ? '' : '\n';
+  writeFileSync(path, `${text}${separator}# media-pipeline: runs, logs and the step cache\n${IGNORED}\n`);
+  return true;
+}
+
+export function registerInitCommand(program: Command): void {
+  program
+    .command('init')
+    .description(
+      'Start using pipeline in a repository: a starter recipe, a GitHub workflow that runs it with the action, and .pipeline/ in .gitignore.',
+    )
+    .option('--dir <folder>', 'the project folder', '.')
+    .option('--force', 'overwrite the starter recipe and workflow when they exist')
+    .action((flags: InitFlags) => {
+      const project = resolve(flags.dir);
+      const existing = [RECIPE, WORKFLOW].filter((path) => existsSync(join(project, path)));
+      if (existing.length > 0 && !flags.force)
+        throw new UsageError(
+          `${existing.join(' and ')} ${existing.length === 1 ? 'exists' : 'exist'} already in ${project}; ` +
+            'nothing was written (--force overwrites)',
+        );
+      const starters = join(packageRoot(), 'recipes');
+      for (const path of [RECIPE, WORKFLOW]) mkdirSync(dirname(join(project, path)), { recursive: true });
+      const written = [RECIPE, WORKFLOW];
+      const recipe = readFileSync(join(starters, 'starter.yaml'), 'utf8').replace(
+        SCHEMA_LINE,
+        `# yaml-language-server: $schema=${schemaReference(project, written)}`,
+      );
+      writeFileSync(join(project, RECIPE), recipe);
+      writeFileSync(join(project, WORKFLOW), readFileSync(join(starters, 'starter.workflow.yml'), 'utf8'));
+      if (ignorePipelineFolder(project)) written.push('.gitignore');
+      const run = commandName();
+      printLine(`wrote ${written.join(', ')} in ${project}`);
+      printLine('next:');
+      printLine(`  ${run} validate ${asReference(RECIPE)}`);
+      printLine(`  ${run} run ${asReference(RECIPE)} --local     # on the built-in gateway: no key, no cost`);
+      printLine('  add the secret PIPELINE_API_KEY to the repository, then push: the workflow builds the assets');
+    });
+}

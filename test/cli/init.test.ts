@@ -1,0 +1,121 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const BASH_COMPLETION = '/usr/share/bash-completion/bash_completion';
+
+let project: string;
+beforeEach(async () => {
+  project = await mkdtemp(join(tmpdir(), 'pipeline-init-'));
+});
+afterEach(() => rm(project, { recursive: true, force: true }));
+
+const pipeline = (args: string[]) =>
+  execa('node', [cli, ...args], {
+    reject: false,
+    cwd: project,
+    extendEnv: false,
+    env: { PATH: process.env.PATH ?? '', PIPELINE_HOME: join(project, '.pipeline') },
+  });
+
+describe('pipeline init', () => {
+  it('writes a starter recipe that runs as it is, a workflow that uses the action, and .pipeline/ ignored', async () => {
+    writeFileSync(join(project, '.gitignore'), 'node_modules/');
+    const init = await pipeline(['init']);
+    expect(init.exitCode, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(/^wrote recipes\/assets\.yaml, \.github\/workflows\/assets\.yml, .*\.gitignore in /);
+    expect(init.stdout).toContain('npx media-pipeline validate recipes/assets.yaml');
+    expect(init.stdout).not.toMatch(/npx pipeline\b/);
+
+    const recipe = readFileSync(join(project, 'recipes', 'assets.yaml'), 'utf8');
+    const schemaRef = /^# yaml-language-server: \$schema=(.+)$/m.exec(recipe)?.[1];
+    expect(schemaRef).toBeDefined();
+    const schema = JSON.parse(readFileSync(resolve(project, 'recipes', schemaRef!), 'utf8'));
+    expect(schema.properties.steps).toBeDefined();
+
+    const workflow = parse(readFileSync(join(project, '.github', 'workflows', 'assets.yml'), 'utf8'));
+    const steps = workflow.jobs.assets.steps as Array<{ uses?: string; with?: Record<string, string> }>;
+    const action = steps.find((step) => step.uses?.startsWith('media-pipeline/media-pipeline@'));
+    expect(action?.with).toMatchObject({ recipe: 'recipes/assets.yaml', 'api-key': '${{ secrets.PIPELINE_API_KEY }}' });
+
+    expect(readFileSync(join(project, '.gitignore'), 'utf8')).toBe(
+      'node_modules/\n# media-pipeline: runs, logs and the step cache\n.pipeline/\n',
+    );
+
+    const validated = await pipeline(['validate', 'recipes/assets.yaml']);
+    expect(validated.stdout).toBe('recipes/assets.yaml: valid: 2 steps in 2 layers, 2 inputs, 1 run');
+    const run = await pipeline(['run', 'recipes/assets.yaml', '--local', '--json']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.status).toBe('succeeded');
+    expect(report.outputs.backgrounds).toHaveLength(3);
+    expect(existsSync(report.outputs.icon.path)).toBe(true);
+  });
+
+  it('refuses to overwrite without --force, and with it overwrites without adding .pipeline/ twice', async () => {
+    expect((await pipeline(['init'])).exitCode).toBe(0);
+    const recipePath = join(project, 'recipes', 'assets.yaml');
+    writeFileSync(recipePath, 'my own recipe');
+    const again = await pipeline(['init']);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toBe(
+      `pipeline: recipes/assets.yaml and .github/workflows/assets.yml exist already in ${project}; ` +
+        'nothing was written (--force overwrites)',
+    );
+    expect(readFileSync(recipePath, 'utf8')).toBe('my own recipe');
+
+    const forced = await pipeline(['init', '--force']);
+    expect(forced.exitCode, forced.stderr).toBe(0);
+    expect(readFileSync(recipePath, 'utf8')).toMatch(/^# yaml-language-server/);
+    expect(readFileSync(join(project, '.gitignore'), 'utf8').match(/^\.pipeline\/$/gm)).toHaveLength(1);
+  });
+
+  it('writes into --dir, creating it', async () => {
+    const init = await pipeline(['init', '--dir', 'game']);
+    expect(init.exitCode, init.stderr).toBe(0);
+    expect(existsSync(join(project, 'game', 'recipes', 'assets.yaml'))).toBe(true);
+    expect(existsSync(join(project, 'game', '.gitignore'))).toBe(true);
+  });
+});
+
+describe('shell completion', () => {
+  it('prints a script for bash, zsh and fish that asks the program itself', async () => {
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const script = await pipeline(['completion', shell]);
+      expect(script.exitCode, script.stderr).toBe(0);
+      expect(script.stdout).toContain('pipeline complete --');
+    }
+    expect((await pipeline(['completion', 'tcsh'])).exitCode).toBe(2);
+  });
+
+  it('completes commands and options', async () => {
+    const commands = (await pipeline(['complete', '--', 'ru'])).stdout;
+    expect(commands.split('\n').map((line) => line.split('\t')[0])).toEqual(['run', 'runs', ':4']);
+    const options = (await pipeline(['complete', '--', 'run', '--lo'])).stdout;
+    expect(options.split('\n').map((line) => line.split('\t')[0])).toContain('--local');
+  });
+
+  it.skipIf(!existsSync(BASH_COMPLETION) && !process.env.CI)('completes in a real bash', async () => {
+    const bin = join(project, 'bin');
+    await mkdir(bin);
+    await symlink(cli, join(bin, 'pipeline'));
+    await chmod(cli, 0o755);
+    const script = [
+      `source ${BASH_COMPLETION}`,
+      'source <(pipeline completion bash)',
+      'COMP_WORDS=(pipeline ru); COMP_CWORD=1; COMP_LINE="pipeline ru"; COMP_POINT=${#COMP_LINE}',
+      '__pipeline_complete 2>/dev/null; printf "%s\\n" "${COMPREPLY[@]}"',
+    ].join('\n');
+    const shell = await execa('bash', ['-c', script], {
+      reject: false,
+      env: { PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+    });
+    expect(shell.stdout.split('\n')).toEqual(['run', 'runs']);
+  });
+});
