@@ -23,6 +23,12 @@ const EXAMPLES: Record<string, string[]> = {
   runs: ['npx media-pipeline runs list', 'npx media-pipeline runs show latest'],
   'runs list': ['npx media-pipeline runs list', 'npx media-pipeline runs list --json | head -c 2000'],
   'runs show': ['npx media-pipeline runs show latest', 'npx media-pipeline runs show 20250114-0930 --json'],
+  report: [
+    'npx media-pipeline report latest --open',
+    'npx media-pipeline report 20250114-0930 --out build/report.html',
+  ],
+  init: ['npx media-pipeline init', 'npx media-pipeline init --dir game --force'],
+  completion: ['source <(pipeline completion bash)', 'pipeline completion fish | source'],
   gateway: ['npx media-pipeline gateway serve --port 8787'],
   'gateway serve': [
     'npx media-pipeline gateway serve --port 8787',

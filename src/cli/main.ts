@@ -64,10 +64,10 @@ registerFilesCommand(program);
 registerTaskCommand(program);
 registerCacheCommand(program);
 registerInitCommand(program);
-addHelpTexts(program);
 // `completion bash|zsh|fish|powershell` prints a script that asks the hidden `complete -- …` for
-// the commands and options above; registered last, so it sees every one of them.
+// the commands and options above; registered after them, so it sees every one of them.
 tab(program, { completionCommandName: 'completion' });
+addHelpTexts(program);
 
 try {
   await program.parseAsync(process.argv);

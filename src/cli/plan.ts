@@ -88,7 +88,8 @@ export function registerPlanCommand(program: Command): void {
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
     .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
-    .option('--format <format>', 'text, json or mermaid', 'text')
+    .option('--format <format>', 'text, json or mermaid (default: text)')
+    .option('--json', 'print JSON: the same as --format json')
     .option(
       '--rpm <n>',
       "requests per minute to plan for (default: the recipe's, else 100)",
@@ -109,7 +110,8 @@ export function registerPlanCommand(program: Command): void {
         flags: {
           set: string[];
           batch?: string;
-          format: string;
+          format?: string;
+          json?: boolean;
           rpm?: number;
           concurrency?: number;
           cache?: boolean;
@@ -119,8 +121,11 @@ export function registerPlanCommand(program: Command): void {
         },
       ) => {
         checkSkipInvalidRows(flags);
-        if (!['text', 'json', 'mermaid'].includes(flags.format))
-          throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(flags.format)}`);
+        if (flags.json && flags.format !== undefined && flags.format !== 'json')
+          throw new UsageError(`--json asks for --format json; it cannot go with --format ${flags.format}`);
+        const format = flags.json ? 'json' : (flags.format ?? 'text');
+        if (!['text', 'json', 'mermaid'].includes(format))
+          throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(format)}`);
         const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([
           import('./load-recipe.js'),
           import('../recipe/diagnostics.js'),
@@ -145,8 +150,8 @@ export function registerPlanCommand(program: Command): void {
         const warning = skippedRowsWarning(result.value);
         if (warning) printError(warning);
         const skipped = flags.skipInvalidRows ? { skipped_rows: result.value.skippedRows ?? [] } : {};
-        if (flags.format === 'json') printJson({ ...estimate, ...skipped });
-        else if (flags.format === 'mermaid') printLine(toMermaid(estimate));
+        if (format === 'json') printJson({ ...estimate, ...skipped });
+        else if (format === 'mermaid') printLine(toMermaid(estimate));
         else printText(estimate, result.value);
       },
     );

@@ -4,10 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { writeReport } from '../report/write-report.js';
-import { runExists, runPaths, type RunPaths } from '../store/run-store.js';
+import { runPaths, type RunPaths } from '../store/run-store.js';
 import { UsageError } from './errors.js';
 import { printError, printLine, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
+import { RUN_ID_HELP, resolveRunId } from './run-id.js';
 
 export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
 
@@ -51,13 +52,12 @@ export function registerReportCommand(program: Command): void {
   program
     .command('report')
     .description("Write a run's HTML report again from its journal (runs/<id>/report.html): gallery, timeline, steps.")
-    .argument('<run_id>')
+    .argument('<run_id>', RUN_ID_HELP)
     .option('--out <file>', 'write the report to this file instead (outputs are linked relative to it)')
     .option('--open', "open the report in the system's browser")
-    .action(async (id: string, flags: { out?: string; open?: boolean }) => {
+    .action(async (name: string, flags: { out?: string; open?: boolean }) => {
       const home = pipelineHome();
-      if (!runExists(home, id))
-        throw new UsageError(`no run ${id} in ${shown(home)}/runs (pipeline runs list shows them)`);
+      const id = resolveRunId(home, name);
       const paths = runPaths(home, id);
       const out = flags.out ? checkOut(flags.out) : reportPathOf(paths);
       const written = await writeReport(paths.journal, out);

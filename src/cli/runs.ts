@@ -12,6 +12,13 @@ import { formatUsd } from '../model-schemas/prices.js';
 import { spendFigures } from './run-money.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 
+/** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */
+const cachedItems = (step: string, indexes: number[]) =>
+  `${[...indexes]
+    .sort((a, b) => a - b)
+    .map((index) => `${step}[${index}]`)
+    .join(', ')} from the cache`;
+
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
 function load(home: string, id: string): Result<RunSummary, UnreadableJournal> {
@@ -38,7 +45,9 @@ function listRow(run: Listed): Array<string | number> {
   if (!run.ok) return [run.id, 'unreadable', '', '', '', '', ''];
   const s = run.value;
   const took = s.duration_ms === null ? '' : formatDuration(s.duration_ms);
-  const steps = `${s.steps.filter((x) => x.status === 'succeeded').length}/${s.steps.length}`;
+  // A step skipped by its `if` is done as the recipe meant it: only failed or unfinished steps are missing.
+  const done = s.steps.filter((x) => x.status === 'succeeded' || x.status === 'skipped').length;
+  const steps = `${done}/${s.steps.length}`;
   return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), s.files.length];
 }
 
@@ -98,7 +107,10 @@ export function registerRunsCommand(program: Command): void {
           `${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`,
           s.continued ? 'failed (continued)' : s.status,
           s.duration_ms === null ? '' : formatDuration(s.duration_ms),
-          s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`).join(', '),
+          [
+            ...s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`),
+            ...(s.cached.length > 0 ? [cachedItems(s.step, s.cached)] : []),
+          ].join(', '),
         ]),
       );
       const failed = summary.steps.filter((s) => s.error);

@@ -29,11 +29,13 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   const fullLine = file.lineText(start.line);
   let width =
     end.line === start.line ? Math.max(1, end.col - start.col + 1) : Math.max(1, fullLine.length - start.col + 1);
-  // A very long line is shown as a window around the value, marked with … where it is cut.
+  // A very long line is shown as a window centred on the value (on its start, for a value nearly
+  // as wide as the window), marked with … where it is cut.
   let shown = fullLine;
   let column = start.col - 1;
   if (fullLine.length > MAX_LINE) {
-    const from = Math.max(0, column - 20);
+    const centre = column + Math.floor(Math.min(width, MAX_LINE - 20) / 2);
+    const from = Math.max(0, Math.min(fullLine.length - MAX_LINE, centre - Math.floor(MAX_LINE / 2)));
     const to = Math.min(fullLine.length, from + MAX_LINE);
     shown = `${from > 0 ? '…' : ''}${fullLine.slice(from, to)}${to < fullLine.length ? '…' : ''}`;
     column = column - from + (from > 0 ? 1 : 0);

@@ -16,6 +16,8 @@ export interface StepRecord {
   finished_at: number | null;
   duration_ms: number | null;
   tasks: Array<{ task_id: string; index: number; status: string | null }>;
+  /** The items (by index) whose outputs came from the step cache, in the order they were served. */
+  cached: number[];
   error: { reason: string; message: string; outcome_unknown: boolean } | null;
   /** Failed with continue_on_error: the run went on, and the failure does not fail it. */
   continued?: boolean;
@@ -116,6 +118,7 @@ function stepOf(state: RunState, row: number, step: string): StepRecord {
       finished_at: null,
       duration_ms: null,
       tasks: [],
+      cached: [],
       error: null,
     };
     state.steps.set(key, entry);
@@ -173,6 +176,11 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
         path: event.path,
       });
       return;
+    case 'item-cached': {
+      const entry = stepOf(state, event.row, event.step);
+      if (!entry.cached.includes(event.index)) entry.cached.push(event.index);
+      return;
+    }
     case 'item-finished': {
       const key = itemKey(event.row, event.step, event.index);
       state.finishedItems.set(key, event.outputs);

@@ -158,6 +158,8 @@ describe('--help', () => {
     'files upload',
     'task wait',
     'cache prune',
+    'report',
+    'init',
   ];
   it.each(commands)('%s has examples and the exit codes', async (command) => {
     const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
