@@ -50,15 +50,17 @@ function busiestMinute(times: number[]): number {
 interface Grant {
   at: number;
   shared: boolean;
+  process: number;
 }
 
 /**
- * A gateway on the manual clock, a Redis, one RedisBudget on both and a client behind it. The gate
- * the client asks records each grant (time and mode) and checks after each grant and each release that
- * the budget counts exactly the requests granted and not yet released, whatever its mode; it
- * releases twice, which must count once.
+ * A gateway on the manual clock, a Redis, and `processes` RedisBudgets on one key (one each, as
+ * separate processes would have), each with a client behind it. The gate a client asks records each
+ * grant (time, mode, process) and checks after each grant and each release that its budget counts
+ * exactly the requests granted and not yet released, whatever its mode; it releases twice, which
+ * must count once.
  */
-async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSeconds: number }) {
+async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSeconds: number; processes?: number }) {
   const clock = new ManualClock(T0);
   const server: RedisServer = await startRedis();
   cleanups.push(() => server.stop());
@@ -70,70 +72,75 @@ async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSe
     clock,
   });
   cleanups.push(() => gateway.close());
-  const opened = await openRedis(server.url);
-  if (!opened.ok) throw new Error(opened.error);
-  const pair: RedisPair = opened.value;
-  cleanups.push(() => pair.close());
-  const warnings: string[] = [];
   const scope = budgetScope(gateway.apiKey, gateway.baseUrl);
-  const budget = new RedisBudget({
-    clock,
-    redis: pair,
-    scope,
-    shownUrl: server.url,
-    warn: (text) => warnings.push(text),
-    maxPerMinute: options.rpm,
-    random: () => 0.5,
-  });
-  cleanups.push(() => budget.close());
-  await until(() => pair.subscriber.status === 'ready', 'the subscriber');
-
   const grants: Grant[] = [];
   const miscounts: string[] = [];
-  let held = 0;
-  // Checked once the turn's promise callbacks have run: a budget grants several at once, and each
-  // grant reaches this gate a callback later.
-  const checkCount = (when: string) =>
-    setImmediate(() => {
-      const counted = budget.snapshot().unanswered;
-      if (counted !== held) miscounts.push(`${when} #${grants.length}: counted ${counted}, held ${held}`);
-    });
-  /** True while the test stops or starts Redis and waits for the budget to see it: the clock stands still. */
+  /** True while the test stops or starts Redis and waits for the budgets to see it: the clock stands still. */
   let changing = false;
   let awaited: { count: number; resolve: () => void } | undefined;
-  const gate: RequestGate = {
-    async acquire(signal) {
-      const release = await budget.acquire(signal);
-      held++;
-      grants.push({ at: clock.now(), shared: budget.shared });
-      checkCount('grant');
-      if (awaited && grants.length >= awaited.count) {
-        changing = true;
-        awaited.resolve();
-        awaited = undefined;
-      }
-      return () => {
-        release();
-        release();
-        held--;
-        checkCount('release');
-      };
-    },
-  };
-  const client = new HttpGatewayClient({
-    endpoints: {
-      baseUrl: gateway.baseUrl,
-      toolUrl: gateway.toolUrl,
-      llmUrl: gateway.llmUrl,
-      schemaUrl: gateway.schemaUrl,
-    },
-    apiKey: gateway.apiKey,
-    clock,
-    gate,
-    onRateLimit: budget.observe,
-    random: () => 0.5,
-  });
-  cleanups.push(() => client.close());
+
+  async function startProcess(index: number) {
+    const opened = await openRedis(server.url);
+    if (!opened.ok) throw new Error(opened.error);
+    const pair: RedisPair = opened.value;
+    cleanups.push(() => pair.close());
+    const warnings: string[] = [];
+    const budget = new RedisBudget({
+      clock,
+      redis: pair,
+      scope,
+      shownUrl: server.url,
+      warn: (text) => warnings.push(text),
+      maxPerMinute: options.rpm,
+      random: () => 0.5,
+    });
+    cleanups.push(() => budget.close());
+    await until(() => pair.subscriber.status === 'ready', 'the subscriber');
+    let held = 0;
+    // Checked once the turn's promise callbacks have run: a budget grants several at once, and each
+    // grant reaches this gate a callback later.
+    const checkCount = (when: string) =>
+      setImmediate(() => {
+        const counted = budget.snapshot().unanswered;
+        if (counted !== held) miscounts.push(`${when} #${grants.length}: counted ${counted}, held ${held}`);
+      });
+    const gate: RequestGate = {
+      async acquire(signal) {
+        const release = await budget.acquire(signal);
+        held++;
+        grants.push({ at: clock.now(), shared: budget.shared, process: index });
+        checkCount('grant');
+        if (awaited && grants.length >= awaited.count) {
+          changing = true;
+          awaited.resolve();
+          awaited = undefined;
+        }
+        return () => {
+          release();
+          release();
+          held--;
+          checkCount('release');
+        };
+      },
+    };
+    const client = new HttpGatewayClient({
+      endpoints: {
+        baseUrl: gateway.baseUrl,
+        toolUrl: gateway.toolUrl,
+        llmUrl: gateway.llmUrl,
+        schemaUrl: gateway.schemaUrl,
+      },
+      apiKey: gateway.apiKey,
+      clock,
+      gate,
+      onRateLimit: budget.observe,
+      random: () => 0.5,
+    });
+    cleanups.push(() => client.close());
+    return { pair, budget, client, warnings };
+  }
+  const processes: Array<Awaited<ReturnType<typeof startProcess>>> = [];
+  for (let i = 0; i < (options.processes ?? 1); i++) processes.push(await startProcess(i));
 
   /** Resolves once `count` requests were granted, marking the test busy from that very grant. */
   const granted = (count: number) =>
@@ -145,20 +152,21 @@ async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSe
       changing = true;
       resolve();
     });
-  const redisAnswering = () => pair.commands.commandQueue.length > 0 || pair.subscriber.commandQueue.length > 0;
   const busy = {
     ...requestsInFlight({ gateway }),
     'Redis being stopped or started': () => changing,
-    'Redis commands awaiting their answer': redisAnswering,
+    'Redis commands awaiting their answer': () =>
+      processes.some(({ pair }) => pair.commands.commandQueue.length > 0 || pair.subscriber.commandQueue.length > 0),
   };
   const stop = async () => {
     await server.stop();
-    await until(() => !budget.shared, 'the budget to fall back');
+    await until(() => processes.every(({ budget }) => !budget.shared), 'the budgets to fall back');
   };
   const start = async () => {
     await server.start();
-    await until(() => budget.shared, 'the budget to rejoin');
+    await until(() => processes.every(({ budget }) => budget.shared), 'the budgets to rejoin');
   };
+  const { pair, budget, client, warnings } = processes[0]!;
   const leases = () => pair.commands.zcard(`pipeline:budget:{${scope}}:leases`);
   /**
    * Runs `work` with the clock skipping, failing once it has taken `limitMs` of clock time: a request
@@ -177,6 +185,7 @@ async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSe
   return {
     clock,
     gateway,
+    processes,
     budget,
     client,
     grants,
@@ -254,6 +263,27 @@ describe.skipIf(!redisTestsRun)('the shared budget while Redis stops and starts'
     expect(t.grants.filter((grant) => !grant.shared).length).toBeGreaterThanOrEqual(14);
     expect(busiestMinute(t.grants.map((grant) => grant.at))).toBe(RPM);
     expect(t.warnings).toEqual([expect.stringMatching(/and at most 6 requests a minute\)/)]);
+    expect(t.miscounts).toEqual([]);
+  });
+
+  it('keeps --rpm over two processes while Redis is down: each takes its share, counting what both sent', {
+    timeout: 60_000,
+  }, async () => {
+    const RPM = 12;
+    const t = await setup({ rpm: RPM, gatewayRpm: 1000, gatewayWindowSeconds: 60, processes: 2 });
+    const chaos = async () => {
+      await t.granted(6);
+      await t.stop();
+      t.done();
+    };
+    const reads = Promise.all(t.processes.flatMap(({ client }) => Array.from({ length: 20 }, () => client.models())));
+    const [results] = await t.within(10 * 60_000, Promise.all([reads, chaos()]));
+    expect(results.every((result) => result.ok)).toBe(true);
+    expect(t.grants).toHaveLength(40);
+    expect(t.grants.filter((grant) => !grant.shared).length).toBeGreaterThanOrEqual(20);
+    expect(busiestMinute(t.grants.map((grant) => grant.at))).toBeLessThanOrEqual(RPM);
+    for (const { warnings } of t.processes)
+      expect(warnings).toEqual([expect.stringMatching(/\(1\/2 of the window and at most 6 requests a minute\)/)]);
     expect(t.miscounts).toEqual([]);
   });
 });
