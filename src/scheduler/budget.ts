@@ -20,6 +20,23 @@ export interface BudgetOptions {
   share?: number;
   /** What an earlier budget knew, to start from instead of nothing. */
   initial?: Partial<Omit<BudgetSnapshot, 'waiting'>>;
+  /**
+   * Send times (clock ms, oldest first) an earlier budget counted against `maxPerMinute`: a budget
+   * that takes over mid-window must not forget the last minute's requests and allow a burst.
+   */
+  sentAt?: readonly number[];
+  /**
+   * The queue of requests to grant. A RedisBudget passes its own, which outlives this budget: when
+   * it stops using this one (`close`), the requests still waiting stay in the queue and no grant is lost.
+   * Default: a queue of this budget's own.
+   */
+  waiters?: Waiter[];
+  /**
+   * Turns a grant into the release function its requester gets, when the owner of `waiters` keeps
+   * the count of grants across budgets; that owner then calls `releaseUnanswered` once per grant.
+   * Default: this budget's own release.
+   */
+  onGrant?: (sentAt: number) => () => void;
 }
 
 /**
@@ -40,9 +57,11 @@ export class RateBudget implements RequestGate, Budget {
   private resetAt: number | undefined;
   private unanswered = 0;
   private pausedUntil = 0;
-  private readonly sentAt: number[] = [];
-  private readonly waiters: Waiter[] = [];
+  private readonly sentAt: number[];
+  private readonly waiters: Waiter[];
+  private readonly onGrant: ((sentAt: number) => () => void) | undefined;
   private readonly wake: WakeTimer;
+  private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
   rateLimitedCount = 0;
 
@@ -61,6 +80,9 @@ export class RateBudget implements RequestGate, Budget {
     this.resetAt = initial.resetAt;
     this.unanswered = initial.unanswered ?? 0;
     this.pausedUntil = initial.pausedUntil ?? 0;
+    this.sentAt = [...(options.sentAt ?? [])].sort((a, b) => a - b);
+    this.waiters = options.waiters ?? [];
+    this.onGrant = options.onGrant;
   }
 
   /** This process's part of a count of requests the whole key has left. */
@@ -68,12 +90,19 @@ export class RateBudget implements RequestGate, Budget {
     return this.share === 1 ? count : Math.floor(count * this.share);
   }
 
-  /** A request counted in `initial.unanswered` got its answer. */
-  releaseInherited(): void {
+  /** A request this budget counts as unanswered (one of `initial.unanswered`, or one granted under `onGrant`) got its answer. */
+  releaseUnanswered(): void {
     this.release();
   }
 
+  /** Grants what waits while there is room: for the owner of a shared `waiters` queue. */
+  grantWaiting(): void {
+    this.pump();
+  }
+
+  /** Grants nothing more; requests still waiting stay in the queue (for whoever shares it). */
   async close(): Promise<void> {
+    this.closed = true;
     this.wake.cancel();
   }
 
@@ -125,6 +154,7 @@ export class RateBudget implements RequestGate, Budget {
 
   /** Grants waiting requests while the budget has room; otherwise wakes up when it may have. */
   private pump(): void {
+    if (this.closed) return;
     for (;;) {
       const waiter = this.waiters[0];
       if (!waiter) break;
@@ -139,6 +169,10 @@ export class RateBudget implements RequestGate, Budget {
       this.unanswered++;
       // Send times matter only to a per-minute cap.
       if (this.maxPerMinute !== undefined) this.sentAt.push(now);
+      if (this.onGrant) {
+        waiter.resolve(this.onGrant(now));
+        continue;
+      }
       let released = false;
       waiter.resolve(() => {
         if (released) return;

@@ -5,7 +5,7 @@ import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
 import { RateBudget } from './budget.js';
 import type { RedisPair } from './redis-connection.js';
-import { ACQUIRE, OBSERVE, RELEASE, RENEW } from './redis-scripts.js';
+import { ACQUIRE, OBSERVE, RELEASE, RENEW, RESTORE } from './redis-scripts.js';
 import { type Waiter, waitForGrant } from './waiters.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -16,7 +16,7 @@ export interface RedisBudgetOptions {
   scope: string;
   /** The Redis URL as it may be printed, for the warning when Redis is lost. */
   shownUrl: string;
-  /** Told once, when Redis is first lost during the run. */
+  /** Told each time Redis is lost during the run, and each time the budget is shared again. */
   warn: (message: string) => void;
   /** A cap below the gateway's limit, in requests per rolling minute, counted over every process. */
   maxPerMinute?: number;
@@ -31,17 +31,28 @@ type Commands = Redis & {
   budgetObserve(...args: Array<string | number>): Promise<number>;
   budgetRelease(...args: Array<string | number>): Promise<number>;
   budgetRenew(...args: Array<string | number>): Promise<number>;
+  budgetRestore(...args: Array<string | number>): Promise<number>;
 };
 
 const KEEP_MS = 24 * 3600_000;
 const MAX_WAIT_MS = 1000;
+const MINUTE_MS = 60_000;
+
+/** Who counts an unanswered request: the shared state in Redis, or the budget of an outage. */
+type Counter = 'redis' | RateBudget;
 
 /**
  * The request budget of one key, shared by every process that runs on it: the window's state
  * lives in Redis and every change is one Lua script, so all processes follow one window and one
- * 429 pause. Each grant is a lease this process renews while it lives. When Redis is lost, the
- * process warns once and goes on with a local RateBudget started from the last shared state and
- * its share of the window; when Redis is back, it rejoins.
+ * 429 pause. Each grant is a lease this process renews while it lives.
+ *
+ * When Redis is lost, the process warns and goes on with a local RateBudget started from the
+ * last shared state, its share of the window and of the `--rpm` cap, and its sends of the last
+ * minute; when Redis is back, it rejoins and restores there its leases, its sends and what it
+ * learned. Redis may come and go any number of times, in any order: the requests waiting stay in
+ * one queue this budget owns, whichever budget grants from it, so each is granted exactly once;
+ * and every request granted and not yet released is counted by the budget of the current mode,
+ * handed over at each change, so each is released exactly once and counted while in flight.
  */
 export class RedisBudget implements Budget {
   private readonly clock: Clock;
@@ -52,13 +63,18 @@ export class RedisBudget implements Budget {
   private readonly leaseMs: number;
   private readonly resetMarginMs: number;
   private readonly random: () => number;
+  private readonly cap: number | undefined;
+  /** Requests waiting for a grant, in order, in every mode: the local budget of an outage grants from here too. */
   private readonly waiters: Waiter[] = [];
-  /**
-   * Grants not yet released, by lease id: `local` releases a grant of the local fallback;
-   * `inheritedBy` is the fallback that counted a shared grant as unanswered when Redis was lost.
-   */
-  private readonly live = new Map<string, { local?: () => void; inheritedBy?: RateBudget }>();
+  /** Grants not yet released, by lease id, with who counts each: always the budget of the current mode. */
+  private readonly live = new Map<string, Counter>();
+  /** This process's sends of the last minute, oldest first (kept under a cap only): carried into every mode. */
+  private readonly sent: Array<{ id: string; at: number }> = [];
+  /** The other processes' sends of the last minute, as counted at `othersSeenAt` (the last shared answer). */
+  private othersSent = 0;
+  private othersSeenAt = 0;
   private nextGrant = 1;
+  /** What this process knows of the gateway's window: the last shared state, with its own answers folded in. */
   private last: BudgetSnapshot = {
     limit: undefined,
     remaining: undefined,
@@ -69,7 +85,8 @@ export class RedisBudget implements Budget {
   };
   private processes = 1;
   private local: RateBudget | undefined;
-  private warned = false;
+  /** Counts changes of mode: Redis's answer to a command sent in an earlier mode is stale. */
+  private epoch = 0;
   private closed = false;
   private pumping = false;
   private pumpAgain = false;
@@ -85,6 +102,7 @@ export class RedisBudget implements Budget {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.resetMarginMs = options.resetMarginMs ?? 250;
     this.random = options.random ?? Math.random;
+    this.cap = options.maxPerMinute;
     const prefix = `pipeline:budget:{${options.scope}}`;
     this.keys = [`${prefix}:state`, `${prefix}:leases`, `${prefix}:sent`, `${prefix}:processes`];
     this.channel = `${prefix}:changed`;
@@ -108,7 +126,6 @@ export class RedisBudget implements Budget {
   }
 
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (this.local) return this.acquireLocally(this.local, signal);
     return waitForGrant(this.waiters, signal, () => this.pump());
   }
 
@@ -120,12 +137,15 @@ export class RedisBudget implements Budget {
       const wait = observation.retryAfterMs ?? (observation.resetAt !== undefined ? observation.resetAt - now : 60_000);
       pauseUntil = Math.round(now + wait + this.resetMarginMs + this.random() * Math.min(1000, wait * 0.1));
     }
-    this.local?.observe(observation);
-    if (this.local) return;
+    this.learn(observation, now, pauseUntil);
+    if (this.local) {
+      this.local.observe(observation);
+      return;
+    }
     const { status, limit = -1, remaining = -1, resetAt = -1 } = observation;
     this.redis
       .budgetObserve(...this.keys, now, status, limit, remaining, resetAt, pauseUntil, this.channel)
-      .catch(() => this.lose());
+      .catch(this.lostIn(this.epoch));
   };
 
   async close(): Promise<void> {
@@ -135,8 +155,32 @@ export class RedisBudget implements Budget {
     await this.local?.close();
   }
 
-  /** Asks Redis for as many grants as requests wait, one script at a time; waits for a change or the next moment. */
+  /** Folds an answer into `last` as RateBudget.observe does, so that a later mode starts from it. */
+  private learn(observation: RateLimitObservation, now: number, pauseUntil: number): void {
+    const last = this.last;
+    if (observation.limit !== undefined) last.limit = observation.limit;
+    const { resetAt, remaining } = observation;
+    if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
+      if (last.resetAt === undefined || resetAt > last.resetAt) {
+        last.resetAt = resetAt;
+        last.remaining = remaining;
+      } else if (resetAt === last.resetAt) {
+        last.remaining = Math.min(last.remaining ?? remaining, remaining);
+      }
+    }
+    if (observation.status === 429) {
+      last.remaining = 0;
+      last.pausedUntil = Math.max(last.pausedUntil, pauseUntil);
+    }
+  }
+
+  /** Grants what waits: from Redis when shared, else from the local budget. */
   private pump(): void {
+    if (this.closed) return;
+    if (this.local) {
+      this.local.grantWaiting();
+      return;
+    }
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -151,118 +195,173 @@ export class RedisBudget implements Budget {
     })();
   }
 
+  /** Asks Redis for as many grants as requests wait; waits for a change or the next moment. */
   private async pumpOnce(): Promise<void> {
     if (this.waiters.length === 0 || this.local || this.closed) return;
+    const epoch = this.epoch;
     const now = this.clock.now();
+    const wanted = this.waiters.length;
     const first = this.nextGrant;
+    // Taken before the answer: a local budget that takes over meanwhile must not reuse these ids.
+    this.nextGrant += wanted;
     let reply: number[];
     try {
-      const cap = this.options.maxPerMinute ?? 0;
-      const args = [now, this.waiters.length, this.leaseMs, this.resetMarginMs, cap, this.member, first, KEEP_MS];
+      const args = [now, wanted, this.leaseMs, this.resetMarginMs, this.cap ?? 0, this.member, first, KEEP_MS];
       reply = await this.redis.budgetAcquire(...this.keys, ...args);
     } catch {
-      this.lose();
+      this.lostIn(epoch)();
       return;
     }
-    const [granted = 0, next = now, limit, remaining, resetAt, pausedUntil = 0, unanswered = 0, processes = 1] = reply;
+    const [granted = 0, next = now, limit, remaining, resetAt, pausedUntil = 0, , processes = 1, sent = 0] = reply;
+    if (epoch !== this.epoch || this.closed) {
+      // Granted in a mode that has ended: the waiters went on without these leases; give them back.
+      for (let i = 0; i < granted; i++)
+        this.redis.budgetRelease(...this.keys, `${this.member}:${first + i}`, this.channel).catch(() => {});
+      return;
+    }
     const known = (value: number | undefined) => (value === undefined || value < 0 ? undefined : value);
     this.last = {
       limit: known(limit),
       remaining: known(remaining),
       resetAt: known(resetAt),
-      unanswered,
+      unanswered: 0,
       pausedUntil,
       waiting: 0,
     };
     this.processes = Math.max(1, processes);
-    this.nextGrant += granted;
-    for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`);
+    for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`, now);
+    if (this.cap !== undefined) {
+      this.othersSent = Math.max(0, sent - this.recentSends(now).length);
+      this.othersSeenAt = now;
+    }
     // Other processes' releases and answers wake this one through Redis; a message missed (the
     // subscriber reconnecting) costs at most a second, since the budget asks again by then.
     if (this.waiters.length > 0) this.wake.wakeAt(Math.min(next > now ? next : now + 1, now + MAX_WAIT_MS));
     else this.wake.cancel();
   }
 
-  /** Hands one lease to the first waiter, or gives it back when the waiter left meanwhile. */
-  private grant(id: string): void {
-    this.live.set(id, {});
+  /** Hands one shared lease to the first waiter, or gives it back when the waiter left meanwhile. */
+  private grant(id: string, at: number): void {
     const waiter = this.waiters.shift();
     if (!waiter) {
-      this.release(id);
+      this.redis.budgetRelease(...this.keys, id, this.channel).catch(this.lostIn(this.epoch));
       return;
     }
     waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    waiter.resolve(this.track(id, 'redis', at));
+  }
+
+  /** Counts a grant until its release, which it answers: callable any number of times, it releases once. */
+  private track(id: string, counter: Counter, at: number): () => void {
+    this.live.set(id, counter);
+    if (this.cap !== undefined) {
+      this.sent.push({ id, at });
+      while (this.sent.length > 0 && this.sent[0]!.at <= at - MINUTE_MS) this.sent.shift();
+    }
     let released = false;
-    waiter.resolve(() => {
+    return () => {
       if (released) return;
       released = true;
       this.release(id);
-    });
+    };
   }
 
   private release(id: string): void {
-    const grant = this.live.get(id);
-    if (!grant) return;
+    const counter = this.live.get(id);
+    if (counter === undefined) return;
     this.live.delete(id);
-    grant.local?.();
-    grant.inheritedBy?.releaseInherited();
-    if (this.local || this.closed) return;
-    // A lease that cannot be removed now expires by itself.
-    this.redis.budgetRelease(...this.keys, id, this.channel).catch(() => this.lose());
+    if (counter !== 'redis') {
+      counter.releaseUnanswered();
+      return;
+    }
+    if (this.closed) return;
+    // A lease that cannot be removed now expires by itself, or goes when this process rejoins.
+    this.redis.budgetRelease(...this.keys, id, this.channel).catch(this.lostIn(this.epoch));
   }
 
-  private acquireLocally(local: RateBudget, signal: AbortSignal | undefined): Promise<() => void> {
-    return local.acquire(signal).then((localRelease) => {
-      const id = `${this.member}:${this.nextGrant++}`;
-      this.live.set(id, { local: localRelease });
-      return () => this.release(id);
-    });
+  /** This process's sends in the rolling minute before `now`. */
+  private recentSends(now: number): Array<{ id: string; at: number }> {
+    return this.sent.filter((send) => send.at > now - MINUTE_MS);
   }
 
-  /** Redis is gone: warn once, and go on alone from the last shared state with this process's share. */
+  /** A command of mode `epoch` failed: Redis is lost, unless the mode has changed since. */
+  private lostIn(epoch: number): () => void {
+    return () => {
+      if (epoch === this.epoch) this.lose();
+    };
+  }
+
+  /**
+   * Redis is gone: go on alone from the last shared state, with this process's share of the
+   * window and of the cap. The cap counts this process's own sends of the last minute at their
+   * times, and the other processes' (as last counted in Redis) as if sent at that count, which is
+   * no earlier than they were: so together the processes stay under the cap in every minute.
+   */
   private lose(): void {
     if (this.local || this.closed) return;
-    if (!this.warned) {
-      this.warned = true;
-      this.options.warn(
-        `warning: lost Redis at ${this.options.shownUrl}; going on with this process's own budget ` +
-          `(1/${this.processes} of the window) and rejoining the shared budget when Redis is back`,
-      );
-    }
-    const { limit, remaining, resetAt, pausedUntil } = this.last;
-    const initial = { limit, remaining, resetAt, pausedUntil, unanswered: this.live.size };
+    this.epoch++;
+    this.wake.cancel();
+    const now = this.clock.now();
     const share = 1 / this.processes;
-    const local = new RateBudget({
+    const cap = this.cap === undefined ? undefined : Math.max(1, Math.floor(this.cap * share));
+    const carried = this.recentSends(now).map((send) => send.at);
+    if (this.othersSeenAt > now - MINUTE_MS) for (let i = 0; i < this.othersSent; i++) carried.push(this.othersSeenAt);
+    const { limit, remaining, resetAt, pausedUntil } = this.last;
+    const local: RateBudget = new RateBudget({
       clock: this.clock,
       resetMarginMs: this.resetMarginMs,
       random: this.random,
       share,
-      initial,
+      ...(cap === undefined ? {} : { maxPerMinute: cap }),
+      initial: { limit, remaining, resetAt, pausedUntil, unanswered: this.live.size },
+      sentAt: carried,
+      waiters: this.waiters,
+      onGrant: (at) => this.track(`${this.member}:${this.nextGrant++}`, local, at),
     });
-    for (const grant of this.live.values()) grant.inheritedBy = local;
+    for (const id of this.live.keys()) this.live.set(id, local);
     this.local = local;
-    this.wake.cancel();
-    for (const waiter of this.waiters.splice(0)) {
-      waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      this.acquireLocally(local, waiter.signal).then(waiter.resolve, waiter.reject);
-    }
+    const limits = cap === undefined ? '' : ` and at most ${cap} requests a minute`;
+    this.options.warn(
+      `warning: lost Redis at ${this.options.shownUrl}; going on with this process's own budget ` +
+        `(1/${this.processes} of the window${limits}) and rejoining the shared budget when Redis is back`,
+    );
+    local.grantWaiting();
   }
 
-  /** Redis is back: restore this process's leases there and follow the shared state again. */
+  /**
+   * Redis is back: restore there this process's leases, its sends of the last minute and what it
+   * learned of the window, then grant from the shared state again. Commands on one connection run
+   * in order, so the next grant is asked after the restore; if Redis goes again before, the budget
+   * falls back again with everything still counted.
+   */
   private rejoin(): void {
-    if (!this.local || this.closed) return;
+    if (!this.local || this.closed || this.redis.status !== 'ready') return;
     const local = this.local;
     this.local = undefined;
+    this.epoch++;
     void local.close();
-    this.renew();
+    for (const id of this.live.keys()) this.live.set(id, 'redis');
+    const now = this.clock.now();
+    const { limit = -1, remaining = -1, resetAt = -1, pausedUntil } = this.last;
+    const leases = [...this.live.keys()];
+    const sends = this.recentSends(now).flatMap(({ id, at }) => [at, id]);
+    const window = [limit, remaining, resetAt, pausedUntil];
+    const args = [now, now + this.leaseMs, this.member, ...window, KEEP_MS, this.channel, leases.length];
+    this.redis.budgetRestore(...this.keys, ...args, ...leases, ...sends).catch(this.lostIn(this.epoch));
+    this.options.warn(`note: Redis at ${this.options.shownUrl} is back; sharing the budget again`);
     this.pump();
   }
 
-  /** Renews this process's leases every third of a lease, so that only a dead process's grants expire. */
+  /**
+   * Every third of a lease: renews this process's leases, so that only a dead process's grants
+   * expire; or, during an outage, rejoins if the connection is ready (a command that timed out
+   * makes the budget fall back without the connection closing, and no 'ready' follows then).
+   */
   private beat(): void {
     this.heartbeat = this.clock.setTimer(this.leaseMs / 3, () => {
       if (this.closed) return;
-      this.renew();
+      if (this.local) this.rejoin();
+      else this.renew();
       this.beat();
     });
   }
@@ -270,7 +369,7 @@ export class RedisBudget implements Budget {
   private renew(): void {
     if (this.local) return;
     const expiry = this.clock.now() + this.leaseMs;
-    this.redis.budgetRenew(...this.keys, expiry, this.member, ...this.live.keys()).catch(() => this.lose());
+    this.redis.budgetRenew(...this.keys, expiry, this.member, ...this.live.keys()).catch(this.lostIn(this.epoch));
   }
 }
 
@@ -280,4 +379,5 @@ function defineScripts(redis: Redis): void {
   redis.defineCommand('budgetObserve', { numberOfKeys: 4, lua: OBSERVE });
   redis.defineCommand('budgetRelease', { numberOfKeys: 4, lua: RELEASE });
   redis.defineCommand('budgetRenew', { numberOfKeys: 4, lua: RENEW });
+  redis.defineCommand('budgetRestore', { numberOfKeys: 4, lua: RESTORE });
 }

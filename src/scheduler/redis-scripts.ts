@@ -8,7 +8,8 @@
 /**
  * ARGV: now, wanted, leaseMs, resetMarginMs, maxPerMinute (0: none), process id, first grant
  * number, keepMs. Grants up to `wanted` requests, each under a lease `process:number`. Answers
- * {granted, next (when to ask again), limit, remaining, resetAt, pausedUntil, unanswered, processes}.
+ * {granted, next (when to ask again), limit, remaining, resetAt, pausedUntil, unanswered, processes,
+ * sent (the sends of every process in the last minute, under a cap; else 0)}.
  */
 export const ACQUIRE = `
 local now, wanted, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -58,18 +59,21 @@ if nextAt == -1 then
   -- Waiting for an answer: at the latest, the first lease that could expire frees a place.
   nextAt = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) or now
 end
+local sent = 0
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 60000)
+  sent = redis.call('ZCARD', KEYS[3])
+end
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keepMs) end
-return {granted, nextAt, limit or -1, remaining or -1, resetAt or -1, paused, unanswered, redis.call('ZCARD', KEYS[4])}
+local processes = redis.call('ZCARD', KEYS[4])
+return {granted, nextAt, limit or -1, remaining or -1, resetAt or -1, paused, unanswered, processes, sent}
 `;
 
 /**
- * ARGV: now, status, limit, remaining, resetAt, pauseUntil (on a 429), channel. Folds one answer's
- * headers into the shared state as RateBudget.observe does, and tells the other processes.
+ * Folds what one process learned of the window into the shared state, as RateBudget.observe does.
+ * Expects locals now, limit, remaining, resetAt (-1: none) and pauseUntil (0 or less: none).
  */
-export const OBSERVE = `
-local now, status = tonumber(ARGV[1]), tonumber(ARGV[2])
-local limit, remaining, resetAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local pauseUntil = tonumber(ARGV[6])
+const FOLD_WINDOW = `
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'resetAt', 'pausedUntil')
 local known, knownReset = tonumber(s[1]), tonumber(s[2])
 if limit >= 0 then redis.call('HSET', KEYS[1], 'limit', limit) end
@@ -81,8 +85,22 @@ if resetAt > now and remaining >= 0 then
     redis.call('HSET', KEYS[1], 'remaining', math.min(known or remaining, remaining))
   end
 end
+if pauseUntil > now then
+  redis.call('HSET', KEYS[1], 'pausedUntil', math.max(tonumber(s[3]) or 0, pauseUntil))
+end
+`;
+
+/**
+ * ARGV: now, status, limit, remaining, resetAt, pauseUntil (on a 429), channel. Folds one answer's
+ * headers into the shared state as RateBudget.observe does, and tells the other processes.
+ */
+export const OBSERVE = `
+local now, status = tonumber(ARGV[1]), tonumber(ARGV[2])
+local limit, remaining, resetAt = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local pauseUntil = tonumber(ARGV[6])
+${FOLD_WINDOW}
 if status == 429 then
-  redis.call('HSET', KEYS[1], 'remaining', 0, 'pausedUntil', math.max(tonumber(s[3]) or 0, pauseUntil))
+  redis.call('HSET', KEYS[1], 'remaining', 0)
   redis.call('HINCRBY', KEYS[1], 'rateLimited', 1)
 end
 redis.call('PUBLISH', ARGV[7], 'observed')
@@ -101,5 +119,33 @@ export const RENEW = `
 local expiry = tonumber(ARGV[1])
 redis.call('ZADD', KEYS[4], expiry, ARGV[2])
 for i = 3, #ARGV do redis.call('ZADD', KEYS[2], expiry, ARGV[i]) end
+return 1
+`;
+
+/**
+ * ARGV: now, expiry, process id, limit, remaining, resetAt, pausedUntil, keepMs, channel, lease
+ * count N, N grant ids, then pairs (send time, grant id). A process that went on alone while Redis
+ * was away joins again: its unanswered requests hold leases once more (and the leases of requests
+ * answered meanwhile go), its sends of the last minute count against the cap again, and what it
+ * learned of the window is folded in. A Redis that restarted empty thus starts from what the
+ * process knows instead of nothing, and one that kept its state loses nothing newer.
+ */
+export const RESTORE = `
+local now, expiry, member = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local limit, remaining, resetAt = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local pauseUntil, keepMs, channel = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local leaseCount = tonumber(ARGV[10])
+local live = {}
+for i = 11, 10 + leaseCount do live[ARGV[i]] = true end
+local prefix = member .. ':'
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  if string.sub(id, 1, #prefix) == prefix and not live[id] then redis.call('ZREM', KEYS[2], id) end
+end
+for i = 11, 10 + leaseCount do redis.call('ZADD', KEYS[2], expiry, ARGV[i]) end
+for i = 11 + leaseCount, #ARGV - 1, 2 do redis.call('ZADD', KEYS[3], tonumber(ARGV[i]), ARGV[i + 1]) end
+redis.call('ZADD', KEYS[4], expiry, member)
+${FOLD_WINDOW}
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keepMs) end
+redis.call('PUBLISH', channel, 'rejoined')
 return 1
 `;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateBudget } from '../../src/scheduler/budget.js';
+import { waitForGrant } from '../../src/scheduler/waiters.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -97,12 +98,55 @@ describe('RateBudget', () => {
     await settle();
     // A third of 9 is 3, one of them taken by the request still in flight.
     expect(requests.filter((r) => r.granted())).toHaveLength(2);
-    budget.releaseInherited();
+    budget.releaseUnanswered();
     await settle();
     expect(requests.filter((r) => r.granted())).toHaveLength(3);
     // The next window: a third of the limit, 10, less the 3 still unanswered.
     await clock.advance(6_000);
     expect(requests.filter((r) => r.granted())).toHaveLength(10);
     expect(budget.snapshot().unanswered).toBe(10);
+  });
+
+  it('counts the sends it is given of the last minute against the cap: no burst when it takes over', async () => {
+    const clock = new ManualClock(T0);
+    // Another budget sent 3 of a cap of 4 in the last minute, at T0 - 50 s, T0 - 20 s and T0 - 1 s.
+    const budget = new RateBudget({
+      clock,
+      resetMarginMs: 0,
+      maxPerMinute: 4,
+      initial: { limit: 100, remaining: 100, resetAt: T0 + 600_000 },
+      sentAt: [T0 - 20_000, T0 - 50_000, T0 - 1_000],
+    });
+    const requests = Array.from({ length: 3 }, () => request(budget));
+    await settle();
+    expect(requests.filter((r) => r.granted())).toHaveLength(1);
+    for (const r of requests.filter((r) => r.granted())) r.release();
+    await clock.advance(9_999);
+    expect(requests.filter((r) => r.granted())).toHaveLength(1);
+    await clock.advance(1);
+    expect(requests.filter((r) => r.granted())).toHaveLength(2);
+    await clock.advance(30_000);
+    expect(requests.filter((r) => r.granted())).toHaveLength(3);
+  });
+
+  it('leaves the requests still waiting in a shared queue when closed, for the next budget to grant', async () => {
+    const clock = new ManualClock(T0);
+    const queue: Parameters<typeof waitForGrant>[0] = [];
+    const first = new RateBudget({ clock, resetMarginMs: 0, waiters: queue, maxPerMinute: 1 });
+    const granted: number[] = [];
+    const waiting = [0, 1, 2].map((n) =>
+      waitForGrant(queue, undefined, () => first.grantWaiting()).then(() => granted.push(n)),
+    );
+    await settle();
+    expect(granted).toEqual([0]);
+    await first.close();
+    expect(queue).toHaveLength(2);
+    // A closed budget grants nothing more, even when its wake-up would have come.
+    await clock.advance(60_000);
+    expect(granted).toEqual([0]);
+    const second = new RateBudget({ clock, resetMarginMs: 0, waiters: queue, initial: { limit: 9, remaining: 9 } });
+    second.grantWaiting();
+    await Promise.all(waiting);
+    expect(granted).toEqual([0, 1, 2]);
   });
 });

@@ -148,7 +148,7 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     await advanceUntil(clock, 500, () => waiting.granted(), 'the grant after the lease expired');
   });
 
-  it('goes on locally when Redis is lost, warns once, and rejoins when it is back', async () => {
+  it('goes on locally when Redis is lost, warns, and rejoins when it is back, saying so', async () => {
     const clock = new ManualClock(T0);
     const warnings: string[] = [];
     const { budget, pair } = await budgetFor(clock, 'key-lost', warnings);
@@ -166,14 +166,15 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     expect(warnings[0]).toMatch(/lost Redis at redis:\/\/127\.0\.0\.1:\d+/);
     await server.start();
     await until(() => budget.shared, 'the rejoin');
-    // The restarted Redis knows nothing: one request at a time until an answer tells the window.
+    // The restarted Redis learned the window from this process when it rejoined.
     budget.observe({ status: 200, observedAt: T0, limit: 50, remaining: 40, resetAt: T0 + 60_000 });
     const after = request(budget);
     await until(() => after.granted(), 'a shared grant after the rejoin');
     // The leases of both requests still unanswered are in Redis again.
     const leases = await pair.commands.zcard(`pipeline:budget:{${budgetScope('key-lost', BASE)}}:leases`);
     expect(leases).toBe(2);
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/^note: Redis at redis:\/\/127\.0\.0\.1:\d+ is back; sharing the budget again$/);
   });
 
   it('shares learned durations per gateway: a new process starts from what another learned', async () => {

@@ -57,7 +57,12 @@ function launch(port: number, password: string | undefined): Promise<ChildProces
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) resolve(child);
+      if (!output.includes('Ready to accept connections')) return;
+      // A server waiting for commands is no work under way: unreferenced, its handles do not count
+      // as real I/O, so a time-skipping clock (test/support/time-skipping.ts) moves while it runs.
+      child.unref();
+      for (const stream of [child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
+      resolve(child);
     });
     child.once('error', reject);
     child.once('exit', () => {
