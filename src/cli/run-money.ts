@@ -3,7 +3,9 @@ import { formatUsd, type Pricing } from '../model-schemas/prices.js';
 import type { Plan } from '../plan.js';
 import { estimatePlan } from '../recipe/estimate.js';
 import type { TotalCost } from '../recipe/estimate-cost.js';
-import type { RunCost, RunSummary } from '../store/summary.js';
+import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js';
+
+export { spendFigures } from '../store/summary.js';
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { cachedRunsOf } from './plan.js';
@@ -101,17 +103,6 @@ async function readBalance(connection: Connection): Promise<number> {
   const account = await connection.client.account();
   if (!account.ok) throw new GatewayRefusal(account.error, 'reading the team balance');
   return account.value.balanceUsd;
-}
-
-/** `$0.5200 of an estimated $0.5200`: what a run committed, beside what it was estimated at. */
-export function spendFigures(cost: RunCost): string {
-  // An estimate of nothing but dynamic steps is a lower bound of $0: not worth saying.
-  const known = cost.estimated_usd !== null && !(cost.estimate_lower_bound && cost.estimated_usd === 0);
-  const bound = cost.estimate_lower_bound ? 'at least ' : '';
-  const estimate = known ? ` of an estimated ${bound}${formatUsd(cost.estimated_usd ?? 0)}` : '';
-  const unpriced =
-    cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
-  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
 }
 
 /** The end of the console's final line: `spent $0.5200 of an estimated $0.5200`. */

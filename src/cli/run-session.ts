@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { withoutCredentials } from '../credentials.js';
 import { setMaxListeners } from 'node:events';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
@@ -110,6 +111,9 @@ function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOption
   return cap === undefined ? shared : { ...shared, maxPerMinute: cap };
 }
 
+/** This process, as the journal names the one writing it. */
+const thisProcess = () => ({ pid: process.pid, host: hostname() });
+
 /** Starts a new run of a valid plan; answers the exit code. */
 export async function startRun(
   plan: Plan,
@@ -125,6 +129,7 @@ export async function startRun(
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   await journal.appendDurable({
     type: 'run-started',
+    owner: thisProcess(),
     run_id: runId,
     recipe: plan.recipePath,
     name: plan.name,
@@ -180,7 +185,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
   await checkedOrClosed(connection);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted = flags.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
-  await journal.appendDurable({ type: 'run-resumed', ...accepted });
+  await journal.appendDurable({ type: 'run-resumed', owner: thisProcess(), ...accepted });
   return execute(plan, flags, connection, paths, journal, state, money);
 }
 

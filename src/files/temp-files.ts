@@ -16,7 +16,8 @@ const ABANDONED_AFTER_MS = 24 * 60 * 60 * 1000;
 export const tempName = (dir: string, base: string): string =>
   join(dir, `${base}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 
-function processIsAlive(pid: number): boolean {
+/** Whether a process of this id runs on this machine (one of another user's counts). */
+export function processIsAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

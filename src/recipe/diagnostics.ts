@@ -34,7 +34,7 @@ export function formatDiagnostic(diagnostic: Diagnostic): string {
   let shown = fullLine;
   let column = start.col - 1;
   if (fullLine.length > MAX_LINE) {
-    const centre = column + Math.floor(Math.min(width, MAX_LINE - 20) / 2);
+    const centre = column + Math.floor(Math.min(width, MAX_LINE - 40) / 2);
     const from = Math.max(0, Math.min(fullLine.length - MAX_LINE, centre - Math.floor(MAX_LINE / 2)));
     const to = Math.min(fullLine.length, from + MAX_LINE);
     shown = `${from > 0 ? '…' : ''}${fullLine.slice(from, to)}${to < fullLine.length ? '…' : ''}`;

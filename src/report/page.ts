@@ -5,6 +5,7 @@ import { dagSvg } from './dag-svg.js';
 import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
 import { SCRIPT, STYLE } from './page-assets.js';
 import { timelineSvg } from './timeline-svg.js';
+import { spendFigures } from '../store/summary.js';
 
 /** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
 export interface PageContext {
@@ -149,7 +150,7 @@ function header(data: ReportData): Html {
     ['429s', totals.rateLimited],
   ];
   if (totals.cacheHits !== null) cells.push(['cache hits', totals.cacheHits]);
-  cells.push(['spent', spentText(summary.cost)]);
+  cells.push(['spent', spendFigures(summary.cost)]);
   const took = summary.duration_ms === null ? 'not finished' : `took ${seconds(summary.duration_ms)}`;
   return html`<header>
     <h1>${summary.name} ${badge(summary.status, 'run-status')}</h1>
@@ -162,13 +163,6 @@ function header(data: ReportData): Html {
       ${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}
     </tbody></table>
   </header>`;
-}
-
-/** What the run committed, in USD, beside the estimate it started with. */
-function spentText(cost: ReportData['summary']['cost']): string {
-  const bound = cost.estimate_lower_bound ? 'at least ' : '';
-  const estimate = cost.estimated_usd === null ? '' : ` of an estimated ${bound}$${cost.estimated_usd.toFixed(4)}`;
-  return `$${cost.committed_usd.toFixed(4)}${estimate}`;
 }
 
 function controls(data: ReportData): Html {

@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
+import { processIsAlive } from '../files/temp-files.js';
 import { err, ok, type Result } from '../result.js';
-import { CACHED_TASK_ID, type JournalEvent, type JournalRead, type RunStartedEvent } from './journal.js';
+import { CACHED_TASK_ID, type JournalEvent, type JournalRead, type RunOwner, type RunStartedEvent } from './journal.js';
 import { emptySpend, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
@@ -32,6 +34,8 @@ export interface StepRecord {
 export interface RunState {
   start: RunStartedEvent;
   status: RunStatus;
+  /** The process that started or last resumed the run, when the journal names it. */
+  owner: RunOwner | null;
   finishedAt: number | null;
   outputs: unknown;
   /** `row/step` → the step's record, in the order the steps first appeared. */
@@ -66,7 +70,22 @@ export interface UnreadableJournal {
   message: string;
 }
 
-export function foldJournal(read: JournalRead): Result<RunState, UnreadableJournal> {
+/**
+ * Whether the process that writes a run still runs. Only a process on this machine can be asked;
+ * one on another machine (a shared folder) is taken to be alive.
+ */
+export type OwnerCheck = (owner: RunOwner) => boolean;
+
+export const ownerAliveHere: OwnerCheck = (owner) => owner.host !== hostname() || processIsAlive(owner.pid);
+
+/**
+ * The journal folded into the run's state. A run that has not ended and whose owner process is
+ * gone (killed, or its machine restarted) is `interrupted`, as a Ctrl-C would have left it.
+ */
+export function foldJournal(
+  read: JournalRead,
+  ownerAlive: OwnerCheck = ownerAliveHere,
+): Result<RunState, UnreadableJournal> {
   const start = read.events.find((e): e is RunStartedEvent => e.type === 'run-started');
   if (!start) {
     if (read.events.length === 0 && read.damagedLines.length === 0) {
@@ -82,6 +101,7 @@ export function foldJournal(read: JournalRead): Result<RunState, UnreadableJourn
     applyEvent(state, event, expiries);
   }
   state.unacceptedDamage = read.damagedLines.filter((line) => !accepted.has(line));
+  if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) state.status = 'interrupted';
   return ok(state);
 }
 
@@ -89,6 +109,7 @@ function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
   return {
     start,
     status: 'running',
+    owner: null,
     finishedAt: null,
     outputs: null,
     steps: new Map(),
@@ -132,6 +153,7 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
     case 'run-started':
     case 'run-resumed':
       state.status = 'running';
+      state.owner = event.owner ?? null;
       state.finishedAt = null;
       return;
     case 'step-started': {

@@ -4,7 +4,7 @@ import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, writ
 export type JournalEvent =
   | RunStartedEvent
   /** `accepted_damage`: the unreadable lines a `resume --force` went on despite. */
-  | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
+  | { type: 'run-resumed'; t: number; accepted_damage?: number[]; owner?: RunOwner }
   | { type: 'step-started'; t: number; row: number; step: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
   /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
@@ -106,9 +106,16 @@ export type TrafficKind = 'submit' | 'poll' | 'upload' | 'tool' | 'text' | 'othe
  * SHA-256 of its bytes then, so that a resume notices a file that changed. Journals written before
  * these fields existed lack them.
  */
+/** The process that writes a run's journal: a run it no longer writes, unfinished, was interrupted. */
+export interface RunOwner {
+  pid: number;
+  host: string;
+}
+
 export interface RunStartedEvent {
   type: 'run-started';
   t: number;
+  owner?: RunOwner;
   run_id: string;
   recipe: string;
   name: string;

@@ -1,3 +1,4 @@
+import { formatUsd } from '../model-schemas/prices.js';
 import { err, ok, type Result } from '../result.js';
 import { foldJournal, type RunState, type StepRecord, type UnreadableJournal } from './fold.js';
 import type { JournalEvent, JournalRead } from './journal.js';
@@ -82,4 +83,15 @@ export function summarise(events: JournalEvent[]): RunSummary {
   const summary = summariseJournal({ events, damagedLines: [] });
   if (!summary.ok) throw new Error(`Internal error: a journal without run-started (${summary.error.message})`);
   return summary.value;
+}
+
+/** `$0.5200 of an estimated $0.5200`: what a run committed, beside what it was estimated at. */
+export function spendFigures(cost: RunCost): string {
+  // An estimate of nothing but dynamic steps is a lower bound of $0: not worth saying.
+  const known = cost.estimated_usd !== null && !(cost.estimate_lower_bound && cost.estimated_usd === 0);
+  const bound = cost.estimate_lower_bound ? 'at least ' : '';
+  const estimate = known ? ` of an estimated ${bound}${formatUsd(cost.estimated_usd ?? 0)}` : '';
+  const unpriced =
+    cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
+  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
 }

@@ -17,12 +17,13 @@ const load = (name: string, extra: { batch?: { path: string; text: string }; set
   );
 
 describe('the example recipes', () => {
-  it('are the four the project ships', () => {
+  it('are the five the project ships', () => {
     expect(recipes.sort()).toEqual([
       'batch-thumbnails.yaml',
       'ci-assets.yaml',
       'fallback-model.yaml',
       'launch-kit.yaml',
+      'starter.yaml',
     ]);
   });
 

@@ -118,6 +118,7 @@ describe('one fold of the journal', () => {
           { task_id: 'T0', index: 0, status: 'success' },
           { task_id: 'T1', index: 1, status: null },
         ],
+        cached: [],
         error: null,
       },
     ]);
