@@ -10,6 +10,7 @@ import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { cachedRunsOf } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
+import { type ResumeContext, resumeCommand } from './resume-hint.js';
 
 /** The money flags of `run` and `resume`. */
 export interface MoneyFlags {
@@ -112,21 +113,20 @@ export const spentPhrase = (cost: RunCost): string => `spent ${spendFigures(cost
 export function writeMoneyAdvice(
   summary: RunSummary,
   runId: string,
-  flags: { local?: boolean; maxCost?: number },
+  flags: ResumeContext,
 ): void {
   const reasons = new Set(summary.steps.map((s) => s.error?.reason));
-  const local = flags.local ? ' --local' : '';
   if (reasons.has('insufficient-balance')) {
     process.stderr.write(
       "The team's balance ran out: no submission was sent after the gateway's 402. " +
-        `Recharge, then:\n  pipeline resume ${runId}${local}\n`,
+        `Recharge, then:\n  ${resumeCommand(runId, flags)}\n`,
     );
   }
   if (reasons.has('spend-cap')) {
     process.stderr.write(
       `The run reached its spending cap after committing ${formatUsd(summary.cost.committed_usd)}. ` +
         'To go on, with a higher cap:\n' +
-        `  pipeline resume ${runId}${local} --max-cost USD\n`,
+        `  ${resumeCommand(runId, flags, ['--max-cost', 'USD'])}\n`,
     );
   }
 }

@@ -47,6 +47,7 @@ import {
 } from './run-money.js';
 import { SpendMeter } from '../engine/spend.js';
 import type { StepSummary } from '../store/summary.js';
+import { resumeCommand } from './resume-hint.js';
 
 /** One line for every step that never ran: after a stop they can be thousands. */
 function cancelledLine(steps: StepSummary[], rows: number): string {
@@ -392,7 +393,7 @@ async function finish(
   const cancelled = cancelledLine(summary.steps, plan.rows.length);
   if (result.status === 'interrupted') {
     process.stderr.write(
-      `\n${spentPhrase(summary.cost)}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${commandName()} resume ${paths.id}${flags.local ? ' --local' : ''}\n`,
+      `\n${spentPhrase(summary.cost)}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(paths.id, flags)}\n`,
     );
     return 130;
   }

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway } from '../../src/local-gateway/index.js';
 
 /**
  * The rough edges a new user met adopting the tool in CI (issue 21), each as the command line
@@ -125,6 +126,36 @@ describe('the command line a CI adopter meets', () => {
     expect((await pipeline(['runs', 'show', slow.run_id])).stdout).toMatch(/^status {3}interrupted/m);
     const report = await pipeline(['report', slow.run_id]);
     expect(readFileSync(resolve(home, report.stdout), 'utf8')).toContain('interrupted');
+  });
+
+  it('the resume command printed at Ctrl-C repeats the connection and cache flags, and works as printed', async () => {
+    const gateway = await startLocalGateway({ latencyScale: 0 });
+    try {
+      const path = await recipe('slower.yaml', 'version: 1\nname: slower\nsteps:\n  wait: { run: "sleep 2" }\n');
+      const cacheDir = join(home, 'my cache');
+      const env = { PATH: process.env.PATH ?? '', PIPELINE_HOME: home, PIPELINE_API_KEY: gateway.apiKey };
+      const args = ['run', path, '--base-url', gateway.baseUrl, '--cache-dir', cacheDir];
+      const child = spawn('node', [cli, ...args], { env, cwd: home, stdio: ['ignore', 'ignore', 'pipe'] });
+      let said = '';
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          said += chunk.toString();
+          if (said.includes('▶ wait')) resolve();
+        });
+      });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      const printed = /Resume with:\n {2}(.+)$/m.exec(said)?.[1];
+      const [id] = (await readdir(join(home, 'runs'))).filter((name) => name.includes('-slower-'));
+      expect(printed).toBe(`npx media-pipeline resume ${id} --base-url ${gateway.baseUrl} --cache-dir '${cacheDir}'`);
+      // Pasted into a shell, with npx's lookup of this package's bin done by hand.
+      const pasted = printed!.replace(/^npx media-pipeline /, `node '${cli}' `);
+      const resumed = await execa('bash', ['-c', pasted], { reject: false, env, cwd: home });
+      expect(resumed.exitCode, resumed.stderr).toBe(0);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('plan --json is plan --format json', async () => {

@@ -1,0 +1,47 @@
+import { commandName } from './invocation.js';
+
+/** What a run was started with that a resume needs again to reach the same gateway, budget and cache. */
+export interface ResumeContext {
+  local?: boolean;
+  baseUrl?: string;
+  toolUrl?: string;
+  llmUrl?: string;
+  schemaUrl?: string;
+  /** `--redis` as given on the command line; PIPELINE_REDIS_URL needs no repeating. */
+  redis?: string;
+  cacheDir?: string;
+  cache?: boolean;
+}
+
+/** A shell word: bare when it is safe so, else in single quotes. */
+const word = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`);
+
+/**
+ * The command that resumes `runId` with the flags the run was given for its connection, its
+ * budget and its cache, so that pasting it works. Values from the environment are left out (the
+ * same shell still has them), and so is the API key. A Redis URL with a password is never printed:
+ * the hint names PIPELINE_REDIS_URL for it instead.
+ */
+export function resumeCommand(runId: string, flags: ResumeContext, extra: string[] = []): string {
+  const words = [commandName(), 'resume', runId];
+  if (flags.local) words.push('--local');
+  for (const [flag, value] of [
+    ['--base-url', flags.baseUrl],
+    ['--tool-url', flags.toolUrl],
+    ['--llm-url', flags.llmUrl],
+    ['--schema-url', flags.schemaUrl],
+  ] as const)
+    if (value) words.push(flag, word(value));
+  if (flags.redis) words.push('--redis', hasPassword(flags.redis) ? '"$PIPELINE_REDIS_URL"' : word(flags.redis));
+  if (flags.cacheDir) words.push('--cache-dir', word(flags.cacheDir));
+  if (flags.cache === false) words.push('--no-cache');
+  return [...words, ...extra].join(' ');
+}
+
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return true;
+  }
+}
