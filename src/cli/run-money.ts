@@ -110,11 +110,7 @@ async function readBalance(connection: Connection): Promise<number> {
 export const spentPhrase = (cost: RunCost): string => `spent ${spendFigures(cost)}`;
 
 /** After a 402 or the spending cap: what to do, and the resume command that goes on. */
-export function writeMoneyAdvice(
-  summary: RunSummary,
-  runId: string,
-  flags: ResumeContext,
-): void {
+export function writeMoneyAdvice(summary: RunSummary, runId: string, flags: ResumeContext): void {
   const reasons = new Set(summary.steps.map((s) => s.error?.reason));
   if (reasons.has('insufficient-balance')) {
     process.stderr.write(
