@@ -443,7 +443,7 @@ describe('pipeline run against a gateway with $0.10', () => {
     const run = await pipeline(['run', recipe, '--yes'], envFor(gateway));
     expect(run.exitCode).toBe(1);
     const runId = runIdIn(run.stderr);
-    expect(run.stderr).toContain(`Recharge, then:\n  pipeline resume ${runId}`);
+    expect(run.stderr).toContain(`Recharge, then:\n  npx media-pipeline resume ${runId}\n`);
     const stats = await gateway.stats();
     // Three pictures paid, the fourth answered 402, and the fifth never sent.
     expect(stats.tasks.submitted[T2I]).toBe(3);
