@@ -6,8 +6,11 @@ set -uo pipefail
 if [ -n "${INPUT_API_KEY:-}" ]; then export PIPELINE_API_KEY="$INPUT_API_KEY"; fi
 unset INPUT_API_KEY
 # Words as a shell splits them (quotes group), without expanding anything: xargs does just that.
+# (Not with blank input: xargs would still run printf once, making one empty word.)
 args=()
-while IFS= read -r -d '' word; do args+=("$word"); done < <(printf '%s' "$INPUT_ARGS" | xargs printf '%s\0')
+if [[ $INPUT_ARGS =~ [^[:space:]] ]]; then
+  while IFS= read -r -d '' word; do args+=("$word"); done < <(printf '%s' "$INPUT_ARGS" | xargs printf '%s\0')
+fi
 if [ -n "$INPUT_MAX_COST" ]; then args+=(--max-cost "$INPUT_MAX_COST"); fi
 answer="${RUNNER_TEMP:-/tmp}/media-pipeline-$$.json"
 cd "${GITHUB_WORKSPACE:-.}"
