@@ -95,6 +95,9 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(outputs.report).toBe(join(outputs['outputs-dir']!, '..', 'report.html'));
     // The outputs and the report in one artifact, as the job summary names it.
     expect(result.artifacts['pipeline-ci-assets']).toEqual([outputs['outputs-dir'], outputs.report]);
+    expect(result.summary).toContain('**Artifact:** `pipeline-ci-assets` holds the outputs and report.html');
+    // With --out, the summary lists the files copied there, where the job's own upload finds them.
+    expect(result.summary).toContain('### Outputs in `build/assets/`');
     const report = runJsonOf(result);
     expect(report.status).toBe('succeeded');
     expect(report.outputs.backgrounds).toHaveLength(3);
