@@ -310,6 +310,8 @@ async function execute(
     const cache = openRunCache(flags, home, clock, (text) => report.note(text));
     const traffic = new StepTraffic();
     connection.observers.push(traffic.observe);
+    // The live view counts 429s in its footer; plain output says so at the first, and counts them in its last line.
+    if (!live) connection.observers.push(firstRateLimitNote(report));
     const ctx: EngineContext = {
       plan,
       client,
@@ -369,6 +371,17 @@ async function execute(
     await connection.durations.flush().catch(() => {});
     await connection.close();
   }
+}
+
+/** One line at the first 429 a run meets: plain output has no footer that would show it. */
+function firstRateLimitNote(report: { note(text: string): void }) {
+  let noted = false;
+  return (observation: { status: number; retryAfterMs?: number }) => {
+    if (observation.status !== 429 || noted) return;
+    noted = true;
+    const wait = observation.retryAfterMs === undefined ? '' : ` for ${Math.ceil(observation.retryAfterMs / 1000)}s`;
+    report.note(`⏳ rate limited (429): waiting${wait} as the gateway asks; the run's last line counts the 429s`);
+  };
 }
 
 async function finish(

@@ -120,4 +120,21 @@ describe('the action in a repository without package.json (each test builds on t
     // A new key for the new recipe: the next job with it gets an exact hit.
     expect(stepCaches()).toHaveLength(2);
   });
+
+  it('an invalid recipe fails the job with status invalid, its diagnostics in the summary, and nothing uploaded', async () => {
+    const breakIt = (workspace: string) => {
+      const recipe = join(workspace, 'art', 'game-art.yaml');
+      writeFileSync(recipe, readFileSync(recipe, 'utf8').replace('concurrency: 3', 'concurrency: three'));
+    };
+    const invalid = await runOnNewMachine('invalid', breakIt);
+    expect(invalid.total).toBe(0);
+    expect(invalid.result.steps.map((s) => s.exitCode)).toEqual([0, 0, 1, 0]);
+    expect(art(invalid.result)).toMatchObject({ status: 'invalid', 'run-id': '', 'spend-usd': '0', report: '' });
+    expect(invalid.result.artifacts).toEqual({});
+    expect(invalid.result.summary).toMatch(/^## ❌ art\/game-art\.yaml: not run \(exit 2\)$/m);
+    expect(invalid.result.summary).toContain(
+      'art/game-art.yaml:7:16: error: settings.concurrency must be a whole number, got "three"',
+    );
+    expect(invalid.result.steps.at(-1)!.output).toMatch(/^art invalid, spent 0 USD/m);
+  });
 });

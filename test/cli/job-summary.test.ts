@@ -170,6 +170,8 @@ describe('the job summary', () => {
     );
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/^✓ run \S+ succeeded in [\d.]+s, spent .*; 2 responses were 429 \(rate limited\)$/m);
+    // Said once, at the first: the line does not repeat for each.
+    expect(run.stderr.match(/^⏳ rate limited \(429\): waiting/gm)).toHaveLength(1);
     expect(summary()).toContain('**Rate limits:** 2 responses were 429 (rate limited)');
     writeFileSync(summaryPath(), '');
     const calm = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache']);
