@@ -4,11 +4,13 @@
 # read. hashFiles() cannot do this: it reads only the workspace, and the action is not in it.
 set -euo pipefail
 cd "$GITHUB_ACTION_PATH"
+# sha256sum where there is one (Linux, Windows' Git Bash), else shasum (macOS).
+if command -v sha256sum > /dev/null; then sha=(sha256sum); else sha=(shasum -a 256); fi
 hash=$(
   {
-    find src schemas -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-    sha256sum package.json package-lock.json tsconfig.json tsconfig.build.json
-  } | sha256sum | cut -c1-64
+    find src schemas -type f -print0 | LC_ALL=C sort -z | xargs -0 "${sha[@]}"
+    "${sha[@]}" package.json package-lock.json tsconfig.json tsconfig.build.json
+  } | "${sha[@]}" | cut -c1-64
 )
 echo "key=media-pipeline-tool-${RUNNER_OS:-unknown}-$(node --version)-$hash"
 echo "paths<<MEDIA_PIPELINE_PATHS"

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PNG } from 'pngjs';
 import { parse } from 'yaml';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
 import {
@@ -56,6 +57,13 @@ function runOnNewMachine(name: string, edit?: (workspace: string) => void) {
   return countingRequests(gateway, () =>
     runJob(job, { root: join(work, name), checkout, secrets, cache, path, actions }),
   );
+}
+
+/** A PNG of one colour: a logo with other bytes. */
+function solidPng(size: number, [r, g, b]: [number, number, number]): Buffer {
+  const png = new PNG({ width: size, height: size });
+  for (let i = 0; i < png.data.length; i += 4) png.data.set([r, g, b, 255], i);
+  return PNG.sync.write(png);
 }
 
 const art = (result: JobResult) => result.outputs.art!;
@@ -119,6 +127,24 @@ describe('the action in a repository without package.json (each test builds on t
     expect(changed.result.summary).toMatch(/^\| tiles \| succeeded \| 1 \| 2 \|/m);
     // A new key for the new recipe: the next job with it gets an exact hit.
     expect(stepCaches()).toHaveLength(2);
+  });
+
+  it('the cache key follows the local files the recipe reads, not every file beside it', async () => {
+    // A new file the recipe does not read: the same key, an exact hit, no request.
+    const unread = await runOnNewMachine('unread file', (workspace) =>
+      writeFileSync(join(workspace, 'art', 'NOTES.md'), 'sketches for the next level\n'),
+    );
+    expect(unread.made).toEqual({});
+    expect(unread.result.restores.map((r) => r.outcome)).toEqual(['exact', 'exact']);
+    // The logo the badge reads: a new key; only the badge is made again, and the new cache is saved.
+    const saved = stepCaches().length;
+    const logo = await runOnNewMachine('new logo', (workspace) =>
+      writeFileSync(join(workspace, 'art', 'logo.png'), solidPng(64, [200, 40, 40])),
+    );
+    expect(logo.result.restores.map((r) => r.outcome)).toEqual(['exact', 'restored']);
+    expect(logo.made[SUBMIT]).toBe(1);
+    expect(logo.result.summary).toMatch(/^\| badge \| succeeded \| 1 \| 0 \|/m);
+    expect(stepCaches()).toHaveLength(saved + 1);
   });
 
   it('an invalid recipe fails the job with status invalid, its diagnostics in the summary, and nothing uploaded', async () => {
