@@ -8,7 +8,6 @@ import { type Annotation, annotationLines, workspacePath } from '../report/githu
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
 import type { RunSummary } from '../store/summary.js';
 import { redact } from './output.js';
-import { spendFigures } from './run-money.js';
 
 /** GitHub Actions sets GITHUB_ACTIONS=true in every step it runs. */
 export const inGitHubActions = (env: NodeJS.ProcessEnv = process.env) => env.GITHUB_ACTIONS === 'true';
@@ -72,6 +71,8 @@ export interface StepCounts {
 export interface RunEnd {
   summary: RunSummary & { cache: { enabled: boolean; hits: number; requests_saved: number; tasks_saved: number } };
   counts: StepCounts;
+  /** The spend beside the estimate, as the console's last line says it (run-money's spendFigures). */
+  spend: string;
   rateLimited: number;
   outputsDir: string;
   /** `--out`, when given, and the files copied there (none unless the run succeeded). */
@@ -102,7 +103,7 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
     status: result.status,
     durationMs: summary.duration_ms,
     steps: [],
-    spend: spendFigures(summary.cost),
+    spend: end.spend,
     cache: summary.cache.enabled
       ? { hits: summary.cache.hits, requestsSaved: summary.cache.requests_saved, tasksSaved: summary.cache.tasks_saved }
       : null,

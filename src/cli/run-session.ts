@@ -41,6 +41,7 @@ import { printJson, printLine, redact, shown } from './output.js';
 import {
   checkBalance,
   moneyBeforeStart,
+  spendFigures,
   spentPhrase,
   writeMoneyAdvice,
   type MoneyFlags,
@@ -358,6 +359,7 @@ async function execute(
     reportToGitHub(plan, result, paths, {
       summary: ended.summary,
       counts,
+      spend: spendFigures(ended.summary.cost),
       rateLimited,
       outputsDir: paths.outputs,
       ...(out ? { out } : {}),
