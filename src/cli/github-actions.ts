@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
+import { taskState } from '../gateway/types.js';
 import type { Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import { SourceFile } from '../recipe/source.js';
@@ -124,7 +125,11 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
       report.steps.push({
         step: name,
         status: outcome.status,
-        ran: Math.max(0, outcome.runs - cached),
+        // A failed step reports no runs; the tasks it finished were made (and paid for) all the same.
+        ran:
+          outcome.status === 'failed'
+            ? (record?.tasks.filter((t) => t.status !== null && taskState(t.status) === 'succeeded').length ?? 0)
+            : Math.max(0, outcome.runs - cached),
         cached,
         failed: outcome.status === 'failed' ? 1 : 0,
         tasks: record?.tasks.length ?? 0,

@@ -117,6 +117,8 @@ describe('the job summary', () => {
     expect(failed.exitCode).toBe(1);
     expect(existsSync(join(work, 'build', 'failed'))).toBe(false);
     expect(summary()).toContain('Nothing was copied to `build/failed/`: the run failed.');
+    // The two backgrounds that were made (and paid for) count as ran, in a step that failed.
+    expect(summary()).toMatch(/^\| backgrounds \| failed \| 2 \| 0 \| 1 \| 2 \|/m);
     const kept = outputsSection(summary())!;
     expect(kept.dir).toMatch(/^\.pipeline\/runs\/[^/]+\/outputs\/$/);
     expect(kept.files).toHaveLength(2);
