@@ -62,25 +62,6 @@ function checkExecution(flags: RunFlags): RunFlags {
   return flags;
 }
 
-/**
- * A `run` or `resume` that ends in exit 2 (an invalid recipe, an estimate over the cap…) ran
- * nothing: under GitHub Actions the job summary says so too, with the diagnostics, or a reader of
- * the job page would see no summary at all.
- */
-function summarisingUsageErrors<T>(action: (target: string, flags: T) => Promise<void>, prefix = '') {
-  return async (target: string, flags: T) => {
-    try {
-      await action(target, flags);
-    } catch (error) {
-      if (error instanceof UsageError && process.env.GITHUB_STEP_SUMMARY) {
-        const { appendNotRunSummary } = await import('./github-actions.js');
-        appendNotRunSummary(`${prefix}${target}`, error.message, error.details);
-      }
-      throw error;
-    }
-  };
-}
-
 export function registerRunCommands(program: Command): void {
   addExecutionOptions(
     program
@@ -97,34 +78,32 @@ export function registerRunCommands(program: Command): void {
       numberFlag('--confirm-above', { min: 0 }),
     )
     .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP}; the rest run`)
-    .action(
-      summarisingUsageErrors(async (recipe: string, raw: RunFlags) => {
-        const flags = checkExecution(raw);
-        const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([
-          import('./load-recipe.js'),
-          import('../recipe/diagnostics.js'),
-        ]);
-        checkSkipInvalidRows(flags);
-        const result = loadRecipe(recipe, rowOptions(flags));
-        if (!result.ok) {
-          const diagnostics = formatDiagnostics(result.error);
-          process.stderr.write(`${diagnostics}\n`);
-          (await import('./github-actions.js')).annotateDiagnostics(result.error);
-          throw new UsageError(
-            `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
-            diagnostics,
-          );
-        }
-        const skipped = skippedRowsWarning(result.value);
-        if (skipped) process.stderr.write(`${skipped}\n`);
-        const { startRun } = await import('./run-session.js');
-        process.exitCode = await startRun(result.value, flags, {
-          recipeText: readFileSync(recipe, 'utf8'),
-          batchPath: flags.batch,
-          home: pipelineHome(),
-        });
-      }),
-    );
+    .action(async (recipe: string, raw: RunFlags) => {
+      const flags = checkExecution(raw);
+      const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([
+        import('./load-recipe.js'),
+        import('../recipe/diagnostics.js'),
+      ]);
+      checkSkipInvalidRows(flags);
+      const result = loadRecipe(recipe, rowOptions(flags));
+      if (!result.ok) {
+        const diagnostics = formatDiagnostics(result.error);
+        process.stderr.write(`${diagnostics}\n`);
+        (await import('./github-actions.js')).annotateDiagnostics(result.error);
+        throw new UsageError(
+          `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
+          diagnostics,
+        );
+      }
+      const skipped = skippedRowsWarning(result.value);
+      if (skipped) process.stderr.write(`${skipped}\n`);
+      const { startRun } = await import('./run-session.js');
+      process.exitCode = await startRun(result.value, flags, {
+        recipeText: readFileSync(recipe, 'utf8'),
+        batchPath: flags.batch,
+        home: pipelineHome(),
+      });
+    });
 
   addExecutionOptions(
     program
@@ -142,12 +121,10 @@ export function registerRunCommands(program: Command): void {
       '--force',
       'resume even though journal lines are unreadable or local files changed (may pay for work again)',
     )
-    .action(
-      summarisingUsageErrors(async (runId: string, raw: RunFlags) => {
-        const flags = checkExecution({ ...raw, set: [] });
-        const { resumeRun } = await import('./run-session.js');
-        const home = pipelineHome();
-        process.exitCode = await resumeRun(resolveRunId(home, runId), flags, home);
-      }, 'resume '),
-    );
+    .action(async (runId: string, raw: RunFlags) => {
+      const flags = checkExecution({ ...raw, set: [] });
+      const { resumeRun } = await import('./run-session.js');
+      const home = pipelineHome();
+      process.exitCode = await resumeRun(resolveRunId(home, runId), flags, home);
+    });
 }
