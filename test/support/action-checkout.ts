@@ -45,7 +45,7 @@ export function copyTracked(files: string[], dir: string): void {
 /**
  * A folder of stand-ins, first on the answered PATH: `npm ci` links the repository's node_modules
  * and its build (`npm run build`, run before the tests) into the folder it runs in, and notes the
- * folder in `log`; `npx` fails, since outside a project that depends on this package `npx pipeline`
+ * folder in `log`; `npm prune --omit=dev` does nothing (it would prune the repository's own); `npx` fails, since outside a project that depends on this package `npx pipeline`
  * runs an unrelated registry package.
  */
 export function toolShims(bin: string, log: string): string {
@@ -53,7 +53,9 @@ export function toolShims(bin: string, log: string): string {
   writeFileSync(log, '');
   const npm = [
     '#!/bin/sh',
-    '[ "$1" = ci ] || { echo "npm stand-in: only npm ci is expected, got: $*" >&2; exit 127; }',
+    // The links below are the repository's own node_modules: a prune must leave them alone.
+    '[ "$1" = prune ] && [ "$2" = --omit=dev ] && exit 0',
+    '[ "$1" = ci ] || { echo "npm stand-in: only npm ci and npm prune --omit=dev are expected, got: $*" >&2; exit 127; }',
     `[ -f package-lock.json ] || { echo "npm ci: can only install with an existing package-lock.json" >&2; exit 1; }`,
     `ln -s "${join(repo, 'node_modules')}" node_modules && ln -s "${join(repo, 'dist')}" dist`,
     `pwd >> "${log}"`,
