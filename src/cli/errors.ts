@@ -1,7 +1,14 @@
 import type { GatewayFailure } from '../gateway/failures.js';
 
 /** A mistake in the command line or its settings: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /** What was printed before the message (an invalid recipe's diagnostics), for the GitHub job summary. */
+  readonly details: string | undefined;
+  constructor(message: string, details?: string) {
+    super(message);
+    this.details = details;
+  }
+}
 
 /** The gateway refused or could not be reached: its message is shown, exit code 1. */
 export class GatewayRefusal extends Error {

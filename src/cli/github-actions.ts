@@ -1,11 +1,12 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
+import { taskState } from '../gateway/types.js';
 import type { Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import { SourceFile } from '../recipe/source.js';
-import { type Annotation, annotationLines } from '../report/github-commands.js';
-import { type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
+import { type Annotation, annotationLines, workspacePath } from '../report/github-commands.js';
+import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
 import type { RunSummary } from '../store/summary.js';
 import { redact } from './output.js';
 
@@ -67,15 +68,51 @@ export interface StepCounts {
   traffic: (stepKey: string) => { requests: number; rateLimited: number } | undefined;
 }
 
-/** The run as the step summary shows it: one table row per step (and row of a batch). */
-export function runReport(plan: Plan, result: RunResult, summary: RunSummary, counts: StepCounts, outputsDir: string) {
+/** What the run's end knows beside its journal: the cache's counts, the 429s, and where the outputs went. */
+export interface RunEnd {
+  summary: RunSummary & { cache: { enabled: boolean; hits: number; requests_saved: number; tasks_saved: number } };
+  counts: StepCounts;
+  /** The spend beside the estimate, as the console's last line says it (run-money's spendFigures). */
+  spend: string;
+  rateLimited: number;
+  outputsDir: string;
+  /** `--out`, when given, and the files copied there (none unless the run succeeded). */
+  out?: { dir: string; copied: string[] };
+}
+
+/** The environment variable the action sets to the name of the artifact it uploads the outputs and report to. */
+export const REPORT_ARTIFACT_ENV = 'PIPELINE_REPORT_ARTIFACT';
+
+/** A folder as the summary names it: relative to the workspace, ending in `/`. */
+const folderShown = (dir: string, env: NodeJS.ProcessEnv) =>
+  `${workspacePath(dir, env.GITHUB_WORKSPACE, process.cwd()).replace(/\/$/, '')}/`;
+
+/**
+ * The run as the step summary shows it: one table row per step (and row of a batch), and the
+ * output files that exist: those `--out` copied after a success, else the run's own (a file the
+ * journal names may be gone, and a failed run copies nothing to `--out`).
+ */
+export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJS.ProcessEnv = process.env) {
+  const { summary, counts } = end;
+  const copied = end.out && end.out.copied.length > 0;
+  const filesDir = copied ? end.out!.dir : end.outputsDir;
+  const paths = copied ? end.out!.copied : summary.files.map((f) => f.path);
+  const artifact = env[REPORT_ARTIFACT_ENV];
   const report: RunReport = {
     name: plan.name,
     runId: summary.run_id,
     status: result.status,
     durationMs: summary.duration_ms,
     steps: [],
-    files: summary.files.map((f) => relative(outputsDir, f.path)),
+    spend: end.spend,
+    cache: summary.cache.enabled
+      ? { hits: summary.cache.hits, requestsSaved: summary.cache.requests_saved, tasksSaved: summary.cache.tasks_saved }
+      : null,
+    rateLimited: end.rateLimited,
+    ...(artifact ? { artifact } : {}),
+    files: paths.filter((path) => existsSync(path)).map((path) => relative(filesDir, path)),
+    filesDir: folderShown(filesDir, env),
+    ...(end.out && !copied ? { notCopiedTo: folderShown(end.out.dir, env) } : {}),
     failures: [],
   };
   for (const [index, row] of result.rows.entries()) {
@@ -88,7 +125,11 @@ export function runReport(plan: Plan, result: RunResult, summary: RunSummary, co
       report.steps.push({
         step: name,
         status: outcome.status,
-        ran: Math.max(0, outcome.runs - cached),
+        // A failed step reports no runs; the tasks it finished were made (and paid for) all the same.
+        ran:
+          outcome.status === 'failed'
+            ? (record?.tasks.filter((t) => t.status !== null && taskState(t.status) === 'succeeded').length ?? 0)
+            : Math.max(0, outcome.runs - cached),
         cached,
         failed: outcome.status === 'failed' ? 1 : 0,
         tasks: record?.tasks.length ?? 0,
@@ -102,13 +143,28 @@ export function runReport(plan: Plan, result: RunResult, summary: RunSummary, co
   return report;
 }
 
-/** Appends the run's Markdown summary to $GITHUB_STEP_SUMMARY, when GitHub gave one. */
-export function appendStepSummary(report: RunReport, env: NodeJS.ProcessEnv = process.env): void {
+/** Appends `markdown` to $GITHUB_STEP_SUMMARY, when GitHub gave one; a failure to write is a warning. */
+function appendSummary(markdown: string, env: NodeJS.ProcessEnv): void {
   const path = env.GITHUB_STEP_SUMMARY;
   if (!path) return;
   try {
-    appendFileSync(path, redact(stepSummaryMarkdown(report)));
+    appendFileSync(path, redact(markdown));
   } catch (error) {
     process.stderr.write(`warning: cannot append to GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
   }
+}
+
+/** Appends the run's Markdown summary to $GITHUB_STEP_SUMMARY, when GitHub gave one. */
+export function appendStepSummary(report: RunReport, env: NodeJS.ProcessEnv = process.env): void {
+  appendSummary(stepSummaryMarkdown(report), env);
+}
+
+/** A command that ran nothing (exit 2) says so in the job summary too, with the diagnostics it printed. */
+export function appendNotRunSummary(
+  target: string,
+  message: string,
+  details?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  appendSummary(notRunMarkdown(target, message, details), env);
 }

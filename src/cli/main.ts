@@ -69,6 +69,12 @@ registerInitCommand(program);
 tab(program, { completionCommandName: 'completion' });
 addHelpTexts(program);
 
+// The command whose action is running: a `run` or `resume` that ends in exit 2 says so in the job summary.
+let running: Command | undefined;
+program.hook('preAction', (_program, actionCommand) => {
+  running = actionCommand;
+});
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
@@ -78,6 +84,13 @@ try {
   }
   if (error instanceof UsageError) {
     printError(`pipeline: ${error.message}`);
+    const name = running?.name();
+    if ((name === 'run' || name === 'resume') && process.env.GITHUB_STEP_SUMMARY) {
+      // Nothing ran: without this, the job page would have no summary of the step at all.
+      const { appendNotRunSummary } = await import('./github-actions.js');
+      const target = `${name === 'resume' ? 'resume ' : ''}${running!.args[0] ?? ''}`;
+      appendNotRunSummary(target, error.message, error.details);
+    }
     process.exit(2);
   }
   if (error instanceof GatewayRefusal) {

@@ -7,7 +7,7 @@ import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
-import type { CacheCounts, RunCache } from '../engine/run-cache.js';
+import type { CacheCounts } from '../engine/run-cache.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import { ConsoleReporter } from '../engine/reporter.js';
@@ -29,8 +29,10 @@ import {
   appendStepSummary,
   failedStepAnnotations,
   printAnnotations,
+  type RunEnd,
   runReport,
 } from './github-actions.js';
+import { rateLimitedPhrase } from '../report/step-summary.js';
 import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
@@ -40,6 +42,7 @@ import { printJson, printLine, redact, shown } from './output.js';
 import {
   checkBalance,
   moneyBeforeStart,
+  spendFigures,
   spentPhrase,
   writeMoneyAdvice,
   type MoneyFlags,
@@ -314,6 +317,8 @@ async function execute(
     const cache = openRunCache(flags, home, clock, (text) => report.note(text));
     const traffic = new StepTraffic();
     connection.observers.push(traffic.observe);
+    // The live view counts 429s in its footer; plain output says so at the first, and counts them in its last line.
+    if (!live) connection.observers.push(firstRateLimitNote(report));
     const ctx: EngineContext = {
       plan,
       client,
@@ -350,9 +355,22 @@ async function execute(
     const result = await runPlan(ctx);
     report.close();
     connection.traffic.flush();
-    const code = await finish(result, plan, flags, paths, journal, log, cache?.counts);
-    reportToGitHub(plan, result, paths, cache, traffic);
-    return code;
+    const rateLimited = connection.traffic.rateLimited;
+    const ended = await finish(result, plan, flags, paths, journal, log, cache?.counts, rateLimited);
+    const counts = {
+      cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
+      traffic: (key: string) => traffic.byStep.get(key),
+    };
+    const out = flags.out ? { dir: resolve(flags.out), copied: ended.copied } : undefined;
+    reportToGitHub(plan, result, paths, {
+      summary: ended.summary,
+      counts,
+      spend: spendFigures(ended.summary.cost),
+      rateLimited,
+      outputsDir: paths.outputs,
+      ...(out ? { out } : {}),
+    });
+    return ended.code;
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
@@ -363,6 +381,17 @@ async function execute(
   }
 }
 
+/** One line at the first 429 a run meets: plain output has no footer that would show it. */
+function firstRateLimitNote(report: { note(text: string): void }) {
+  let noted = false;
+  return (observation: { status: number; retryAfterMs?: number }) => {
+    if (observation.status !== 429 || noted) return;
+    noted = true;
+    const wait = observation.retryAfterMs === undefined ? '' : ` for ${Math.ceil(observation.retryAfterMs / 1000)}s`;
+    report.note(`⏳ rate limited (429): waiting${wait} as the gateway asks; the run's last line counts the 429s`);
+  };
+}
+
 async function finish(
   result: RunResult,
   plan: Plan,
@@ -371,7 +400,8 @@ async function finish(
   journal: Journal,
   log: pino.Logger,
   cacheCounts: CacheCounts | undefined,
-): Promise<number> {
+  rateLimited: number,
+): Promise<{ code: number; summary: RunEnd['summary']; copied: string[] }> {
   const outputs = result.rows.map((row) => row.outputs);
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
   else
@@ -391,15 +421,17 @@ async function finish(
   if (flags.report !== false) await writeRunReport(paths, log);
   const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
   const cancelled = cancelledLine(summary.steps, plan.rows.length);
+  // The live view shows the 429s as they come; plain output (CI, pipes) says them in the last line.
+  const limited = rateLimited > 0 ? `; ${rateLimitedPhrase(rateLimited)}` : '';
   if (result.status === 'interrupted') {
     process.stderr.write(
-      `\n${spentPhrase(summary.cost)}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(paths.id, flags)}\n`,
+      `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(paths.id, flags)}\n`,
     );
-    return 130;
+    return { code: 130, summary, copied };
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
   process.stderr.write(
-    `\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}\n`,
+    `\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
   writeMoneyAdvice(summary, paths.id, flags);
   if (flags.json) {
@@ -429,24 +461,12 @@ async function finish(
     if (cancelled) process.stderr.write(`  ${cancelled}\n`);
     if (failed.length > 0 || cancelled) process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
-  return result.status === 'succeeded' ? 0 : 1;
+  return { code: result.status === 'succeeded' ? 0 : 1, summary, copied };
 }
 
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(
-  plan: Plan,
-  result: RunResult,
-  paths: RunPaths,
-  cache: RunCache | undefined,
-  traffic: StepTraffic,
-): void {
+function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, end: RunEnd): void {
   if (!process.env.GITHUB_STEP_SUMMARY && !process.env.GITHUB_ACTIONS) return;
   printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
-  const summarised = summariseJournal(readJournalFile(paths.journal));
-  if (!summarised.ok) return;
-  const counts = {
-    cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
-    traffic: (key: string) => traffic.byStep.get(key),
-  };
-  appendStepSummary(runReport(plan, result, summarised.value, counts, paths.outputs));
+  appendStepSummary(runReport(plan, result, end));
 }

@@ -87,10 +87,12 @@ export function registerRunCommands(program: Command): void {
       checkSkipInvalidRows(flags);
       const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
-        process.stderr.write(`${formatDiagnostics(result.error)}\n`);
+        const diagnostics = formatDiagnostics(result.error);
+        process.stderr.write(`${diagnostics}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(
           `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
+          diagnostics,
         );
       }
       const skipped = skippedRowsWarning(result.value);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { collectSet } from './flags.js';
-import { printError, printJson, printLine } from './output.js';
+import { printError, printJson, printLine, shown } from './output.js';
+import { localFilesOf } from './run-files.js';
 import {
   checkSkipInvalidRows,
   rowOptions,
@@ -52,6 +53,8 @@ export function registerValidateCommand(program: Command): void {
         layers: plan.layers.length,
         inputs: Object.keys(plan.rows[0] ?? {}).length,
         rows: plan.rows.length,
+        // What a CI cache key hashes beside the recipe (the GitHub Action does): the files a run would read.
+        local_files: localFilesOf(plan).map(shown),
         ...(flags.skipInvalidRows ? { skipped_rows: plan.skippedRows ?? [] } : {}),
       };
       // Warnings go to stderr in both forms: stdout stays the summary, or JSON a script parses.

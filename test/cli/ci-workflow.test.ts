@@ -1,110 +1,82 @@
-// recipes/ci-assets.workflow.yml run as GitHub would run it, step by step, on fresh checkouts:
-// cold, then again with the step cache actions/cache saved, then after a recipe change, then a
-// job that fails half-way and the one after it.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+// recipes/ci-assets.workflow.yml run as GitHub would run it, step by step, on fresh checkouts,
+// through this repository's own action (`uses: ./`, action.yml): cold, then again with the step
+// cache the action saved, then after a recipe change, then a job that fails half-way and the one
+// after it.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
+import {
+  ACTION_FILES,
+  copyTracked,
+  countingRequests,
+  filesUnder,
+  npmCiRuns,
+  repo,
+  SUBMIT,
+  toolShims,
+  trackedFiles,
+} from '../support/action-checkout.js';
 import { type CacheStore, type JobResult, runJob, type WorkflowJob } from '../support/workflow-runner.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const workflow = parse(readFileSync(join(repo, 'recipes', 'ci-assets.workflow.yml'), 'utf8'));
 const job: WorkflowJob = workflow.jobs.build;
-
-/** The reads a run makes before it starts (the key and the balance): no work a cache could save. */
-const PREFLIGHT = ['GET /api/v1/apikey/validate', 'GET /api/v1/team/balance'];
-const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway;
 let work: string;
 let cache: CacheStore;
 let path: string;
-const tracked = trackedFiles(['recipes', 'schemas', 'package.json', 'package-lock.json']);
-
-/** What a checkout holds of `paths`: git's list, or in a copy without git, the files minus .gitignore's. */
-function trackedFiles(paths: string[]): string[] {
-  const listed = spawnSync('git', ['ls-files', '-z', ...paths], { cwd: repo, encoding: 'utf8' });
-  if (listed.status === 0 && listed.stdout) return listed.stdout.split('\0').filter(Boolean);
-  const onDisk = paths.flatMap((path) =>
-    statSync(join(repo, path)).isDirectory()
-      ? readdirSync(join(repo, path), { recursive: true, withFileTypes: true })
-          .filter((e) => e.isFile())
-          .map((e) => relative(repo, join(e.parentPath, e.name)))
-      : [path],
-  );
-  return onDisk.filter((file) => !/(^|\/)\.pipeline\/|\.log$/.test(file));
-}
+let npmLog: string;
+const tracked = trackedFiles([...ACTION_FILES, 'recipes']);
+const stepCaches = () => cache.entries.filter((e) => e.key.startsWith('pipeline-steps-'));
 
 beforeAll(async () => {
   gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 11 });
   work = await mkdtemp(join(tmpdir(), 'pipeline-ci-workflow-'));
   cache = { root: join(work, 'cache-store'), entries: [] };
-  // After `npm ci`, `npx pipeline` in this repository runs its own bin (package.json), built by the
-  // `prepare` script. The test has no network for npm: this shim runs the repository's build instead.
-  const bin = join(work, 'bin');
-  mkdirSync(bin);
-  const main = join(repo, 'dist', 'cli', 'main.js');
-  const shim = [
-    '#!/bin/sh',
-    '[ "$1" = pipeline ] || { echo "npx stand-in: only npx pipeline is expected, got: $*" >&2; exit 127; }',
-    'shift',
-    `exec "${process.execPath}" "${main}" "$@"`,
-  ];
-  writeFileSync(join(bin, 'npx'), `${shim.join('\n')}\n`);
-  chmodSync(join(bin, 'npx'), 0o755);
-  path = [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
+  npmLog = join(work, 'npm-ci.log');
+  path = toolShims(join(work, 'bin'), npmLog);
 });
 afterAll(async () => {
   await gateway?.close();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** A fresh checkout: the tracked files, and the repository's node_modules in place of `npm ci`. */
+/** A fresh checkout: the tracked files (no node_modules, no dist: the action installs those). */
 const checkout = (edit?: (workspace: string) => void) => (workspace: string) => {
-  for (const file of tracked) cpSync(join(repo, file), join(workspace, file), { recursive: true });
-  symlinkSync(join(repo, 'node_modules'), join(workspace, 'node_modules'));
+  copyTracked(tracked, workspace);
   edit?.(workspace);
 };
 
 /** Runs the job on a new machine, and counts the gateway requests it made by route (without the preflight). */
-async function runOnNewMachine(name: string, edit?: (workspace: string) => void) {
-  const before = gateway.stats().requests.by_route;
+function runOnNewMachine(name: string, edit?: (workspace: string) => void) {
   const secrets = { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl };
-  const result = await runJob(job, { root: join(work, name), checkout: checkout(edit), secrets, cache, path });
-  await gateway.settle();
-  const made: Record<string, number> = {};
-  for (const [route, count] of Object.entries(gateway.stats().requests.by_route))
-    if (count !== (before[route] ?? 0)) made[route] = count - (before[route] ?? 0);
-  for (const route of PREFLIGHT) if (made[route] === 1) delete made[route];
-  const total = Object.values(made).reduce((a, b) => a + b, 0);
-  return { result, made, total };
+  return countingRequests(gateway, () =>
+    runJob(job, { root: join(work, name), checkout: checkout(edit), secrets, cache, path }),
+  );
 }
 
-/** Every step ran and exited 0, except the one that runs only after a failure. */
+/** Every step of the job ran and exited 0, and in the action every step but the one that runs only after a failure. */
 function expectEveryStepSucceeded(result: JobResult) {
   expect(result.steps.map((s) => s.label)).toHaveLength(job.steps.length);
-  for (const [index, step] of result.steps.entries()) {
-    const expected = job.steps[index]!.if === 'failure()' ? 'skipped' : 0;
-    expect(step.exitCode, `${step.label}:\n${step.output}`).toBe(expected);
-  }
+  for (const step of result.steps) expect(step.exitCode, `${step.label}:\n${step.output}`).toBe(0);
+  const inAction = Object.fromEntries(actionStep(result).steps!.map((s) => [s.label, s.exitCode]));
+  expect(inAction).toMatchObject({ 'Run the recipe': 0, 'Keep what a failed run paid for': 'skipped' });
 }
 const exitCodes = (result: JobResult) => Object.fromEntries(result.steps.map((s) => [s.label, s.exitCode]));
+const actionStep = (result: JobResult) => result.steps.find((s) => s.label === 'Build the assets')!;
+const innerExitCodes = (result: JobResult) =>
+  Object.fromEntries(actionStep(result).steps!.map((s) => [s.label, s.exitCode]));
 
-/** Every file under `dir`, by path relative to it, with its bytes. */
-function filesUnder(dir: string): Record<string, string> {
-  const entries = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-  const pairs = entries.map((e) => join(e.parentPath, e.name)).map((p) => [relative(dir, p), readFileSync(p)]);
-  return Object.fromEntries(pairs.sort().map(([p, bytes]) => [p, bytes!.toString('base64')]));
-}
-
-const outputOf = (result: JobResult, label: string) => result.steps.find((s) => s.label.startsWith(label))!.output;
 const assetsOf = (result: JobResult) => join(result.workspace, 'build', 'assets');
 const manifestOf = (result: JobResult) => JSON.parse(readFileSync(join(assetsOf(result), 'manifest.json'), 'utf8'));
+/** The run's run.json, found through the action's outputs-dir output. */
+const runJsonOf = (result: JobResult) =>
+  JSON.parse(readFileSync(join(result.outputs.assets!['outputs-dir']!, '..', 'run.json'), 'utf8'));
+const STEP_KEY = /^pipeline-steps-Linux-[0-9a-f]{12}-[0-9a-f]{64}$/;
 let cold: Awaited<ReturnType<typeof runOnNewMachine>>;
 
 describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on the one before)', () => {
@@ -116,23 +88,33 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     const { result } = cold;
     expectEveryStepSucceeded(result);
     expect(result.cache).toBe('miss');
-    const report = JSON.parse(readFileSync(join(result.workspace, 'build', 'assets.json'), 'utf8'));
+    const outputs = result.outputs.assets!;
+    expect(outputs.status).toBe('succeeded');
+    expect(outputs['run-id']).toMatch(/^\d{8}-\d{6}-ci-assets-/);
+    expect(Number(outputs['spend-usd'])).toBeGreaterThan(0);
+    expect(outputs.report).toBe(join(outputs['outputs-dir']!, '..', 'report.html'));
+    // The outputs and the report in one artifact, as the job summary names it.
+    expect(result.artifacts['pipeline-ci-assets']).toEqual([outputs['outputs-dir'], outputs.report]);
+    expect(result.summary).toContain('**Artifact:** `pipeline-ci-assets` holds the outputs and report.html');
+    // With --out, the summary lists the files copied there, where the job's own upload finds them.
+    expect(result.summary).toContain('### Outputs in `build/assets/`');
+    const report = runJsonOf(result);
     expect(report.status).toBe('succeeded');
     expect(report.outputs.backgrounds).toHaveLength(3);
     const files = Object.keys(filesUnder(assetsOf(result)));
     expect(files).toEqual(['backgrounds-1.png', 'backgrounds-2.png', 'backgrounds-3.png', 'icon.png', 'manifest.json']);
-    // `copied` names the files as `--out` was given: relative to the step's folder, the workspace.
-    expect([...report.copied].sort()).toEqual(files.map((f) => `build/assets/${f}`));
     // The manifest lists the assets, as `--out` lays them out, leaving out only itself.
     expect(manifestOf(result)).toEqual(files.filter((f) => f !== 'manifest.json'));
     expect(report.outputs.manifest).toEqual(manifestOf(result));
-    expect(outputOf(result, 'npx pipeline validate')).toMatch(/valid: 3 steps/);
-    expect(outputOf(result, 'npx pipeline validate')).not.toMatch(/^::(error|warning)/m);
+    expect(actionStep(result).output).not.toMatch(/^::(error|warning)/m);
     expect(result.summary).toMatch(/^\| Step \| Status \| Ran \| Cached \|/m);
     expect(result.summary).toMatch(/^\| backgrounds \| succeeded \| 3 \| 0 \|/m);
-    expect(result.artifacts.assets).toBe(join(result.workspace, 'build'));
+    expect(result.artifacts.assets).toEqual([join(result.workspace, 'build')]);
     expect(cold.made[SUBMIT]).toBe(4);
-    expect(cache.entries.map((e) => e.key)).toEqual([expect.stringMatching(/^pipeline-steps-[0-9a-f]{64}$/)]);
+    expect(stepCaches().map((e) => e.key)).toEqual([expect.stringMatching(STEP_KEY)]);
+    // The action installed the tool in its own folder (here the workspace: `uses: ./`), once.
+    expect(npmCiRuns(npmLog)).toEqual([result.workspace]);
+    expect(result.steps.at(-2)!.output).toMatch(/^run \S+-ci-assets-\S+ succeeded, spent \d/m);
     const everything = [...result.steps.map((s) => s.output), result.summary, JSON.stringify(report)].join('\n');
     expect(everything).not.toContain(gateway.apiKey);
   });
@@ -143,10 +125,16 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(warm.result.cache).toBe('exact');
     expect(warm.made).toEqual({});
     expect(filesUnder(assetsOf(warm.result))).toEqual(filesUnder(assetsOf(cold.result)));
-    expect(outputOf(warm.result, 'Build the assets')).toContain('⚡ backgrounds[2] cached');
+    expect(actionStep(warm.result).output).toContain('⚡ backgrounds[2] cached');
     expect(warm.result.summary).toMatch(/^\| backgrounds \| succeeded \| 0 \| 3 \|/m);
-    // An exact hit saves nothing new, as actions/cache does.
-    expect(cache.entries).toHaveLength(1);
+    expect(warm.result.outputs.assets!['spend-usd']).toBe('0');
+    // An exact hit saves nothing new, as actions/cache does; the tool's install came from its cache.
+    expect(stepCaches()).toHaveLength(1);
+    expect(innerExitCodes(warm.result)).toMatchObject({
+      "Install and build the tool from the action's checkout": 'skipped',
+      'Save the step cache': 'skipped',
+    });
+    expect(npmCiRuns(npmLog)).toHaveLength(1);
   });
 
   it('after one palette colour changes, a job restores the older cache and makes only that background', async () => {
@@ -168,8 +156,8 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(Object.keys(after)).toEqual(Object.keys(before));
     const differing = Object.keys(after).filter((file) => after[file] !== before[file]);
     expect(differing).toEqual(['backgrounds-3.png']);
-    expect(cache.entries).toHaveLength(2);
-    expect(cache.entries[1]!.key).not.toBe(cache.entries[0]!.key);
+    expect(stepCaches()).toHaveLength(2);
+    expect(stepCaches()[1]!.key).not.toBe(stepCaches()[0]!.key);
   });
 
   it('a job that fails keeps what it paid for: the next job makes only what failed', async () => {
@@ -186,12 +174,21 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
     expect(failed.made[SUBMIT]).toBe(2);
     expect(exitCodes(failed.result)).toMatchObject({
       'Build the assets': 1,
-      'Keep what a failed build paid for (actions/cache saves only after a job that succeeds)': 0,
-      'Drop entries stored more than 30 days ago (a later build stores again what it needs)': 0,
+      'Say what the build made and spent': 0,
       'actions/upload-artifact@v4': 'skipped',
     });
-    expect(cache.entries.map((e) => e.key)).toHaveLength(3);
-    expect(cache.entries[2]!.key).toMatch(/^pipeline-steps-failed-\d+-1$/);
+    expect(innerExitCodes(failed.result)).toMatchObject({
+      'Run the recipe': 1,
+      'Upload the outputs and report.html': 0,
+      'Drop step-cache entries stored longer ago than prune-older-than': 0,
+      'Save the step cache': 'skipped',
+      'Keep what a failed run paid for': 0,
+    });
+    expect(failed.result.outputs.assets!.status).toBe('failed');
+    // The report of a failed run is uploaded too.
+    expect(failed.result.artifacts['pipeline-ci-assets']).toHaveLength(2);
+    expect(stepCaches().map((e) => e.key)).toHaveLength(3);
+    expect(stepCaches()[2]!.key).toMatch(/^pipeline-steps-Linux-[0-9a-f]{12}-failed-\d+-1$/);
     const next = await runOnNewMachine('after the failure', twoMore);
     expectEveryStepSucceeded(next.result);
     expect(next.result.cache).toBe('restored');

@@ -38,7 +38,11 @@ describe('pipeline validate', () => {
       layers: 1,
       inputs: 3,
       rows: 6,
+      local_files: [],
     });
+    // The files a run would read (literal paths in media fields, file inputs), relative to the working folder.
+    const kit = await run(['validate', 'recipes/launch-kit.yaml', '--json']);
+    expect(JSON.parse(kit.stdout).local_files).toEqual(['recipes/assets/logo.png', 'recipes/assets/ride.mp4']);
   });
 
   it('prints every error with its place and exits 2', async () => {

@@ -133,7 +133,9 @@ describe('a run killed with SIGKILL, then resumed', () => {
     expect(stopped.exitCode).toBe(130);
     // One line for the steps the stop cancelled, and a command that works from the project's install.
     expect(stopped.stderr).toMatch(
-      new RegExp(`\\nStopped\\. 1 step cancelled: \\w+\\. Resume with:\\n  npx media-pipeline resume ${runId} --no-cache$`),
+      new RegExp(
+        `\\nStopped\\. 1 step cancelled: \\w+\\. Resume with:\\n  npx media-pipeline resume ${runId} --no-cache$`,
+      ),
     );
     expect(stopped.stderr).not.toMatch(/✗/);
     expect(stopped.stderr).not.toMatch(/MaxListenersExceeded/);

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { annotationLines, escapeData, escapeProperty, workflowCommand } from '../../src/report/github-commands.js';
-import { stepSummaryMarkdown, SUMMARY_LIMIT_BYTES, type RunReport } from '../../src/report/step-summary.js';
+import {
+  notRunMarkdown,
+  stepSummaryMarkdown,
+  SUMMARY_LIMIT_BYTES,
+  type RunReport,
+} from '../../src/report/step-summary.js';
 
 describe('workflow commands', () => {
   it('escapes %, CR and LF in data, and also : and , in properties', () => {
@@ -46,7 +51,11 @@ const report = (over: Partial<RunReport> = {}): RunReport => ({
   status: 'failed',
   durationMs: 1500,
   steps: [{ step: 'a|b', status: 'succeeded', ran: 1, cached: 2, failed: 0, tasks: 1, requests: 4, rateLimited: 0 }],
+  spend: '$0.0400 of an estimated $0.0800',
+  cache: { hits: 2, requestsSaved: 6, tasksSaved: 2 },
+  rateLimited: 0,
   files: ['outputs/a.png'],
+  filesDir: '.pipeline/runs/r1/',
   failures: [{ step: 'icon', message: 'line one\nline two' }],
   ...over,
 });
@@ -72,5 +81,27 @@ describe('the step summary', () => {
     expect(text).toMatch(/_…and \d+ more steps_/);
     expect(text).toMatch(/_…and \d+ more files_/);
     expect(text).toMatch(/_…and \d+ more failures_/);
+  });
+
+  it('says the spend, the cache, the 429s and the artifact in words, singular or plural', () => {
+    const text = stepSummaryMarkdown(report({ rateLimited: 1, artifact: 'pipeline-x' }));
+    expect(text).toContain('- **Spend:** $0.0400 of an estimated $0.0800\n');
+    expect(text).toContain('- **Step cache:** 2 hits, saving 6 requests and 2 tasks\n');
+    expect(text).toContain('- **Rate limits:** 1 response was 429 (rate limited)\n');
+    expect(text).toContain('- **Artifact:** `pipeline-x` holds the outputs and report.html\n');
+    expect(text).toContain('### Outputs in `.pipeline/runs/r1/`\n\n- `outputs/a.png`');
+    const quiet = stepSummaryMarkdown(report({ cache: null, files: [], notCopiedTo: 'build/' }));
+    expect(quiet).toContain('- **Step cache:** off (--no-cache)\n');
+    expect(quiet).toContain('- **Rate limits:** no 429 (rate limited)\n');
+    expect(quiet).not.toContain('Artifact');
+    expect(quiet).not.toContain('### Outputs');
+    expect(quiet).toContain('Nothing was copied to `build/`: the run failed.');
+  });
+
+  it('of a command that ran nothing: the diagnostics in a fence no backtick run in them can close', () => {
+    const text = notRunMarkdown('recipes/a.yaml', '1 error in recipes/a.yaml; nothing was run', 'a.yaml:1:1: ```x');
+    expect(text).toBe(
+      '## ❌ recipes/a.yaml: not run (exit 2)\n\n1 error in recipes/a.yaml; nothing was run\n\n````text\na.yaml:1:1: ```x\n````\n\n',
+    );
   });
 });

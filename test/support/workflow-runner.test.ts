@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { render, whenToRun } from './workflow-expressions.js';
+import { readCondition, render, whenToRun } from './workflow-expressions.js';
 import { type CacheStore, type JobSetup, runJob, type WorkflowJob } from './workflow-runner.js';
 
 let work: string;
@@ -48,6 +48,14 @@ describe('the workflow runner', () => {
     expect(whenToRun('failure()')).toBe('failure');
     expect(whenToRun(undefined)).toBe('success');
     expect(() => whenToRun('success() && true')).toThrow(/does not evaluate/);
+    const inAction = { ...scope, inputs: { cache: 'true' }, steps: { a: { hit: 'true' } }, actionPath: '/act' };
+    expect(readCondition("always() && inputs.cache == 'true'", inAction)).toEqual({ when: 'always', holds: true });
+    expect(readCondition("steps.a.outputs.hit != 'true'", inAction)).toEqual({ when: 'success', holds: false });
+    // A step that did not run has no outputs: ''.
+    expect(readCondition("steps.b.outputs.x == ''", inAction).holds).toBe(true);
+    expect(render('${{ github.action_path }}', inAction)).toBe('/act');
+    expect(() => render('${{ inputs.other }}', inAction)).toThrow(/does not declare/);
+    expect(() => readCondition("inputs.cache == 'true' || always()", inAction)).toThrow(/does not evaluate/);
   });
 
   it('after a failed step runs only `if: always()` steps, and saves no cache', async () => {
@@ -116,5 +124,66 @@ describe('the workflow runner', () => {
     const upload = { uses: 'actions/upload-artifact@v4', with: { name: 'a', path: 'build/' } };
     await expect(run([{ uses: 'actions/checkout@v4' }, upload])).rejects.toThrow(/missing or empty/);
     expect(existsSync(join(work, 'store-3'))).toBe(false);
+  });
+
+  it('runs a local composite action: inputs and defaults, $GITHUB_ACTION_PATH, $GITHUB_OUTPUT, outputs', async () => {
+    const cache: CacheStore = { root: join(work, 'store-4'), entries: [] };
+    const action = [
+      'name: greet',
+      'inputs:',
+      '  who: { required: true }',
+      '  how: { default: hello }',
+      'outputs:',
+      '  said: { value: "${{ steps.say.outputs.line }}" }',
+      '  where: { value: "${{ steps.say.outputs.where }}" }',
+      'runs:',
+      '  using: composite',
+      '  steps:',
+      '    - id: say',
+      '      shell: bash',
+      '      env: { WHO: "${{ inputs.who }}" }',
+      '      run: |',
+      '        echo "line=${{ inputs.how }} $WHO" >> "$GITHUB_OUTPUT"',
+      '        { echo "where<<END"; echo "$GITHUB_ACTION_PATH"; echo "END"; } >> "$GITHUB_OUTPUT"',
+      '        false',
+      '    - name: after a failure',
+      "      if: failure() && inputs.how == 'hello'",
+      '      shell: bash',
+      '      run: echo "cleaning up"',
+      '',
+    ].join('\n');
+    const withAction = (text: string) => {
+      const base = setup(cache);
+      const checkout = base.checkout;
+      base.checkout = (workspace) => {
+        checkout(workspace);
+        mkdirSync(join(workspace, 'greet'));
+        writeFileSync(join(workspace, 'greet', 'action.yml'), text);
+      };
+      return base;
+    };
+    const job: WorkflowJob = {
+      steps: [
+        { uses: 'actions/checkout@v4' },
+        { id: 'g', uses: './greet', with: { who: '${{ secrets.KEY }}' } },
+        { name: 'report', if: 'always()', run: 'echo "${{ steps.g.outputs.said }} from ${{ steps.g.outputs.where }}"' },
+      ],
+    };
+    const result = await runJob(job, withAction(action));
+    expect(result.steps.map((s) => s.exitCode)).toEqual([0, 1, 0]);
+    expect(result.steps[1]!.steps!.map((s) => [s.label, s.exitCode])).toEqual([
+      [expect.stringContaining('echo "line='), 1],
+      ['after a failure', 0],
+    ]);
+    expect(result.outputs.g).toEqual({ said: 'hello k', where: join(result.workspace, 'greet') });
+    expect(result.steps[2]!.output).toBe(`hello k from ${join(result.workspace, 'greet')}`);
+    // A required input missing, and a composite `run:` without its shell, are refused as GitHub refuses them.
+    const bare = { steps: [{ uses: 'actions/checkout@v4' }, { uses: './greet', with: { who: 'w' } }] };
+    await expect(runJob({ steps: [bare.steps[0]!, { uses: './greet' }] }, withAction(action))).rejects.toThrow(
+      /needs the input who/,
+    );
+    await expect(runJob(bare, withAction(action.replace('      shell: bash\n', '')))).rejects.toThrow(
+      /needs shell: bash/,
+    );
   });
 });
