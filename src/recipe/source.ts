@@ -1,5 +1,6 @@
 import jsYaml from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { documentSizeProblem, textDepthProblem, valueLimitProblem } from './input-limits.js';
 
 /** Offsets into the recipe text: `start` inclusive, `end` exclusive. */
 export interface SourceRange {
@@ -100,20 +101,31 @@ const ANCHOR = /(^|[\s,[{:-])&[^\s,[\]{}]/m;
 /**
  * Parses a recipe. Values come from js-yaml (YAML 1.2 core schema), which is several times faster
  * than `yaml` on large files; syntax errors, duplicate keys and files with anchors go through
- * `yaml`, whose messages and ranges the diagnostics use.
+ * `yaml`, whose messages and ranges the diagnostics use. The input limits (RECIPE_LIMITS) are checked
+ * on the way: the size first, the depth of the text before `yaml` builds values from it, and the
+ * value itself before anything else reads it.
  */
 export function parseRecipeYaml(
   path: string,
   text: string,
 ): { source: SourceFile; value: unknown; problems: YamlProblem[] } {
   const source = new SourceFile(path, text, true);
+  const oversize = documentSizeProblem(text);
+  if (oversize) return { source, value: undefined, problems: [{ message: oversize, range: { start: 0, end: 1 } }] };
   if (!ANCHOR.test(text)) {
+    let value: unknown;
+    let parsed = false;
     try {
-      return { source, value: jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false }), problems: [] };
+      // js-yaml recurses: a text nested deeper than its stack throws here, and is measured below.
+      value = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
+      parsed = true;
     } catch {
       // Reported below with yaml's words and ranges.
     }
+    if (parsed) return { source, value, problems: limitProblems(source, value) };
   }
+  const deep = textDepthProblem(text);
+  if (deep) return { source, value: undefined, problems: [deep] };
   const document = parseDocument(text, {
     lineCounter: new LineCounter(),
     prettyErrors: false,
@@ -126,11 +138,22 @@ export function parseRecipeYaml(
   }));
   if (problems.length === 0 && document.contents) walk(source, document.contents as Node, [], problems);
   if (problems.length > 0) return { source, value: undefined, problems };
+  let value: unknown;
   try {
-    return { source, value: document.toJS({ maxAliasCount: 100 }), problems };
+    value = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
     return { source, value: undefined, problems: [{ message: (error as Error).message, range: { start: 0, end: 1 } }] };
   }
+  return { source, value, problems: limitProblems(source, value) };
+}
+
+/** The input limit a parsed recipe passes, located; none when within them all. */
+function limitProblems(source: SourceFile, value: unknown): YamlProblem[] {
+  const problem = valueLimitProblem(value, { steps: true });
+  if (!problem) return [];
+  // A value nested too deep is found in the text where it can be (aliases nest values deeper than their text).
+  const inText = problem.limit === 'depth' ? textDepthProblem(source.text) : undefined;
+  return [inText ?? { message: problem.message, range: source.locate(problem.path, problem.atKey ? 'key' : 'value') }];
 }
 
 function rangeOf(node: Node | null | undefined): SourceRange {
