@@ -118,7 +118,7 @@ function overridesFromSets(
     const limit = coerced.ok ? givenValueProblem(coerced.value) : undefined;
     const problems = !coerced.ok ? [coerced.reason] : limit ? [limit] : checkValue(definition, coerced.value);
     // A value past a limit is reported and never read again: nothing else may recurse into it.
-    if (limit) overrides[entry.name] = null;
+    if (limit) overrides[entry.name] = standIn(definition.type);
     else if (coerced.ok && definition.type === 'file') {
       const checked = checkFile(entry.text, cwd, probe);
       if (checked.problem)
@@ -151,7 +151,7 @@ function batchValues(
     const problems = !coerced.ok ? [coerced.reason] : limit ? [limit] : checkValue(definition, coerced.value);
     for (const problem of problems) diagnostics.push(error(batchFile, row.range, `input '${name}' ${problem}`));
     // A value past a limit is reported and never read again: the row is refused for it.
-    if (limit) values[name] = null;
+    if (limit) values[name] = standIn(definition.type);
     else if (coerced.ok)
       values[name] =
         definition.type === 'file' && typeof coerced.value === 'string'
@@ -159,6 +159,22 @@ function batchValues(
           : coerced.value;
   }
   return values;
+}
+
+/**
+ * An empty value of an input's type, in place of one refused for passing an input limit: the
+ * analysis goes on to find other problems without a second, misleading one about this input.
+ */
+function standIn(type: InputDefinition['type']): unknown {
+  return type === 'array'
+    ? []
+    : type === 'object'
+      ? {}
+      : type === 'boolean'
+        ? false
+        : type === 'integer' || type === 'number'
+          ? 0
+          : '';
 }
 
 /** A name's own input definition: `__proto__` or `toString` given on the command line is no input. */
