@@ -30,6 +30,8 @@ export interface LimitProblem {
   path: PathPart[];
   /** Whether the problem is with the key at `path` (a key too long), not its value. */
   atKey: boolean;
+  /** The list or mapping that passed the limit (none for a text). */
+  node?: unknown;
   /** The measure that passed the limit: characters, entries or steps (none for depth). */
   size?: number;
   /** A sentence about the recipe: the path, what passed and the limit. */
@@ -99,10 +101,17 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
     }
     if (typeof current !== 'object' || current === null) continue;
     if (path.length + 1 > RECIPE_LIMITS.depth)
-      return { limit: 'depth', path, atKey: false, message: tooDeep('this list or mapping is') };
+      return { limit: 'depth', path, atKey: false, node: current, message: tooDeep('this list or mapping is') };
     if (Array.isArray(current)) {
       if (current.length > RECIPE_LIMITS.items)
-        note({ limit: 'items', path, atKey: false, size: current.length, message: tooMany(path, current.length) });
+        note({
+          limit: 'items',
+          path,
+          atKey: false,
+          node: current,
+          size: current.length,
+          message: tooMany(path, current.length),
+        });
       for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
       continue;
     }
@@ -113,11 +122,19 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
           limit: 'steps',
           path,
           atKey: true,
+          node: current,
           size: keys.length,
           message: `the recipe has ${count(keys.length)} steps; a recipe may have at most ${count(RECIPE_LIMITS.steps)}`,
         });
     } else if (keys.length > RECIPE_LIMITS.items)
-      note({ limit: 'items', path, atKey: false, size: keys.length, message: tooMany(path, keys.length) });
+      note({
+        limit: 'items',
+        path,
+        atKey: false,
+        node: current,
+        size: keys.length,
+        message: tooMany(path, keys.length),
+      });
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
       if (key.length > RECIPE_LIMITS.textChars)
