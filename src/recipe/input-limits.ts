@@ -1,6 +1,18 @@
 import { Parser } from 'yaml';
-import { label } from './recipe-schema.js';
-import type { PathPart, SourceRange } from './source.js';
+
+// The shapes of source.ts's PathPart and SourceRange, written out: source.ts imports this module.
+type PathPart = string | number;
+type SourceRange = { start: number; end: number };
+
+/** `steps.a.with.prompt`, `[0].b`: as recipe-schema.ts's label, which imports what imports this module. */
+function label(path: readonly PathPart[]): string {
+  return (
+    path.reduce<string>(
+      (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : part),
+      '',
+    ) || 'the recipe'
+  );
+}
 
 /**
  * What a recipe, a batch file and a `--set` value may hold. Each limit is far above any real recipe;

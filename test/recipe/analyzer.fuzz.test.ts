@@ -3,11 +3,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/errors.js';
-import { analyzerDeps } from '../../src/cli/load-recipe.js';
-import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
+import { bundledDeps } from './bundled-deps.js';
 import { INVALID_CASES } from './cases.js';
 
 /** The example recipes and every invalid case: the documents the mutations start from. */
@@ -124,19 +122,20 @@ const caseArbitrary = fc.record({
   truncate: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { freq: 4 }),
 });
 
-/** What `pipeline validate` hands the analyzer (src/cli/load-recipe.ts), with the bundled model schemas, built once. */
-const deps = analyzerDeps(readBundledSchema);
-
 /**
  * The exit code `pipeline validate` would give and what it would print, in-process: the analysis
- * its loadRecipe runs on the file's text, and the exit codes of src/cli/main.ts for a throw.
+ * its loadRecipe (src/cli/load-recipe.ts) runs on the file's text with what it hands the analyzer
+ * (bundledDeps), and src/cli/main.ts's exit code 1 for a throw.
  */
 function validate(text: string, sets: string[] | undefined): { code: number; printed: string } {
   try {
-    const result = analyze({ path: 'recipes/mutated.yaml', text, cwd: process.cwd(), ...(sets ? { sets } : {}) }, deps);
+    const result = analyze(
+      { path: 'recipes/mutated.yaml', text, cwd: process.cwd(), ...(sets ? { sets } : {}) },
+      bundledDeps,
+    );
     return result.ok ? { code: 0, printed: '' } : { code: 2, printed: formatDiagnostics(result.error) };
   } catch (error) {
-    return { code: error instanceof UsageError ? 2 : 1, printed: (error as Error).stack ?? String(error) };
+    return { code: 1, printed: (error as Error).stack ?? String(error) };
   }
 }
 
