@@ -8,7 +8,7 @@
 export { parseExpression } from './parser.js';
 export { ExpressionError, evaluate, render, toText, type Scope, type StepConclusion } from './evaluator.js';
 export { isTruthy, looselyEqual } from './operators.js';
-export { closestName, didYouMean } from './suggest.js';
+export { closestName, didYouMean, NameSuggester } from './suggest.js';
 export {
   ExpressionSyntaxError,
   FUNCTIONS,

@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { didYouMean } from '../expressions/expressions.js';
+import { NameSuggester } from '../expressions/expressions.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan, PlannedStep, StepId, ValueTemplate } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
@@ -16,7 +16,7 @@ import { parseRecipeYaml, type SourceFile } from './source.js';
 import { draftStep } from './step-draft.js';
 import { topologicalOrder } from './step-order.js';
 import { checkStepExpressions, valueShape } from './step-shapes.js';
-import { compileValue, type Reference } from './templates.js';
+import { compileValue, type Reference, type TypeScope } from './templates.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -53,7 +53,9 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics),
   );
   const byId = new Map(drafts.map((d) => [d.id, d]));
-  checkNeeds(drafts, byId, file, diagnostics);
+  // One suggester for every unknown step name, so that their suggestions together stay linear.
+  const names = { steps: new NameSuggester(byId.keys()), inputs: new NameSuggester(Object.keys(definitions)) };
+  checkNeeds(drafts, byId, names.steps, file, diagnostics);
   const order = topologicalOrder(drafts, byId, file, diagnostics);
   const rows = input.batch
     ? judgeBatchRows(drafts, inputRows, origins, input, file, deps, diagnostics, skipped)
@@ -64,8 +66,9 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
   );
   const outputShapes = new Map(drafts.map((d) => [d.id, d.forEach ? list(d.outputs) : d.outputs]));
-  for (const draft of drafts) checkStepExpressions(draft, inputShapes, outputShapes, file, diagnostics);
-  const outputs = compileOutputs(recipe, { inputs: inputShapes, steps: outputShapes }, file, diagnostics);
+  const scope = { inputs: inputShapes, steps: outputShapes, names };
+  for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics);
+  const outputs = compileOutputs(recipe, scope, file, diagnostics);
 
   const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
@@ -122,6 +125,7 @@ function onceEach(lookup: (slug: string) => JsonSchema | undefined): (slug: stri
 function checkNeeds(
   drafts: StepDraft[],
   byId: Map<string, StepDraft>,
+  stepNames: NameSuggester,
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): void {
@@ -130,10 +134,7 @@ function checkNeeds(
       if (need.step === draft.id)
         diagnostics.push(error(file, file.locate(need.path), `step '${draft.id}' cannot need itself`));
       else if (!byId.has(need.step)) {
-        const hint = didYouMean(
-          need.step,
-          [...byId.keys()].filter((id) => id !== draft.id),
-        );
+        const hint = stepNames.hint(need.step, draft.id);
         diagnostics.push(error(file, file.locate(need.path), `unknown step '${need.step}' in needs${hint}`));
       }
     }
@@ -143,7 +144,7 @@ function checkNeeds(
 /** The recipe's `outputs:`, compiled and checked like a step's values (with no `item`). */
 function compileOutputs(
   recipe: RawRecipe,
-  scope: { inputs: Record<string, Shape>; steps: Map<string, Shape> },
+  scope: TypeScope,
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): Record<string, ValueTemplate> {

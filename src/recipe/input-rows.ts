@@ -11,6 +11,7 @@ import {
   type FileProbe,
   type InputDefinition,
 } from './inputs.js';
+import { givenValueProblem } from './input-limits.js';
 import type { RowOrigin } from './model-rows.js';
 import type { SourceFile } from './source.js';
 
@@ -114,8 +115,11 @@ function overridesFromSets(
       continue;
     }
     const coerced = coerce(definition.type, entry.text);
-    const problems = coerced.ok ? checkValue(definition, coerced.value) : [coerced.reason];
-    if (coerced.ok && definition.type === 'file') {
+    const limit = coerced.ok ? givenValueProblem(coerced.value) : undefined;
+    const problems = !coerced.ok ? [coerced.reason] : limit ? [limit] : checkValue(definition, coerced.value);
+    // A value past a limit is reported and never read again: nothing else may recurse into it.
+    if (limit) overrides[entry.name] = standIn(definition.type);
+    else if (coerced.ok && definition.type === 'file') {
       const checked = checkFile(entry.text, cwd, probe);
       if (checked.problem)
         problems.push(checked.problem.replace(/^file /, 'names a file that is missing or too large: '));
@@ -143,15 +147,34 @@ function batchValues(
     }
     if (raw === '' && row.raw) continue;
     const coerced = row.raw ? coerce(definition.type, String(raw)) : { ok: true as const, value: raw };
-    const problems = coerced.ok ? checkValue(definition, coerced.value) : [coerced.reason];
+    const limit = coerced.ok ? givenValueProblem(coerced.value) : undefined;
+    const problems = !coerced.ok ? [coerced.reason] : limit ? [limit] : checkValue(definition, coerced.value);
     for (const problem of problems) diagnostics.push(error(batchFile, row.range, `input '${name}' ${problem}`));
-    if (coerced.ok)
+    // A value past a limit is reported and never read again: the row is refused for it.
+    if (limit) values[name] = standIn(definition.type);
+    else if (coerced.ok)
       values[name] =
         definition.type === 'file' && typeof coerced.value === 'string'
           ? resolve(batchDir, coerced.value)
           : coerced.value;
   }
   return values;
+}
+
+/**
+ * An empty value of an input's type, in place of one refused for passing an input limit: the
+ * analysis goes on to find other problems without a second, misleading one about this input.
+ */
+function standIn(type: InputDefinition['type']): unknown {
+  return type === 'array'
+    ? []
+    : type === 'object'
+      ? {}
+      : type === 'boolean'
+        ? false
+        : type === 'integer' || type === 'number'
+          ? 0
+          : '';
 }
 
 /** A name's own input definition: `__proto__` or `toString` given on the command line is no input. */

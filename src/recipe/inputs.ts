@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { error, type Diagnostic } from './diagnostics.js';
+import { RECIPE_LIMITS } from './input-limits.js';
 import { SourceFile, type SourceRange } from './source.js';
 
 export type InputType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'file';
@@ -166,10 +167,22 @@ export function readBatch(
     start: lineStarts[line - 1] ?? 0,
     end: (lineStarts[line] ?? text.length + 1) - 1,
   });
+  const tooMany = (range: SourceRange) =>
+    error(
+      file,
+      range,
+      `the batch file has more than ${RECIPE_LIMITS.batchRows.toLocaleString('en-US')} rows; a batch file may have at most ${RECIPE_LIMITS.batchRows.toLocaleString('en-US')}`,
+    );
   if (path.endsWith('.jsonl') || path.endsWith('.ndjson')) {
-    text.split('\n').forEach((line, index) => {
-      if (line.trim() === '') return;
+    const lines = text.split('\n');
+    let read = 0;
+    for (const [index, line] of lines.entries()) {
+      if (line.trim() === '') continue;
       const range = lineRange(index + 1);
+      if (++read > RECIPE_LIMITS.batchRows) {
+        diagnostics.push(tooMany(range));
+        break;
+      }
       try {
         const value: unknown = JSON.parse(line);
         if (typeof value !== 'object' || value === null || Array.isArray(value))
@@ -178,7 +191,7 @@ export function readBatch(
       } catch (cause) {
         diagnostics.push(error(file, range, `not valid JSON: ${(cause as Error).message}`));
       }
-    });
+    }
   } else if (path.endsWith('.csv')) {
     try {
       // Rows are checked one by one, so that one row with the wrong number of cells hides no other.
@@ -190,7 +203,9 @@ export function readBatch(
         relax_column_count: true,
       }) as Array<{ record: string[]; info: { lines: number } }>;
       const header = records[0]?.record ?? [];
-      for (const { record, info } of records.slice(1)) {
+      const beyond = records[RECIPE_LIMITS.batchRows + 1];
+      if (beyond) diagnostics.push(tooMany(lineRange(beyond.info.lines)));
+      for (const { record, info } of records.slice(1, RECIPE_LIMITS.batchRows + 1)) {
         const range = lineRange(info.lines);
         if (record.length !== header.length) {
           const problem = `this row has ${record.length} value${record.length === 1 ? '' : 's'} but the header has ${header.length} columns (${header.join(', ')})`;

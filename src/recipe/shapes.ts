@@ -1,4 +1,4 @@
-import { didYouMean, pathText, type Segment } from '../expressions/expressions.js';
+import { NameSuggester, pathText, type Segment } from '../expressions/expressions.js';
 
 /** What the analyzer knows of a value before anything runs. */
 export type Shape =
@@ -14,6 +14,20 @@ export const NUMBER: Shape = { kind: 'number' };
 export const BOOLEAN: Shape = { kind: 'boolean' };
 export const list = (items: Shape): Shape => ({ kind: 'list', items });
 export const object = (fields: Record<string, Shape>, open = false): Shape => ({ kind: 'object', fields, open });
+
+/**
+ * One suggester per set of fields (an llm step's schema may have thousands), kept while the shape
+ * lives: many references to missing fields cost the fields once, not once each.
+ */
+const suggesters = new WeakMap<Record<string, Shape>, NameSuggester>();
+function fieldNames(fields: Record<string, Shape>): NameSuggester {
+  let names = suggesters.get(fields);
+  if (!names) {
+    names = new NameSuggester(Object.keys(fields));
+    suggesters.set(fields, names);
+  }
+  return names;
+}
 
 export function describeShape(shape: Shape): string {
   switch (shape.kind) {
@@ -103,11 +117,11 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
     const field = Object.hasOwn(current.fields, segment.name) ? current.fields[segment.name] : undefined;
     if (!field) {
       if (current.open) return { ok: true, shape: ANY };
-      const known = Object.keys(current.fields);
-      const hint = didYouMean(segment.name, known);
+      const names = fieldNames(current.fields);
+      const hint = names.hint(segment.name);
       return {
         ok: false,
-        message: `${label} has no field '${segment.name}'${hint}${known.length ? `${hint ? ' It' : '; it'} has ${known.join(', ')}` : ''}`,
+        message: `${label} has no field '${segment.name}'${hint}${names.count() ? `${hint ? ' It' : '; it'} has ${names.list()}` : ''}`,
       };
     }
     current = field;

@@ -1,5 +1,12 @@
 import jsYaml from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import {
+  documentSizeProblem,
+  type LimitProblem,
+  RECIPE_LIMITS,
+  textDepthProblem,
+  valueLimitProblem,
+} from './input-limits.js';
 
 /** Offsets into the recipe text: `start` inclusive, `end` exclusive. */
 export interface SourceRange {
@@ -100,20 +107,31 @@ const ANCHOR = /(^|[\s,[{:-])&[^\s,[\]{}]/m;
 /**
  * Parses a recipe. Values come from js-yaml (YAML 1.2 core schema), which is several times faster
  * than `yaml` on large files; syntax errors, duplicate keys and files with anchors go through
- * `yaml`, whose messages and ranges the diagnostics use.
+ * `yaml`, whose messages and ranges the diagnostics use. The input limits (RECIPE_LIMITS) are checked
+ * on the way: the size first, the depth of the text before `yaml` builds values from it, and the
+ * value itself before anything else reads it.
  */
 export function parseRecipeYaml(
   path: string,
   text: string,
 ): { source: SourceFile; value: unknown; problems: YamlProblem[] } {
   const source = new SourceFile(path, text, true);
+  const oversize = documentSizeProblem(text);
+  if (oversize) return { source, value: undefined, problems: [{ message: oversize, range: { start: 0, end: 1 } }] };
   if (!ANCHOR.test(text)) {
+    let value: unknown;
+    let parsed = false;
     try {
-      return { source, value: jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false }), problems: [] };
+      // js-yaml recurses: a text nested deeper than its stack throws here, and is measured below.
+      value = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
+      parsed = true;
     } catch {
       // Reported below with yaml's words and ranges.
     }
+    if (parsed) return { source, value, problems: limitProblems(source, value, true) };
   }
+  const deep = textDepthProblem(text);
+  if (deep) return { source, value: undefined, problems: [deep] };
   const document = parseDocument(text, {
     lineCounter: new LineCounter(),
     prettyErrors: false,
@@ -126,11 +144,71 @@ export function parseRecipeYaml(
   }));
   if (problems.length === 0 && document.contents) walk(source, document.contents as Node, [], problems);
   if (problems.length > 0) return { source, value: undefined, problems };
+  let value: unknown;
   try {
-    return { source, value: document.toJS({ maxAliasCount: 100 }), problems };
+    value = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
     return { source, value: undefined, problems: [{ message: (error as Error).message, range: { start: 0, end: 1 } }] };
   }
+  return { source, value, problems: limitProblems(source, value, false) };
+}
+
+/**
+ * The input limit a parsed recipe passes, located; none when within them all. `fromJsYaml`: the value
+ * came from js-yaml, which can find the place again quickly; else `yaml` parsed it (anchors or an error).
+ */
+function limitProblems(source: SourceFile, value: unknown, fromJsYaml: boolean): YamlProblem[] {
+  const problem = valueLimitProblem(value, { steps: true });
+  if (!problem) return [];
+  const range = fromJsYaml
+    ? placeOfLimitProblem(source.text, problem)
+    : problem.limit === 'depth'
+      ? // Aliases can nest a value deeper than its text: then the alias is what the path leads to.
+        textDepthProblem(source.text)?.range
+      : undefined;
+  return [{ message: problem.message, range: range ?? source.locate(problem.path, problem.atKey ? 'key' : 'value') }];
+}
+
+/**
+ * Where a limit problem is in the text, found by parsing again with js-yaml and its listener, which
+ * tells where each node starts and ends: several times faster than the locations `yaml` keeps, which
+ * on a list of 100,000 entries cost a second. The same walk over the new value finds the same node.
+ */
+function placeOfLimitProblem(text: string, problem: LimitProblem): SourceRange | undefined {
+  const starts: number[] = [];
+  const collections = new Map<object, SourceRange>();
+  let longText: SourceRange | undefined;
+  let value: unknown;
+  try {
+    value = jsYaml.load(text, {
+      schema: jsYaml.CORE_SCHEMA,
+      json: false,
+      listener(event, state) {
+        if (event === 'open') {
+          starts.push(state.position);
+          return;
+        }
+        // A node's start is where its parser began, before the blank space in front of it.
+        let start = starts.pop() ?? 0;
+        while (start < state.position && /\s/.test(text[start]!)) start++;
+        const range = { start, end: Math.max(start + 1, state.position) };
+        const result: unknown = state.result;
+        // An entry of a block list is closed twice, as itself and as the entry: the first is the tighter.
+        if (typeof result === 'object' && result !== null) {
+          if (!collections.has(result)) collections.set(result, range);
+        } else if (typeof result === 'string' && result.length > RECIPE_LIMITS.textChars) longText ??= range;
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  // Texts are leaves, met in the order of the text both here and in the walk: the first too long is the one.
+  if (problem.limit === 'textChars') return longText;
+  // Too many steps: the `steps` key says it best, when it starts a line as it does in a block mapping.
+  const stepsKey = problem.limit === 'steps' ? /^steps[ \t]*:/m.exec(text) : null;
+  if (stepsKey) return { start: stepsKey.index, end: stepsKey.index + 'steps'.length };
+  const again = valueLimitProblem(value, { steps: true });
+  return again?.node !== undefined ? collections.get(again.node as object) : undefined;
 }
 
 function rangeOf(node: Node | null | undefined): SourceRange {

@@ -58,18 +58,23 @@ export function topologicalOrder(
   // Every step left waits on a cycle or on a step in one; walk from each to find its cycle.
   const done = new Set(order.map((d) => d.id));
   const stuck = new Set(drafts.filter((d) => !done.has(d.id)).map((d) => d.id));
-  const reported = new Set<string>();
+  // Each stuck step's first edge into the stuck set makes a graph where every walk ends in a cycle.
+  // A walk stops at a step an earlier walk passed, whose cycle is found already: linear in all.
+  const walked = new Set<string>();
   for (const start of stuck) {
+    if (walked.has(start)) continue;
     const trail: string[] = [];
+    const place = new Map<string, number>();
     let current = start;
-    while (!trail.includes(current)) {
+    while (!place.has(current) && !walked.has(current)) {
+      place.set(current, trail.length);
       trail.push(current);
       current = (edges.get(current) ?? []).find((e) => stuck.has(e.to))!.to;
     }
-    const cycle = trail.slice(trail.indexOf(current));
-    const key = [...cycle].sort().join(',');
-    if (reported.has(key)) continue;
-    reported.add(key);
+    for (const id of trail) walked.add(id);
+    const cycleStart = place.get(current);
+    if (cycleStart === undefined) continue;
+    const cycle = trail.slice(cycleStart);
     const links = cycle.map((from, i) => (edges.get(from) ?? []).find((e) => e.to === cycle[(i + 1) % cycle.length])!);
     const described = links.map((link, i) => `${cycle[i]} → ${link.to} (${describeEdge(link)})`).join(', ');
     diagnostics.push(

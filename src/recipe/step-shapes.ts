@@ -9,13 +9,12 @@ import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 /** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
 export function checkStepExpressions(
   draft: StepDraft,
-  inputShapes: Record<string, Shape>,
-  outputShapes: Map<string, Shape>,
+  recipeScope: Omit<TypeScope, 'self'>,
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): void {
   const stepPath: PathPart[] = ['steps', draft.id];
-  const scope: TypeScope = { inputs: inputShapes, steps: outputShapes, self: draft.id };
+  const scope: TypeScope = { ...recipeScope, self: draft.id };
   let item: Shape | undefined;
   if (draft.forEach) {
     const listShape = valueShape(draft.forEach, [...stepPath, 'for_each'], scope, file, diagnostics);

@@ -4,6 +4,7 @@ import { error, type Diagnostic } from './diagnostics.js';
 import {
   didYouMean,
   ExpressionSyntaxError,
+  type NameSuggester,
   hasExpression,
   parseTemplate,
   pathText,
@@ -100,6 +101,8 @@ export function* templateStrings(
 export interface TypeScope {
   inputs: Record<string, Shape>;
   steps: Map<string, Shape>;
+  /** Suggestions for misspelt step and input names, shared by the whole recipe. */
+  names: { steps: NameSuggester; inputs: NameSuggester };
   /** The step whose value this is, which may not refer to itself. */
   self?: string;
   /** The element shape of the step's `for_each`, when `item` is allowed here. */
@@ -167,10 +170,9 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
       // Own entries only: `inputs.toString` is no input.
       const input = Object.hasOwn(scope.inputs, first.name) ? scope.inputs[first.name] : undefined;
       if (!input) {
-        const known = Object.keys(scope.inputs);
-        const hint = didYouMean(first.name, known);
-        const list = known.length
-          ? `${hint ? ' The' : '; the'} inputs are ${known.join(', ')}`
+        const hint = scope.names.inputs.hint(first.name);
+        const list = scope.names.inputs.count()
+          ? `${hint ? ' The' : '; the'} inputs are ${scope.names.inputs.list()}`
           : '; the recipe has no inputs';
         report(`unknown input '${first.name}'${hint}${list}`);
         return ANY;
@@ -219,11 +221,11 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
   }
   const outputs = scope.steps.get(first.name);
   if (!outputs) {
-    const known = [...scope.steps.keys()].filter((id) => id !== scope.self);
-    const hint = didYouMean(first.name, known);
-    report(
-      `unknown step '${first.name}'${hint}${known.length ? `${hint ? ' The' : '; the'} other steps are ${known.join(', ')}` : ''}`,
-    );
+    const hint = scope.names.steps.hint(first.name, scope.self);
+    const others = scope.names.steps.count(scope.self)
+      ? `${hint ? ' The' : '; the'} other steps are ${scope.names.steps.list(scope.self)}`
+      : '';
+    report(`unknown step '${first.name}'${hint}${others}`);
     return ANY;
   }
   const step = object({ outputs, outcome: STRING, conclusion: STRING });
