@@ -11,6 +11,7 @@ import {
   type FileProbe,
   type InputDefinition,
 } from './inputs.js';
+import { didYouMean } from '../expressions/suggest.js';
 import { givenValueProblem } from './input-limits.js';
 import type { RowOrigin } from './model-rows.js';
 import type { SourceFile } from './source.js';
@@ -105,13 +106,12 @@ function overridesFromSets(
   for (const entry of entries) {
     const definition = definitionOf(definitions, entry.name);
     if (!definition) {
-      diagnostics.push(
-        error(
-          cli,
-          entry.nameRange,
-          `unknown input '${entry.name}'${Object.keys(definitions).length ? `; the inputs are ${Object.keys(definitions).join(', ')}` : '; the recipe has no inputs'}`,
-        ),
-      );
+      const names = Object.keys(definitions);
+      const hint = didYouMean(entry.name, names);
+      const list = names.length
+        ? `${hint ? ' The' : '; the'} inputs are ${names.join(', ')}`
+        : '; the recipe has no inputs';
+      diagnostics.push(error(cli, entry.nameRange, `unknown input '${entry.name}'${hint}${list}`));
       continue;
     }
     const coerced = coerce(definition.type, entry.text);
@@ -142,7 +142,8 @@ function batchValues(
   for (const [name, raw] of Object.entries(row.values)) {
     const definition = definitionOf(definitions, name);
     if (!definition) {
-      diagnostics.push(error(batchFile, row.range, `unknown input '${name}' in the batch file`));
+      const hint = didYouMean(name, Object.keys(definitions));
+      diagnostics.push(error(batchFile, row.range, `unknown input '${name}' in the batch file${hint}`));
       continue;
     }
     if (raw === '' && row.raw) continue;

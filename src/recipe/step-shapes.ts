@@ -37,8 +37,11 @@ export function checkStepExpressions(
   const inner: TypeScope = item ? { ...scope, item } : scope;
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {
-    for (const [field, fieldValue] of Object.entries(draft.with.entries))
-      fieldShapes.set(field, valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics));
+    for (const [field, fieldValue] of Object.entries(draft.with.entries)) {
+      const shape = valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics);
+      // A literal is judged by the model's schema with its value (model-rows.ts): one error, not two.
+      if (fieldValue.kind !== 'literal') fieldShapes.set(field, shape);
+    }
   }
   if (draft.run) valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
   checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
@@ -95,7 +98,7 @@ function checkFieldShapes(
         error(
           file,
           file.locate(['steps', draft.id, 'with', field]),
-          `${field} takes ${type === 'array' ? 'a list' : type === 'string' ? 'text' : type === 'object' ? 'an object' : `a ${type}`}, but this gives ${describeShape(shape)}`,
+          `${field} takes ${type === 'array' ? 'a list' : type === 'string' ? 'text' : type === 'object' ? 'an object' : type === 'integer' ? 'an integer' : `a ${type}`}, but this gives ${describeShape(shape)}`,
         ),
       );
   }

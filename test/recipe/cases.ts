@@ -149,7 +149,7 @@ export const INVALID_CASES: InvalidCase[] = [
     yaml: `${head}inputs:\n  topic: { type: string, default: bikes }\nsteps:\n  a: { run: echo }\n`,
     sets: ['topci=cars'],
     expected:
-      "command line:1:7: error: unknown input 'topci'; the inputs are topic\n  |\n1 | --set topci=cars\n  |       ~~~~~",
+      "command line:1:7: error: unknown input 'topci'; did you mean 'topic'? The inputs are topic\n  |\n1 | --set topci=cars\n  |       ~~~~~",
   },
   {
     name: '--set value of the wrong type',
@@ -176,7 +176,7 @@ export const INVALID_CASES: InvalidCase[] = [
     yaml: `${head}inputs:\n  count: { type: integer, default: 1 }\nsteps:\n  a: { run: echo }\n`,
     batch: { path: 'rows.jsonl', text: '{"count": 2}\n{"cuont": 3}\n' },
     expected:
-      'rows.jsonl:2:1: error: unknown input \'cuont\' in the batch file\n  |\n2 | {"cuont": 3}\n  | ~~~~~~~~~~~~',
+      "rows.jsonl:2:1: error: unknown input 'cuont' in the batch file; did you mean 'count'?\n  |\n2 | {\"cuont\": 3}\n  | ~~~~~~~~~~~~",
   },
   {
     name: 'unknown input in an expression',
@@ -297,6 +297,13 @@ export const INVALID_CASES: InvalidCase[] = [
     yaml: t2i(`{ prompt: "${'a'.repeat(2501)}" }`),
     expected:
       'recipes/broken.yaml:6:21: error: prompt must be at most 2500 characters, got 2501 (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\n  |                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    // One mistake, one error: the model's schema judges a literal, the shape check only expressions.
+    name: 'a literal of the wrong type for a model field',
+    yaml: t2i('{ prompt: hi, n: two }'),
+    expected:
+      'recipes/broken.yaml:6:28: error: n must be an integer, got "two" (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: hi, n: two }\n  |                            ~~~',
   },
   {
     name: 'missing required model input',

@@ -44,8 +44,9 @@ describe('recipe input limits', () => {
       [
         'limits.yaml:6:90: error: this list or mapping is nested more than 64 deep; lists and mappings may nest at most 64 deep',
         '  |',
-        `6 | …${text.split('\n')[5]!.slice(69, 189)}…`,
-        '  |                      ~',
+        // The excerpt of a long line is centred on the error.
+        `6 | …${text.split('\n')[5]!.slice(29, 149)}…`,
+        `  | ${' '.repeat(61)}~`,
       ].join('\n'),
     );
   });
