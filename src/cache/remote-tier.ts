@@ -16,13 +16,21 @@ export interface RemoteTierOptions {
 const entryName = (key: string) => `entries/${key}.json`;
 const blobName = (sha256: string) => `blobs/${sha256}`;
 
-/** The hashes an entry's text names, whatever else is wrong with it. */
-function filesNamed(text: string | undefined): string[] {
+/** When an entry's text says it was stored, and the hashes it names, whatever else is wrong with it. */
+function namedIn(text: string | undefined): { createdAt: number | undefined; files: string[] } {
   try {
-    const { files } = JSON.parse(text ?? '') as { files?: Array<{ sha256?: unknown }> };
-    return (files ?? []).flatMap((file) => (typeof file?.sha256 === 'string' ? [file.sha256] : []));
+    const { created_at, files } = JSON.parse(text ?? '') as {
+      created_at?: unknown;
+      files?: Array<{ sha256?: unknown }>;
+    };
+    return {
+      createdAt: typeof created_at === 'number' ? created_at : undefined,
+      files: (Array.isArray(files) ? files : []).flatMap((file) =>
+        typeof file?.sha256 === 'string' ? [file.sha256] : [],
+      ),
+    };
   } catch {
-    return [];
+    return { createdAt: undefined, files: [] };
   }
 }
 
@@ -174,19 +182,21 @@ export class RemoteTier {
   }
 
   /**
-   * Removes the entries written more than `olderThanMs` ago, then the blobs that no remaining entry
-   * names and that are as old: a blob another machine stored a moment ago for an entry it is
-   * about to write stays. Throws when the bucket cannot be read or written.
+   * Removes the entries stored more than `olderThanMs` ago (by their `created_at`, as a TTL counts;
+   * by the object's date when unreadable), then the blobs that no remaining entry names and that
+   * are as old: a blob another machine stored a moment ago, for an entry it is about to write,
+   * stays. Throws when the bucket cannot be read or written.
    */
   async prune(olderThanMs: number): Promise<{ entries: number; blobs: number; bytes: number }> {
     const cutoff = this.options.now() - olderThanMs;
     const objects = await this.store.list('');
-    const isEntry = (name: string) => name.startsWith('entries/') && name.endsWith('.json');
-    const oldEntries = objects.filter((o) => isEntry(o.name) && o.modifiedAt < cutoff).map((o) => o.name);
+    const oldEntries: string[] = [];
     const kept = new Set<string>();
-    for (const object of objects.filter((o) => isEntry(o.name) && o.modifiedAt >= cutoff)) {
-      // Any entry's files, signed or not, whole or not: pruning by age removes no young entry's blob.
-      for (const hash of filesNamed(await this.store.read(object.name))) kept.add(hash);
+    for (const object of objects.filter((o) => o.name.startsWith('entries/') && o.name.endsWith('.json'))) {
+      const named = namedIn(await this.store.read(object.name));
+      if ((named.createdAt ?? object.modifiedAt) < cutoff) oldEntries.push(object.name);
+      // Any young entry's files, signed or not, whole or not: pruning by age removes no young entry's blob.
+      else for (const hash of named.files) kept.add(hash);
     }
     const oldBlobs = objects.filter(
       (o) => o.name.startsWith('blobs/') && o.modifiedAt < cutoff && !kept.has(o.name.slice('blobs/'.length)),

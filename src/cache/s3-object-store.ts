@@ -23,6 +23,19 @@ export interface S3Environment {
   AWS_ENDPOINT_URL?: string | undefined;
   AWS_REGION?: string | undefined;
   AWS_DEFAULT_REGION?: string | undefined;
+  AWS_ACCESS_KEY_ID?: string | undefined;
+  AWS_SECRET_ACCESS_KEY?: string | undefined;
+  AWS_SESSION_TOKEN?: string | undefined;
+}
+
+/** The keys in the variables, or undefined: the SDK's chain then looks for them (profiles, SSO, roles). */
+function keysOf(env: S3Environment) {
+  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return undefined;
+  return {
+    accessKeyId: env.AWS_ACCESS_KEY_ID,
+    secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+    ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+  };
 }
 
 interface S3Error {
@@ -41,8 +54,8 @@ const isAbsent = (error: unknown) => {
  * The SDK is imported on first use, so a run without a remote cache never loads it. The endpoint
  * is AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (path-style addressing then, which every
  * S3-compatible server serves), the region AWS_REGION or AWS_DEFAULT_REGION (else us-east-1), and
- * the credentials the SDK's usual chain: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
- * AWS_SESSION_TOKEN first.
+ * the credentials AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else whatever
+ * the SDK's usual chain finds (a profile, SSO, a web identity token, a container or instance role).
  */
 export class S3ObjectStore implements ObjectStore {
   readonly location: string;
@@ -65,7 +78,9 @@ export class S3ObjectStore implements ObjectStore {
       process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
       const sdk = await import('@aws-sdk/client-s3');
       const endpoint = this.env.AWS_ENDPOINT_URL_S3 || this.env.AWS_ENDPOINT_URL || undefined;
+      const credentials = keysOf(this.env);
       const s3 = new sdk.S3Client({
+        ...(credentials ? { credentials } : {}),
         region: this.env.AWS_REGION || this.env.AWS_DEFAULT_REGION || 'us-east-1',
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         maxAttempts: this.timeouts.attempts,
