@@ -47,7 +47,7 @@ function briefly(error: unknown): string {
  * Nothing it gives is trusted before it is checked: an entry must parse, match its digest and the
  * key it is stored under, and (with a signing key) carry a valid signature; a blob must hash to
  * its name. Anything else is a miss with a warning that names the object. Entries are written
- * once and never replaced. The first failure to reach the store is one warning, after which the
+ * once and never replaced, but by a run that found the stored one unusable and ran the step. The first failure to reach the store is one warning, after which the
  * run uses the local tier only: a cache is an optimisation, never a requirement.
  */
 export class RemoteTier {
@@ -55,6 +55,12 @@ export class RemoteTier {
   private writable: boolean;
   /** Blobs found damaged in the bucket this run: the run that pays for their bytes again puts them back whole. */
   private readonly damaged = new Set<string>();
+  /**
+   * Keys whose stored entry this run found unusable (it or a blob of it failed a check): the one
+   * exception to write-once. The run that then ran the step puts its own, checked result in that
+   * entry's place; else the broken entry would make every machine pay for the step until pruned.
+   */
+  private readonly unusable = new Set<string>();
 
   constructor(
     readonly store: ObjectStore,
@@ -101,6 +107,7 @@ export class RemoteTier {
     if (text === undefined) return undefined;
     const checked = this.check(text, key);
     if ('problem' in checked) {
+      this.unusable.add(key);
       this.options.warn(`${this.where(entryName(key))}: ${checked.problem}; running the step instead`);
       return undefined;
     }
@@ -129,6 +136,11 @@ export class RemoteTier {
     return parsed;
   }
 
+  /** The entry of `key` names a blob that failed its check: it is unusable. */
+  markUnusable(key: string): void {
+    this.unusable.add(key);
+  }
+
   /**
    * Downloads the blob into `path` (a temp file of the local tier) and checks its bytes against
    * `hash`: `damaged` (warned) when they differ, `missing` when the bucket has no such blob or
@@ -148,7 +160,7 @@ export class RemoteTier {
   /**
    * Stores a new entry: its blobs first, then the entry (signed when there is a key), so that an
    * entry another machine can read names blobs that are there. Nothing is written in read-only
-   * mode, and an entry already stored is never replaced.
+   * mode, and an entry already stored is never replaced, unless this run found it unusable.
    */
   async putEntry(entry: CacheEntry, blobPath: (sha256: string) => string): Promise<void> {
     for (const file of entry.files) {
@@ -164,7 +176,13 @@ export class RemoteTier {
     }
     const { signingKey } = this.options;
     const signed = signingKey === undefined ? entry : { ...entry, signature: signEntry(entry, signingKey) };
-    await this.attempt('write', () => this.store.create(entryName(entry.key), { text: JSON.stringify(signed) }));
+    const body = { text: JSON.stringify(signed) };
+    await this.attempt('write', async () => {
+      if (!this.unusable.has(entry.key)) return this.store.create(entryName(entry.key), body);
+      await this.store.replace(entryName(entry.key), body);
+      this.unusable.delete(entry.key);
+      return 'stored';
+    });
   }
 
   /** Every entry that passes the checks, oldest first; the others are left out with a warning. Throws when unreachable. */

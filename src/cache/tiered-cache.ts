@@ -19,7 +19,11 @@ export class TieredCache {
     if (local || !this.remote) return local;
     const entry = await this.remote.getEntry(key, maxAgeMs);
     if (!entry) return undefined;
-    for (const file of entry.files) if ((await this.fetchBlob(file.sha256)) !== 'ok') return undefined;
+    for (const file of entry.files) {
+      const fetched = await this.fetchBlob(file.sha256);
+      if (fetched === 'damaged') this.remote.markUnusable(key);
+      if (fetched !== 'ok') return undefined;
+    }
     await this.local.adopt(entry);
     return entry;
   }

@@ -111,10 +111,12 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     // Nothing of it was kept: no entry, no blob, no temp file.
     expect(await second.local.get(key('cat'), null)).toBeUndefined();
     expect(await second.local.blobs.has(sha)).toBe(false);
-    // The machine runs the step and stores the same bytes: the blob in the bucket is whole again.
-    await store(second, 'cat');
+    // The machine runs the step and stores the same bytes: the blob in the bucket is whole again,
+    // and its entry, which this machine found unusable, takes the broken one's place.
+    const rerun = await store(second, 'cat');
+    expect(rerun!.files[0]!.sha256).toBe(sha);
     const third = machine('c');
-    expect(await third.cache.get(key('cat'), null)).toEqual(entry);
+    expect(await third.cache.get(key('cat'), null)).toEqual(rerun);
     expect(await third.cache.materialize(sha, join(dir, 'out.png'))).toBe('ok');
     expect(warnings).toHaveLength(1);
   });
@@ -159,6 +161,18 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
       `${at(key('dog'))}: the entry is not signed, and PIPELINE_CACHE_SIGNING_KEY is set; running the step instead`,
       `${at(key('dog'))}: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature); running the step instead`,
     ]);
+  });
+
+  it('lets a run that found an entry unusable, and ran the step, put its own result in its place', async () => {
+    await store(machine('untrusted'), 'cat', 'unsigned bytes');
+    const trusted = machine('trusted', { signingKey: 'right key' });
+    expect(await trusted.cache.get(key('cat'), null)).toBeUndefined();
+    const ran = await store(trusted, 'cat', 'bytes the trusted run paid for');
+    expect(await machine('next', { signingKey: 'right key' }).cache.get(key('cat'), null)).toEqual(ran);
+    // Any other writer still cannot replace it.
+    await store(machine('later'), 'cat', 'later bytes');
+    expect(await machine('last', { signingKey: 'right key' }).cache.get(key('cat'), null)).toEqual(ran);
+    expect(warnings).toHaveLength(1);
   });
 
   it('turns an unreachable remote into one warning, quickly, and goes on with the local tier', async () => {
