@@ -56,9 +56,10 @@ export class RemoteTier {
   /** Blobs found damaged in the bucket this run: the run that pays for their bytes again puts them back whole. */
   private readonly damaged = new Set<string>();
   /**
-   * Keys whose stored entry this run found unusable (it or a blob of it failed a check): the one
-   * exception to write-once. The run that then ran the step puts its own, checked result in that
-   * entry's place; else the broken entry would make every machine pay for the step until pruned.
+   * Keys whose stored entry this run found unusable (damaged, a blob of it damaged, or unsigned
+   * where this run signs): the one exception to write-once. The run that then ran the step puts
+   * its own result in that entry's place; else the broken entry would make every machine pay for
+   * the step until pruned. An entry signed with another key is never replaced.
    */
   private readonly unusable = new Set<string>();
 
@@ -107,7 +108,9 @@ export class RemoteTier {
     if (text === undefined) return undefined;
     const checked = this.check(text, key);
     if ('problem' in checked) {
-      this.unusable.add(key);
+      // Not an entry signed with another key: that is another signer's, and replacing it would
+      // start a tug of war between two keys. A damaged or unsigned one this run may replace.
+      if (!checked.signedByAnother) this.unusable.add(key);
       this.options.warn(`${this.where(entryName(key))}: ${checked.problem}; running the step instead`);
       return undefined;
     }
@@ -115,7 +118,7 @@ export class RemoteTier {
     return checked.entry;
   }
 
-  private check(text: string, key: string): { entry: CacheEntry } | { problem: string } {
+  private check(text: string, key: string): { entry: CacheEntry } | { problem: string; signedByAnother?: boolean } {
     let signature: unknown;
     let unsigned: string = text;
     try {
@@ -131,7 +134,10 @@ export class RemoteTier {
     if (signingKey !== undefined) {
       if (signature === undefined) return { problem: 'the entry is not signed, and PIPELINE_CACHE_SIGNING_KEY is set' };
       if (!signatureMatches(parsed.entry, signature, signingKey))
-        return { problem: 'the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature)' };
+        return {
+          problem: 'the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature)',
+          signedByAnother: true,
+        };
     }
     return parsed;
   }

@@ -169,10 +169,14 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await trusted.cache.get(key('cat'), null)).toBeUndefined();
     const ran = await store(trusted, 'cat', 'bytes the trusted run paid for');
     expect(await machine('next', { signingKey: 'right key' }).cache.get(key('cat'), null)).toEqual(ran);
-    // Any other writer still cannot replace it.
+    // Any other writer still cannot replace it: not one without a key, nor one with another key,
+    // which refuses it and runs the step, but leaves another signer's entry alone.
     await store(machine('later'), 'cat', 'later bytes');
+    const other = machine('other', { signingKey: 'another key' });
+    expect(await other.cache.get(key('cat'), null)).toBeUndefined();
+    await store(other, 'cat', 'bytes signed with another key');
     expect(await machine('last', { signingKey: 'right key' }).cache.get(key('cat'), null)).toEqual(ran);
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toHaveLength(2);
   });
 
   it('turns an unreachable remote into one warning, quickly, and goes on with the local tier', async () => {
