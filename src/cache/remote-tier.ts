@@ -16,6 +16,14 @@ export interface RemoteTierOptions {
 const entryName = (key: string) => `entries/${key}.json`;
 const blobName = (sha256: string) => `blobs/${sha256}`;
 
+/** Every `path` member of an object anywhere in `value`: how outputs name files. */
+function pathsIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(pathsIn);
+  if (typeof value !== 'object' || value === null) return [];
+  const own = typeof (value as { path?: unknown }).path === 'string' ? [(value as { path: string }).path] : [];
+  return [...own, ...Object.values(value).flatMap(pathsIn)];
+}
+
 /** When an entry's text says it was stored, and the hashes it names, whatever else is wrong with it. */
 function namedIn(text: string | undefined): { createdAt: number | undefined; files: string[] } {
   try {
@@ -130,6 +138,13 @@ export class RemoteTier {
     }
     const parsed = parseEntry(unsigned, key);
     if ('problem' in parsed) return { problem: `unusable entry (${parsed.problem})` };
+    // A file of the outputs is one of the entry's blobs, put in this run's outputs folder on a hit.
+    // A `path` that is not would stay as written: a forged entry could make `--out` copy any file
+    // of this machine (a key, a token) into a build that CI then publishes.
+    const held = new Set(parsed.entry.files.map((file) => file.path));
+    const stray = pathsIn(parsed.entry.outputs).find((path) => !held.has(path));
+    if (stray !== undefined)
+      return { problem: 'unusable entry (its outputs name a file that is not one of its files)' };
     const { signingKey } = this.options;
     if (signingKey !== undefined) {
       if (signature === undefined) return { problem: 'the entry is not signed, and PIPELINE_CACHE_SIGNING_KEY is set' };

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sealEntry } from '../../src/cache/entry.js';
 import { cacheKey } from '../../src/cache/key.js';
 import { RemoteTier } from '../../src/cache/remote-tier.js';
 import { S3ObjectStore, type S3Timeouts } from '../../src/cache/s3-object-store.js';
@@ -128,6 +129,17 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await machine('b').cache.get(key('cat'), null)).toBeUndefined();
     expect(warnings).toEqual([
       `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its content does not match its digest (edited or damaged)); running the step instead`,
+    ]);
+  });
+
+  it('refuses an entry whose outputs name a file it does not hold, digest or no digest', async () => {
+    const entry = await store(machine('a'), 'cat');
+    const { digest: _, ...fields } = entry!;
+    const forged = sealEntry({ ...fields, outputs: { images: [{ path: '/home/runner/.ssh/id_ed25519' }] } });
+    await bucket().replace(`entries/${key('cat')}.json`, { text: JSON.stringify(forged) });
+    expect(await machine('b').cache.get(key('cat'), null)).toBeUndefined();
+    expect(warnings).toEqual([
+      `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its outputs name a file that is not one of its files); running the step instead`,
     ]);
   });
 
