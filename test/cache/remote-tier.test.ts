@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -255,6 +256,35 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await tier(Date.now()).prune(60_000)).toEqual({ entries: 0, blobs: 0, bytes: 0 });
     expect(await objects()).toContain(`blobs/${orphan}`);
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('the write-once put', () => {
+  it('sends If-None-Match: * and takes a 412 (another writer got there first) as "exists"', async () => {
+    // s3rver ignores the condition; this stand-in answers as AWS S3, MinIO and R2 do when the
+    // object appeared between the check and the put.
+    const puts: Array<string | undefined> = [];
+    const server = createHttpServer((request, response) => {
+      if (request.method === 'PUT') puts.push(request.headers['if-none-match'] as string | undefined);
+      request.resume();
+      request.on('end', () => {
+        if (request.method === 'HEAD') return response.writeHead(404).end();
+        response.writeHead(412, { 'content-type': 'application/xml' });
+        response.end(
+          '<?xml version="1.0"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const store = bucket({ ...s3.env, AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` });
+      expect(await store.create('entries/x.json', { text: '{}' })).toBe('exists');
+      expect(puts).toEqual(['*']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
