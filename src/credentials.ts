@@ -1,9 +1,16 @@
 /**
- * The environment variables that hold a credential `pipeline` itself reads: the gateway key and the
- * Redis URL (whose password is part of it). None of them reaches an expression's `env`, a `run:`
- * step's environment, a journal, a report or a message.
+ * The environment variables that hold a credential `pipeline` itself reads: the gateway key, the
+ * Redis URL (whose password is part of it), the remote step cache's signing key and the secret
+ * parts of its AWS credentials (the key id and the address of the bucket are no secret). None of
+ * them reaches an expression's `env`, a `run:` step's environment, a journal, a report or a message.
  */
-export const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['PIPELINE_API_KEY', 'PIPELINE_REDIS_URL']);
+export const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set([
+  'PIPELINE_API_KEY',
+  'PIPELINE_REDIS_URL',
+  'PIPELINE_CACHE_SIGNING_KEY',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+]);
 
 /** The environment without the tool's credentials: what an expression's `env` reads. */
 export function withoutCredentials(env: NodeJS.ProcessEnv): Record<string, string> {

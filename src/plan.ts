@@ -63,6 +63,8 @@ export interface PlanSettings {
   pollMs: number;
   /** `settings.cache`: the default of the steps that do not set `cache`. */
   cache: boolean;
+  /** `settings.cache_remote`: `s3://bucket/prefix`, a remote tier of the step cache. */
+  cacheRemote?: string;
   /** `settings.max_cost`: the most the run may commit, in USD. */
   maxCostUsd?: number;
   /** `settings.prices`: price rules by model slug, over the bundled ones. */

@@ -38,12 +38,36 @@ export class BlobStore {
     const hash = await sha256File(path);
     const target = this.pathOf(hash);
     const { size } = await stat(path);
-    if ((await sha256File(target).catch(() => undefined)) === hash) return { sha256: hash, bytes: size };
+    if (await this.has(hash)) return { sha256: hash, bytes: size };
     await mkdir(dirname(target), { recursive: true });
     const temp = tempName(this.tmpDir, hash);
     await copyOrReflink(path, temp);
     await rename(temp, target);
     return { sha256: hash, bytes: size };
+  }
+
+  /** Whether a whole blob of `hash` is here: its bytes are read and hashed. */
+  async has(hash: string): Promise<boolean> {
+    return (await sha256File(this.pathOf(hash)).catch(() => undefined)) === hash;
+  }
+
+  /**
+   * Stores bytes that `fill` writes to a temp file (a download from another tier), once they are
+   * known to hash to `hash`: `fill` answers `ok` only after checking them, and anything else
+   * leaves nothing behind.
+   */
+  async receive<T extends string>(hash: string, fill: (temp: string) => Promise<T | 'ok'>): Promise<T | 'ok'> {
+    const temp = tempName(this.tmpDir, hash);
+    try {
+      const filled = await fill(temp);
+      if (filled !== 'ok') return filled;
+      const target = this.pathOf(hash);
+      await mkdir(dirname(target), { recursive: true });
+      await rename(temp, target);
+      return 'ok';
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
   }
 
   /**

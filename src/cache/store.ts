@@ -83,8 +83,17 @@ export class CacheStore {
     return entry;
   }
 
-  /** Stores the outputs and their files under `key`; a failure is a warning, and the run goes on. */
-  async put(key: string, action: string, outputs: unknown, files: FileToStore[], saved: CacheEntry['saved']) {
+  /**
+   * Stores the outputs and their files under `key`; answers the entry stored. A failure is a
+   * warning and no entry, and the run goes on.
+   */
+  async put(
+    key: string,
+    action: string,
+    outputs: unknown,
+    files: FileToStore[],
+    saved: CacheEntry['saved'],
+  ): Promise<CacheEntry | undefined> {
     try {
       const stored: CachedFile[] = [];
       for (const file of files) stored.push({ ...(await this.blobs.put(file.path)), ...file });
@@ -97,14 +106,32 @@ export class CacheStore {
         files: stored,
         saved,
       });
-      const target = this.entryPath(key);
-      await mkdir(dirname(target), { recursive: true });
-      const temp = tempName(this.tmpDir, key);
-      await writeFile(temp, JSON.stringify(entry));
-      await rename(temp, target);
+      await this.writeEntry(entry);
+      return entry;
     } catch (error) {
       this.options.warn(`could not store cache entry ${key.slice(0, 12)}: ${(error as Error).message}`);
+      return undefined;
     }
+  }
+
+  /**
+   * Keeps an entry another tier gave, as it is (its time of creation included, so a TTL counts from
+   * when it ran): the caller has checked it and put every blob it names into `blobs`.
+   */
+  async adopt(entry: CacheEntry): Promise<void> {
+    try {
+      await this.writeEntry(entry);
+    } catch (error) {
+      this.options.warn(`could not store cache entry ${entry.key.slice(0, 12)}: ${(error as Error).message}`);
+    }
+  }
+
+  private async writeEntry(entry: CacheEntry): Promise<void> {
+    const target = this.entryPath(entry.key);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = tempName(this.tmpDir, entry.key);
+    await writeFile(temp, JSON.stringify(entry));
+    await rename(temp, target);
   }
 
   /** Puts a copy of a stored file's bytes at `dest` (a reflink where possible), checked against their hash. */

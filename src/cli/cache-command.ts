@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
-import { CacheStore } from '../cache/store.js';
+import type { RemoteTier } from '../cache/remote-tier.js';
+import { CacheStore, type CacheEntry } from '../cache/store.js';
 import { parseDuration } from '../duration.js';
-import { cacheDir } from './cache-setup.js';
+import { cacheDir, openRemoteTier, remoteChoice } from './cache-setup.js';
 import { UsageError } from './errors.js';
-import { printJson, printLine, printTable, shown } from './output.js';
+import { printJson, printLine, printTable, redact, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
+
+/** Every line passes the secret filter: a remote's error could quote anything. */
+const warning = (message: string) => process.stderr.write(redact(`warning: ${message}\n`));
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -12,15 +16,53 @@ function openStore(flags: { cacheDir?: string }): CacheStore {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
   const store = CacheStore.open(dir, {
     now: Date.now,
-    warn: (message) => process.stderr.write(`warning: ${message}\n`),
+    warn: warning,
   });
   if (!store.ok) throw new UsageError(store.error);
   return store.value;
 }
 
-async function list(flags: { cacheDir?: string; json?: boolean }): Promise<void> {
-  const store = openStore(flags);
-  const entries = await store.list();
+interface CacheFlags {
+  cacheDir?: string;
+  cacheRemote?: string;
+  json?: boolean;
+  /** `--remote`: the remote cache, not the local one. */
+  remote?: boolean;
+}
+
+/** The remote of `--cache-remote`, else PIPELINE_CACHE_REMOTE; a usage error when neither names one. */
+function openRemote(flags: CacheFlags): RemoteTier {
+  const choice = remoteChoice({ ...(flags.cacheRemote ? { cacheRemote: flags.cacheRemote } : {}) }, undefined);
+  if (!choice.ok) throw new UsageError(choice.error);
+  if (!choice.value)
+    throw new UsageError('--remote needs a remote cache: --cache-remote s3://bucket/prefix, or PIPELINE_CACHE_REMOTE');
+  return openRemoteTier(choice.value, { now: Date.now, warn: warning });
+}
+
+/** A call to the remote whose whole point is the remote: its failure is the command's, exit 1. */
+async function onRemote<T>(remote: RemoteTier, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const { name, message } = error as Error;
+    throw new Error(
+      `remote cache ${remote.location}: ${name && !message.startsWith(name) ? `${name}: ` : ''}${message}`,
+    );
+  }
+}
+
+async function list(flags: CacheFlags): Promise<void> {
+  let entries: CacheEntry[];
+  let where: { dir: string } | { remote: string };
+  if (flags.remote) {
+    const remote = openRemote(flags);
+    entries = await onRemote(remote, () => remote.list());
+    where = { remote: remote.location };
+  } else {
+    const store = openStore(flags);
+    entries = await store.list();
+    where = { dir: store.dir };
+  }
   const rows = entries.map((e) => ({
     key: e.key,
     action: e.action,
@@ -29,19 +71,23 @@ async function list(flags: { cacheDir?: string; json?: boolean }): Promise<void>
     bytes: e.files.reduce((sum, f) => sum + f.bytes, 0),
     saves: e.saved,
   }));
-  if (flags.json) return printJson({ dir: store.dir, entries: rows });
-  if (rows.length === 0) return printLine(`no entries in ${shown(store.dir)}`);
+  if (flags.json) return printJson({ ...where, entries: rows });
+  if (rows.length === 0) return printLine(`no entries in ${'dir' in where ? shown(where.dir) : where.remote}`);
   printTable(
     ['KEY', 'ACTION', 'STORED', 'FILES', 'BYTES'],
     rows.map((r) => [r.key.slice(0, 12), r.action, when(r.created_at), r.files, r.bytes]),
   );
 }
 
-async function prune(flags: { cacheDir?: string; json?: boolean; olderThan?: string }): Promise<void> {
+async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> {
   const olderThanMs = flags.olderThan === undefined ? undefined : parseDuration(flags.olderThan);
   if (olderThanMs === undefined)
     throw new UsageError(`--older-than takes a duration such as 30d or 12h, got ${JSON.stringify(flags.olderThan)}`);
-  const removed = await openStore(flags).prune(olderThanMs);
+  let removed: { entries: number; blobs: number; bytes: number };
+  if (flags.remote) {
+    const remote = openRemote(flags);
+    removed = await onRemote(remote, () => remote.prune(olderThanMs));
+  } else removed = await openStore(flags).prune(olderThanMs);
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries and ${removed.blobs} files (${removed.bytes} bytes)`);
 }
@@ -56,17 +102,23 @@ export function registerCacheCommand(program: Command): void {
   const cache = program
     .command('cache')
     .description('The step cache: list its entries, prune old ones, or clear it.')
-    .option('--cache-dir <dir>', 'the cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)');
+    .option('--cache-dir <dir>', 'the cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
+    .option(
+      '--cache-remote <url>',
+      'the remote cache for --remote, s3://bucket/prefix (default: $PIPELINE_CACHE_REMOTE)',
+    );
   const withParent = <T>(flags: T, command: Command) => ({ ...(command.parent?.opts() ?? {}), ...flags });
   cache
     .command('list')
     .description('Every entry: its key, action, age and files.')
+    .option('--remote', 'list the remote cache (checked entries only) instead of the local one')
     .option('--json', 'print JSON')
     .action((flags, command: Command) => list(withParent(flags, command)));
   cache
     .command('prune')
     .description('Remove entries stored longer ago than --older-than, and the files only they used.')
     .requiredOption('--older-than <duration>', 'such as 30d or 12h')
+    .option('--remote', 'prune the remote cache (needs the right to delete there) instead of the local one')
     .option('--json', 'print JSON')
     .action((flags, command: Command) => prune(withParent(flags, command)));
   cache

@@ -1,23 +1,91 @@
 import { join } from 'node:path';
+import { RemoteTier } from '../cache/remote-tier.js';
+import { parseRemoteUrl, type RemoteAddress } from '../cache/remote-url.js';
+import { S3ObjectStore } from '../cache/s3-object-store.js';
 import { CacheStore } from '../cache/store.js';
+import { TieredCache } from '../cache/tiered-cache.js';
 import type { Clock } from '../clock.js';
 import { RunCache } from '../engine/run-cache.js';
+import { err, ok, type Result } from '../result.js';
+import { registerSecret } from './output.js';
 
 /** The step cache folder: `--cache-dir`, else PIPELINE_CACHE_DIR, else `cache` in the pipeline home. */
 export function cacheDir(flag: string | undefined, home: string, env: NodeJS.ProcessEnv = process.env): string {
   return flag ?? env.PIPELINE_CACHE_DIR ?? join(home, 'cache');
 }
 
+export interface RemoteFlags {
+  /** `--cache-remote URL`, or false with `--no-cache-remote`. */
+  cacheRemote?: string | false;
+  /** `--cache-remote-read-only`. */
+  cacheRemoteReadOnly?: boolean;
+}
+
+/** The remote cache a command uses, as its flags, the environment and the recipe say. */
+export interface RemoteChoice {
+  address: RemoteAddress;
+  readOnly: boolean;
+  signingKey: string | undefined;
+}
+
+const isTrue = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/i.test(value);
+
+/**
+ * The remote tier's address and mode: `--cache-remote`, else PIPELINE_CACHE_REMOTE, else the
+ * recipe's `settings.cache_remote`; none with `--no-cache-remote`. Read-only with
+ * `--cache-remote-read-only` or PIPELINE_CACHE_REMOTE_READ_ONLY=true. An address that does not
+ * read is an error of the flag or variable that gave it.
+ */
+export function remoteChoice(
+  flags: RemoteFlags,
+  recipeRemote: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Result<RemoteChoice | undefined, string> {
+  if (flags.cacheRemote === false) return ok(undefined);
+  const [source, url] =
+    flags.cacheRemote !== undefined
+      ? ['--cache-remote', flags.cacheRemote]
+      : env.PIPELINE_CACHE_REMOTE
+        ? ['PIPELINE_CACHE_REMOTE', env.PIPELINE_CACHE_REMOTE]
+        : ['settings.cache_remote', recipeRemote];
+  if (url === undefined) return ok(undefined);
+  const address = parseRemoteUrl(url);
+  if (!address.ok) return err(`${source}: ${address.error}`);
+  const signingKey = env.PIPELINE_CACHE_SIGNING_KEY || undefined;
+  return ok({
+    address: address.value,
+    readOnly: Boolean(flags.cacheRemoteReadOnly) || isTrue(env.PIPELINE_CACHE_REMOTE_READ_ONLY),
+    signingKey,
+  });
+}
+
+/** The remote tier of a choice. The secrets it may meet are registered first, so no message can print them. */
+export function openRemoteTier(
+  choice: RemoteChoice,
+  options: { now: () => number; warn: (message: string) => void },
+  env: NodeJS.ProcessEnv = process.env,
+): RemoteTier {
+  for (const name of ['PIPELINE_CACHE_SIGNING_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
+    registerSecret(env[name]);
+  return new RemoteTier(new S3ObjectStore(choice.address, env), {
+    readOnly: choice.readOnly,
+    signingKey: choice.signingKey,
+    ...options,
+  });
+}
+
 /**
  * The run's step cache, or none: with `--no-cache`, with `settings.cache: false` and no step that
  * asks for it, or when the folder cannot be written to. That last is said once, and the run goes
- * on without a cache rather than failing: a cache is an optimisation, never a requirement.
+ * on without a cache rather than failing: a cache is an optimisation, never a requirement. A remote
+ * tier goes behind the local one when a remote is given (its address was checked at the door).
  */
 export function openRunCache(
-  flags: { cache?: boolean; refresh?: boolean; cacheDir?: string },
+  flags: { cache?: boolean; refresh?: boolean; cacheDir?: string } & RemoteFlags,
   home: string,
   clock: Clock,
   say: (text: string) => void,
+  recipeRemote?: string,
 ): RunCache | undefined {
   if (flags.cache === false) return undefined;
   const dir = cacheDir(flags.cacheDir, home);
@@ -27,10 +95,18 @@ export function openRunCache(
     warned.add(message);
     say(`⚠ ${message}`);
   };
-  const store = CacheStore.open(dir, { now: () => clock.now(), warn });
+  const now = () => clock.now();
+  const store = CacheStore.open(dir, { now, warn });
   if (!store.ok) {
     say(`⚠ ${store.error}; running without the step cache`);
     return undefined;
   }
-  return new RunCache(store.value, { read: !flags.refresh, write: true }, warn);
+  const choice = remoteChoice(flags, recipeRemote);
+  if (!choice.ok) say(`⚠ ${choice.error}; running with the local cache only`);
+  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }) : undefined;
+  if (remote)
+    say(
+      `step cache: ${remote.location} behind the local cache${choice.ok && choice.value?.readOnly ? ' (read-only)' : ''}`,
+    );
+  return new RunCache(new TieredCache(store.value, remote), { read: !flags.refresh, write: true }, warn);
 }

@@ -46,8 +46,11 @@ const EXAMPLES: Record<string, string[]> = {
   'task get': ['npx media-pipeline task get TASK_ID --json'],
   'task wait': ['npx media-pipeline task wait TASK_ID --download build/'],
   cache: ['npx media-pipeline cache list', 'npx media-pipeline cache prune --older-than 7d'],
-  'cache list': ['npx media-pipeline cache list --json'],
-  'cache prune': ['npx media-pipeline cache prune --older-than 7d'],
+  'cache list': ['npx media-pipeline cache list --json', 'npx media-pipeline cache list --remote'],
+  'cache prune': [
+    'npx media-pipeline cache prune --older-than 7d',
+    'PIPELINE_CACHE_REMOTE=s3://bucket/prefix npx media-pipeline cache prune --remote --older-than 30d',
+  ],
   'cache clear': ['npx media-pipeline cache clear'],
 };
 
@@ -68,6 +71,8 @@ const ENVIRONMENT: Record<string, string[]> = {
     '  PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)',
     '  PIPELINE_API_KEY   the gateway key (not needed with --local)',
     '  PIPELINE_BASE_URL  the media API base, ending in /api/v1 (not needed with --local)',
+    '  PIPELINE_CACHE_REMOTE       s3://bucket/prefix: a step cache shared by machines (keys: the AWS_* variables)',
+    '  PIPELINE_CACHE_SIGNING_KEY  sign the remote cache entries written, and refuse unsigned ones',
   ],
 };
 ENVIRONMENT.resume = ENVIRONMENT.run!;

@@ -21,7 +21,7 @@ import { describeLines, FileJournal, readJournalFile, type Journal } from '../st
 import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
-import { openRunCache } from './cache-setup.js';
+import { openRunCache, type RemoteFlags } from './cache-setup.js';
 import { writeRunReport } from './report.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
 import {
@@ -65,7 +65,7 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
 /** `--rpm`: a cap in requests per minute, or `auto` to follow the gateway's headers even when the recipe sets a cap. */
 export type RpmFlag = number | 'auto';
 
-export interface RunFlags extends ConnectionFlags, MoneyFlags {
+export interface RunFlags extends ConnectionFlags, MoneyFlags, RemoteFlags {
   set: string[];
   batch?: string;
   out?: string;
@@ -314,7 +314,7 @@ async function execute(
     if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
     const home = resolve(paths.dir, '..', '..');
-    const cache = openRunCache(flags, home, clock, (text) => report.note(text));
+    const cache = openRunCache(flags, home, clock, (text) => report.note(text), plan.settings.cacheRemote);
     const traffic = new StepTraffic();
     connection.observers.push(traffic.observe);
     // The live view counts 429s in its footer; plain output says so at the first, and counts them in its last line.

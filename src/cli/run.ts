@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
+import { parseRemoteUrl } from '../cache/remote-url.js';
 import { addConnectionOptions } from './connection.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
@@ -44,6 +45,15 @@ function addExecutionOptions(command: Command): Command {
     .option('--no-cache', 'neither read nor write the step cache: every step runs')
     .option('--refresh', 'run every step again and store the results in the step cache')
     .option('--cache-dir <dir>', 'the step cache folder (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
+    .option(
+      '--cache-remote <url>',
+      'a step cache shared by machines, s3://bucket/prefix (env PIPELINE_CACHE_REMOTE; endpoint, region and keys from the AWS variables)',
+    )
+    .option('--no-cache-remote', "use no remote step cache, not even the recipe's settings.cache_remote")
+    .option(
+      '--cache-remote-read-only',
+      'read the remote step cache, never write to it: for untrusted jobs such as pull requests (env PIPELINE_CACHE_REMOTE_READ_ONLY=true)',
+    )
     .option('--no-report', 'do not write report.html when the run ends (pipeline report RUN_ID writes it later)');
 }
 
@@ -55,6 +65,15 @@ function parseRpm(value: string): RpmFlag {
 }
 
 function checkExecution(flags: RunFlags): RunFlags {
+  // The recipe's settings.cache_remote is checked with the recipe; the flag and the variable here.
+  const remote =
+    typeof flags.cacheRemote === 'string'
+      ? { source: '--cache-remote', url: flags.cacheRemote }
+      : flags.cacheRemote === undefined && process.env.PIPELINE_CACHE_REMOTE
+        ? { source: 'PIPELINE_CACHE_REMOTE', url: process.env.PIPELINE_CACHE_REMOTE }
+        : undefined;
+  const address = remote && parseRemoteUrl(remote.url);
+  if (address && !address.ok) throw new UsageError(`${remote!.source}: ${address.error}`);
   if (flags.webhookUrl && !flags.webhookListen)
     throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
   if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl))

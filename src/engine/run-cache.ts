@@ -19,7 +19,7 @@ export interface StoredEntry {
   saved: { tasks: number; requests: number };
 }
 
-/** The step cache as the engine sees it: the command line gives it the store on disk. */
+/** The step cache as the engine sees it: the command line gives it the store on disk, and a remote tier behind it. */
 export interface CacheStorage {
   get(key: string, maxAgeMs: number | null): Promise<StoredEntry | undefined>;
   put(
@@ -28,7 +28,7 @@ export interface CacheStorage {
     outputs: unknown,
     files: Array<{ path: string; url: string | null; expires_at: number | null }>,
     saved: { tasks: number; requests: number },
-  ): Promise<void>;
+  ): Promise<unknown>;
   /** Puts a stored file's bytes at `dest`, checked against their hash. */
   materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'>;
 }

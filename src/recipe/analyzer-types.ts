@@ -53,6 +53,7 @@ export interface RawRecipe {
     timeout?: string | number;
     poll?: string | number;
     cache?: boolean;
+    cache_remote?: string;
     max_cost?: number;
     prices?: Record<string, unknown>;
     pass_env?: string[];

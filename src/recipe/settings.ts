@@ -1,4 +1,5 @@
 import { CREDENTIAL_VARIABLES } from '../credentials.js';
+import { parseRemoteUrl } from '../cache/remote-url.js';
 import { parseDuration } from '../duration.js';
 import type { PlanSettings } from '../plan.js';
 import type { RawRecipe } from './analyzer-types.js';
@@ -46,6 +47,14 @@ export function resolveSettings(
           `settings.pass_env: ${name} is a credential of pipeline's own and never reaches a command`,
         ),
       );
+  if (settings.cache_remote !== undefined) {
+    const address = parseRemoteUrl(settings.cache_remote);
+    if (address.ok) resolved.cacheRemote = settings.cache_remote;
+    else
+      diagnostics.push(
+        error(file, file.locate(['settings', 'cache_remote']), `settings.cache_remote: ${address.error}`),
+      );
+  }
   if (settings.max_cost !== undefined) resolved.maxCostUsd = settings.max_cost;
   if (settings.prices !== undefined) {
     const prices = parsePriceTable(

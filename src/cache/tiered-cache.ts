@@ -1,0 +1,50 @@
+import { sha256File } from './blobs.js';
+import type { RemoteTier } from './remote-tier.js';
+import type { CacheEntry, CacheStore, FileToStore } from './store.js';
+
+/**
+ * The step cache as a run uses it: the local store first, and a remote tier behind it when there
+ * is one. A local miss is looked up in the remote; what it gives is checked (entry and every blob),
+ * then kept in the local store, so the next run on this machine finds it there. A new entry is
+ * stored locally, then in the remote. A file missing or damaged locally is fetched from the remote.
+ */
+export class TieredCache {
+  constructor(
+    readonly local: CacheStore,
+    readonly remote: RemoteTier | undefined,
+  ) {}
+
+  async get(key: string, maxAgeMs: number | null): Promise<CacheEntry | undefined> {
+    const local = await this.local.get(key, maxAgeMs);
+    if (local || !this.remote) return local;
+    const entry = await this.remote.getEntry(key, maxAgeMs);
+    if (!entry) return undefined;
+    for (const file of entry.files) {
+      const fetched = await this.fetchBlob(file.sha256);
+      if (fetched === 'damaged') this.remote.markUnusable(key);
+      if (fetched !== 'ok') return undefined;
+    }
+    await this.local.adopt(entry);
+    return entry;
+  }
+
+  async put(key: string, action: string, outputs: unknown, files: FileToStore[], saved: CacheEntry['saved']) {
+    const entry = await this.local.put(key, action, outputs, files, saved);
+    if (entry && this.remote) await this.remote.putEntry(entry, (hash) => this.local.blobs.pathOf(hash));
+    return entry;
+  }
+
+  async materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
+    const placed = await this.local.materialize(sha256, dest);
+    if (placed === 'ok' || !this.remote) return placed;
+    if ((await this.fetchBlob(sha256)) !== 'ok') return placed;
+    return this.local.materialize(sha256, dest);
+  }
+
+  /** The remote's blob into the local store, checked; a whole local copy makes the download needless. */
+  private async fetchBlob(sha256: string): Promise<'ok' | 'missing' | 'damaged'> {
+    if (await this.local.blobs.has(sha256)) return 'ok';
+    const remote = this.remote!;
+    return this.local.blobs.receive(sha256, (temp) => remote.fetchBlob(sha256, temp, sha256File));
+  }
+}
