@@ -158,13 +158,16 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
       },
     };
   }
+  const chunkHead = {
+    id: head.id,
+    object: 'chat.completion.chunk',
+    created: head.created,
+    model,
+    system_fingerprint: null,
+  };
   const chunk = (delta: Json, finish: string | null): ServerSentEvent => ({
     data: {
-      id: head.id,
-      object: 'chat.completion.chunk',
-      created: head.created,
-      model,
-      system_fingerprint: null,
+      ...chunkHead,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       // With include_usage, every chunk has `usage: null` but the last, which has only the usage.
       ...(withUsage ? { usage: null } : {}),
@@ -175,21 +178,7 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
       chunk({ role: 'assistant', content: '', refusal: null }, null),
       ...textPieces(result.text).map((piece) => chunk({ content: piece }, null)),
       chunk({}, finishReason),
-      ...(withUsage
-        ? [
-            {
-              data: {
-                id: head.id,
-                object: 'chat.completion.chunk',
-                created: head.created,
-                model,
-                system_fingerprint: null,
-                choices: [],
-                usage,
-              },
-            },
-          ]
-        : []),
+      ...(withUsage ? [{ data: { ...chunkHead, choices: [], usage } }] : []),
       { data: '[DONE]' },
     ],
   };
