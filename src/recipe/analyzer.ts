@@ -17,6 +17,8 @@ import { draftStep } from './step-draft.js';
 import { topologicalOrder } from './step-order.js';
 import { checkStepExpressions, valueShape } from './step-shapes.js';
 import { compileValue, type Reference } from './templates.js';
+import { countThroughChains } from './item-counts.js';
+import { itemLineages } from './lineage.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -69,9 +71,13 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
-  const steps = (order ?? drafts).map((draft) =>
-    planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics),
-  );
+  const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
+  const steps = (order ?? drafts).map((draft) => {
+    const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics);
+    const lineage = lineages.get(draft.id);
+    return lineage ? { ...step, itemsFrom: lineage } : step;
+  });
+  if (order) countThroughChains(steps, rows);
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   return ok({
     state: 'valid',
