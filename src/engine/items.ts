@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
-import { type Result, unreachable } from '../result.js';
+import { err, type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
 import { type Command, renderCommand } from './command.js';
@@ -18,46 +18,109 @@ export interface StepRun {
   step: PlannedStep;
   name: string;
   scope: Scope;
+  /** Told of each item that succeeded, at once: item-by-item steps downstream wait on it. */
+  itemSucceeded?: (index: number, outputs: unknown) => void;
+  /**
+   * Each item has the step's time limit to itself, from its own start: in a step that flows item by
+   * item, the step as a whole lasts as long as its upstream step does.
+   */
+  timeoutPerItem?: boolean;
 }
 
-interface ItemFailure {
+export interface ItemFailure {
   index: number;
   failure: StepFailure;
 }
 
+/** An item ready to run: its index, and the scope its expressions see (with `item` and `index`). */
+export interface ReadyItem {
+  index: number;
+  scope: Scope;
+  /** Already failed before it could run (its `if` could not be evaluated): recorded, not run. */
+  failure?: StepFailure;
+}
+
 /**
- * Runs the items not done yet (`results` holds the done ones) through a bounded window (the budget
- * and the task slots pace them), within the step's time limit. Every item runs even after one
- * fails; the step's failure, if any, accounts for all of them.
+ * The items of one pass of a step, in the order they become ready: all at once for a list known
+ * when the step starts, one by one for a step that flows from another step's items. Each of the
+ * `expected` indices is either pushed (to run) or dropped (it will not run in this pass).
+ */
+export class ReadyQueue {
+  private readonly ready: ReadyItem[] = [];
+  private readonly waiting: Array<(item: ReadyItem | undefined) => void> = [];
+  private remaining: number;
+
+  constructor(expected: number) {
+    this.remaining = expected;
+  }
+
+  push(item: ReadyItem): void {
+    this.remaining--;
+    const waiter = this.waiting.shift();
+    if (waiter) waiter(item);
+    else this.ready.push(item);
+    this.wakeIfDone();
+  }
+
+  drop(): void {
+    this.remaining--;
+    this.wakeIfDone();
+  }
+
+  /** The next ready item, or undefined once every index of the pass was pushed and taken, or dropped. */
+  pull(): Promise<ReadyItem | undefined> {
+    const next = this.ready.shift();
+    if (next) return Promise.resolve(next);
+    if (this.remaining <= 0) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private wakeIfDone(): void {
+    if (this.remaining > 0 || this.ready.length > 0) return;
+    for (const waiter of this.waiting.splice(0)) waiter(undefined);
+  }
+}
+
+/**
+ * Runs the items of `queue` as they become ready, through a bounded window (the budget and the
+ * task slots pace them), within the step's time limit. Every item runs even after one fails; the
+ * step's failure, if any, accounts for all of them.
  */
 export async function runItems(
   run: StepRun,
-  items: unknown[],
+  queue: ReadyQueue,
+  total: number,
   results: Map<number, unknown>,
-): Promise<StepFailure | undefined> {
+): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
   const timeout = new AbortController();
-  const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
+  const timer = run.timeoutPerItem
+    ? undefined
+    : ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
   setMaxListeners(0, signal);
   try {
-    const failures = await runWindow(run, items, results, signal);
-    if (failures.length === 0) return undefined;
-    if (timeout.signal.aborted && !ctx.signal.aborted) {
-      return stepFailure(
+    const failures = await runWindow(run, queue, total, results, signal);
+    if (failures.length === 0) return { failures };
+    const timedOut = failures.every((f) => f.failure.reason === 'step-timeout');
+    if ((timeout.signal.aborted || (run.timeoutPerItem && timedOut)) && !ctx.signal.aborted) {
+      const limit = `its time limit of ${Math.round(step.timeoutMs / 1000)}s`;
+      const failure = stepFailure(
         'step-timeout',
-        `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+        run.timeoutPerItem ? `an item took longer than ${limit}` : `the step took longer than ${limit}`,
       );
+      return { failure, failures };
     }
-    return combineFailures(step, failures);
+    return { failure: combineFailures(step, failures), failures };
   } finally {
-    ctx.clock.clearTimer(timer);
+    if (timer) ctx.clock.clearTimer(timer);
   }
 }
 
 async function runWindow(
   run: StepRun,
-  items: unknown[],
+  queue: ReadyQueue,
+  total: number,
   results: Map<number, unknown>,
   signal: AbortSignal,
 ): Promise<ItemFailure[]> {
@@ -66,13 +129,14 @@ async function runWindow(
   // a few hundred coroutines alive, not 10,000, and the slots never run dry.
   const width = Math.max(64, ctx.tasks.concurrency * 4);
   const failures: ItemFailure[] = [];
-  let next = 0;
   const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      if (results.has(index)) continue;
-      const itemScope: Scope = step.forEach ? { ...run.scope, item: items[index], index } : run.scope;
-      const work = () => runOne(ctx, row, step, index, itemScope, signal);
+    for (let next = await queue.pull(); next; next = await queue.pull()) {
+      const { index, scope } = next;
+      if (next.failure) {
+        failures.push({ index, failure: next.failure });
+        continue;
+      }
+      const work = () => runTimed(run, index, scope, signal);
       const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
         failures.push({ index, failure: outcome.error });
@@ -81,12 +145,40 @@ async function runWindow(
       results.set(index, outcome.value);
       if (step.forEach) {
         ctx.journal.append({ type: 'item-finished', row, step: step.id, index, outputs: outcome.value });
-        ctx.report.itemFinished(run.name, results.size, items.length);
+        ctx.report.itemFinished(run.name, results.size, total);
       }
+      run.itemSucceeded?.(index, outcome.value);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(width, Math.max(total, 1)) }, worker));
   return failures;
+}
+
+/** One item, under its own time limit when the step has one per item. */
+async function runTimed(
+  run: StepRun,
+  index: number,
+  scope: Scope,
+  signal: AbortSignal,
+): Promise<Result<unknown, StepFailure>> {
+  const { ctx, row, step } = run;
+  if (!run.timeoutPerItem) return runOne(ctx, row, step, index, scope, signal);
+  const timeout = new AbortController();
+  const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
+  const itemSignal = AbortSignal.any([signal, timeout.signal]);
+  try {
+    const outcome = await runOne(ctx, row, step, index, scope, itemSignal);
+    if (!outcome.ok && !outcome.error.outcomeUnknown && timeout.signal.aborted && !signal.aborted)
+      return err(
+        stepFailure(
+          'step-timeout',
+          `${step.id}[${index}] took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+        ),
+      );
+    return outcome;
+  } finally {
+    ctx.clock.clearTimer(timer);
+  }
 }
 
 /**

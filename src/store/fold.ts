@@ -21,6 +21,10 @@ export interface StepRecord {
   continued?: boolean;
   /** Why it was cancelled. */
   cancelled_because?: string;
+  /** Items that failed for good, by index. */
+  failed_items?: Array<{ index: number; message: string }>;
+  /** Items that did not run, by index, and why (`bg[1] failed`). */
+  skipped_items?: Array<{ index: number; reason: string }>;
 }
 
 /**
@@ -137,6 +141,8 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       entry.started_at ??= event.t;
       entry.error = null;
       delete entry.cancelled_because;
+      delete entry.skipped_items;
+      delete entry.failed_items;
       return;
     }
     case 'step-skipped':
@@ -173,6 +179,22 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
         path: event.path,
       });
       return;
+    case 'item-skipped': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.skipped_items = [...(entry.skipped_items ?? []).filter((s) => s.index !== event.index), {
+        index: event.index,
+        reason: event.reason,
+      }].sort((a, b) => a.index - b.index);
+      return;
+    }
+    case 'item-failed': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.failed_items = [...(entry.failed_items ?? []).filter((f) => f.index !== event.index), {
+        index: event.index,
+        message: event.message,
+      }].sort((a, b) => a.index - b.index);
+      return;
+    }
     case 'item-finished': {
       const key = itemKey(event.row, event.step, event.index);
       state.finishedItems.set(key, event.outputs);
@@ -252,6 +274,8 @@ function applyStepEnd(state: RunState, event: StepEnd): void {
   if (event.type === 'step-failed' && event.continued) entry.continued = true;
   if (event.type !== 'step-finished') return;
   const key = stepKey(event.row, event.step);
+  // With items skipped the step is not done: a resume runs them when their upstream items succeed.
+  if (event.skipped_items?.length) return;
   state.finishedSteps.set(key, event.outputs);
   for (const item of state.submittedTasks.keys()) if (item.startsWith(`${key}/`)) state.submittedTasks.delete(item);
 }

@@ -79,7 +79,20 @@ export type JournalEvent =
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
   | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
-  | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
+  /** An item that did not run: `reason` names the item its trouble began with (`bg[1] failed`), or its condition. */
+  | { type: 'item-skipped'; t: number; row: number; step: string; index: number; reason: string }
+  /** An item that failed for good (after the step's retries), before its step's `step-failed`. */
+  | { type: 'item-failed'; t: number; row: number; step: string; index: number; reason: string; message: string }
+  /** `skipped_items`: items that did not run; the step is then not done for a resume, which tries them again. */
+  | {
+      type: 'step-finished';
+      t: number;
+      row: number;
+      step: string;
+      outputs: unknown;
+      duration_ms: number;
+      skipped_items?: number[];
+    }
   | {
       type: 'step-failed';
       t: number;
