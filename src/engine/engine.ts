@@ -115,7 +115,11 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
         lineage: { ...failed.lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
       };
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
-    return { status, cause: `${step.id}[${index}] did not run`, lineage: { [step.id]: { outcome: status, conclusion: status } } };
+    return {
+      status,
+      cause: `${step.id}[${index}] did not run`,
+      lineage: { [step.id]: { outcome: status, conclusion: status } },
+    };
   });
   return outcome;
 }

@@ -121,4 +121,3 @@ function project(outputs: unknown, lineage: ItemLineage): unknown {
     env: {},
   } as Scope);
 }
-

@@ -11,6 +11,9 @@ import { invalid } from './errors.js';
  * - `delay`: holds the answer for `delay_ms` of real time, for client timeout tests.
  * - `malformed-json`: runs the handler, then answers 200 with a cut-off JSON body.
  *
+ * With `body_contains`, a fault strikes only a request whose JSON body holds that text (a
+ * submission whose prompt names one item, say), checked once the body is read.
+ *
  * File links (`GET /files/{token}/{name}`, `GET /results/{token}/{name}`) take the same faults.
  * There `drop-after` sends the headers and half of the bytes before closing the connection, and
  * `malformed-json` sends a page of HTML under the media type the file claims.
@@ -21,6 +24,7 @@ export interface Fault {
   status?: number;
   delay_ms?: number;
   times?: number;
+  body_contains?: string;
 }
 
 const KINDS = new Set<Fault['kind']>(['status', 'drop-before', 'drop-after', 'delay', 'malformed-json']);
@@ -41,6 +45,11 @@ export function parseFault(value: unknown): Fault {
   ) {
     throw invalid('fault delay_ms must be an integer from 1 to 600000');
   }
+  if (
+    fault.body_contains !== undefined &&
+    !(typeof fault.body_contains === 'string' && fault.body_contains.length > 0 && fault.body_contains.length <= 1000)
+  )
+    throw invalid('fault body_contains must be text of 1 to 1000 characters');
   if (fault.times !== undefined && !(Number.isInteger(fault.times) && (fault.times as number) >= 1))
     throw invalid('fault times must be a positive integer');
   return fault as unknown as Fault;
@@ -61,9 +70,17 @@ export class FaultPlan {
     return this.faults.map(({ remaining, ...fault }) => ({ ...fault, times: remaining }));
   }
 
-  /** Takes the first fault of one of `kinds` that matches `route`, using up one of its times. */
-  take(route: string, kinds: ReadonlyArray<Fault['kind']>): Fault | undefined {
-    const index = this.faults.findIndex((f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route));
+  /**
+   * Takes the first fault of one of `kinds` that matches `route` (and `body`, for a fault with
+   * `body_contains`), using up one of its times. Before the body is read there is no `body`, and
+   * `bodyOnly` is for the look once it is, which takes only the faults that wait for it.
+   */
+  take(route: string, kinds: ReadonlyArray<Fault['kind']>, body?: string, bodyOnly = false): Fault | undefined {
+    const matchesBody = (f: Fault) =>
+      f.body_contains === undefined ? !bodyOnly : body !== undefined && body.includes(f.body_contains);
+    const index = this.faults.findIndex(
+      (f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route) && matchesBody(f),
+    );
     if (index < 0) return undefined;
     const fault = this.faults[index]!;
     fault.remaining--;

@@ -181,18 +181,24 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       return;
     case 'item-skipped': {
       const entry = stepOf(state, event.row, event.step);
-      entry.skipped_items = [...(entry.skipped_items ?? []).filter((s) => s.index !== event.index), {
-        index: event.index,
-        reason: event.reason,
-      }].sort((a, b) => a.index - b.index);
+      entry.skipped_items = [
+        ...(entry.skipped_items ?? []).filter((s) => s.index !== event.index),
+        {
+          index: event.index,
+          reason: event.reason,
+        },
+      ].sort((a, b) => a.index - b.index);
       return;
     }
     case 'item-failed': {
       const entry = stepOf(state, event.row, event.step);
-      entry.failed_items = [...(entry.failed_items ?? []).filter((f) => f.index !== event.index), {
-        index: event.index,
-        message: event.message,
-      }].sort((a, b) => a.index - b.index);
+      entry.failed_items = [
+        ...(entry.failed_items ?? []).filter((f) => f.index !== event.index),
+        {
+          index: event.index,
+          message: event.message,
+        },
+      ].sort((a, b) => a.index - b.index);
       return;
     }
     case 'item-finished': {
