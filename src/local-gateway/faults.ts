@@ -77,7 +77,7 @@ export class FaultPlan {
    */
   take(route: string, kinds: ReadonlyArray<Fault['kind']>, body?: string, bodyOnly = false): Fault | undefined {
     const matchesBody = (f: Fault) =>
-      f.body_contains === undefined ? !bodyOnly : body !== undefined && body.includes(f.body_contains);
+      f.body_contains === undefined ? !bodyOnly : (body?.includes(f.body_contains) ?? false);
     const index = this.faults.findIndex(
       (f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route) && matchesBody(f),
     );
