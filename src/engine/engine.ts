@@ -230,7 +230,12 @@ async function executeStep(
     return { status: 'skipped', outputs: null, reason: 'its condition is false', ms: 0, runs: 0 };
   }
   const list = items.value;
-  ctx.journal.append({ type: 'step-started', row, step: step.id });
+  ctx.journal.append({
+    type: 'step-started',
+    row,
+    step: step.id,
+    ...(step.itemsFrom ? { items_from: step.itemsFrom.step } : {}),
+  });
   ctx.report.stepStarted(run.name, step.forEach ? list.length : undefined);
   feed?.setCount(list.length);
   const results = new Map<number, unknown>();

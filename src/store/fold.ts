@@ -21,6 +21,8 @@ export interface StepRecord {
   continued?: boolean;
   /** Why it was cancelled. */
   cancelled_because?: string;
+  /** The step whose items this one iterates: its item i comes from that step's item i. */
+  items_from?: string;
   /** Items that failed for good, by index. */
   failed_items?: Array<{ index: number; message: string }>;
   /** Items that did not run, by index, and why (`bg[1] failed`). */
@@ -143,6 +145,7 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       delete entry.cancelled_because;
       delete entry.skipped_items;
       delete entry.failed_items;
+      if (event.items_from !== undefined) entry.items_from = event.items_from;
       return;
     }
     case 'step-skipped':

@@ -5,7 +5,8 @@ export type JournalEvent =
   | RunStartedEvent
   /** `accepted_damage`: the unreadable lines a `resume --force` went on despite. */
   | { type: 'run-resumed'; t: number; accepted_damage?: number[] }
-  | { type: 'step-started'; t: number; row: number; step: string }
+  /** `items_from`: the step whose items this one iterates, item i from its item i (item lineage). */
+  | { type: 'step-started'; t: number; row: number; step: string; items_from?: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
   /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
   | { type: 'step-cancelled'; t: number; row: number; step: string; reason: string }
