@@ -45,7 +45,7 @@ describe('pipeline run: items that flow one by one', () => {
     expect(run.stderr).toContain('– use[2] skipped: make[2] failed\n');
     expect(run.stderr).toContain('– last[2] skipped: make[2] failed\n');
     expect(run.stderr).toMatch(/^ {2}✗ make\[2\] failed: the command exited with 3/m);
-    expect(run.stderr).toMatch(/^  – skipped because make\[2\] failed: use\[2\], last\[2\]$/m);
+    expect(run.stderr).toMatch(/^ {2}– skipped because make\[2\] failed: use\[2\], last\[2\]$/m);
     const report = JSON.parse(run.stdout);
     expect(report.steps).toEqual([
       {
