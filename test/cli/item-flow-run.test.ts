@@ -67,6 +67,36 @@ describe('pipeline run: items that flow one by one', () => {
   });
 });
 
+describe('pipeline resume: every unfinished chain, and nothing else', () => {
+  it('runs again the failed item and the items it skipped, and none of the items that finished', async () => {
+    const marker = join(home, 'mended');
+    const recipe = join(home, 'mendable.yaml');
+    // `bad` fails until the marker file exists.
+    await writeFile(
+      recipe,
+      COMMANDS.replace(
+        `if (process.argv[1] === 'bad') process.exit(3); console.log(process.argv[1])", "\${{ item }}"]`,
+        `if (process.argv[1] === 'bad' && !require('fs').existsSync(process.argv[2])) process.exit(3); console.log(process.argv[1])", "\${{ item }}", "${marker}"]`,
+      ),
+    );
+    const first = await pipeline(['run', recipe, '--local']);
+    expect(first.exitCode, first.stderr).toBe(1);
+    const runId = runIdIn(first.stderr);
+    await writeFile(marker, '');
+    const resumed = await pipeline(['resume', runId, '--local', '--json']);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const events = readFileSync(join(home, 'runs', runId, 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; step?: string; index?: number; outputs?: unknown });
+    const after = events.slice(events.findIndex((e) => e.type === 'run-resumed'));
+    const rerun = after.filter((e) => e.type === 'item-finished').map((e) => `${e.step}[${e.index}]`);
+    expect(rerun.sort()).toEqual(['last[2]', 'make[2]', 'use[2]']);
+    const last = after.find((e) => e.type === 'step-finished' && e.step === 'last')!;
+    expect((last.outputs as Array<{ stdout: string }>).map((o) => o.stdout)).toEqual(['a!?', 'b!?', 'bad!?', 'c!?']);
+  });
+});
+
 interface Gateway {
   urls: Record<string, string>;
   process: ResultPromise;
