@@ -47,6 +47,7 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const took =
     item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
   const facts = [
+    item.from && `from ${item.from}`,
     item.cached && 'from the cache',
     item.taskId,
     took,
@@ -178,7 +179,7 @@ function controls(data: ReportData): Html {
       <option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}
     </select>
     <select id="f-status" aria-label="status"><option value="">any status</option>
-      ${['succeeded', 'failed', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
+      ${['succeeded', 'failed', 'skipped', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
     <input id="f-text" type="search" placeholder="search prompts" aria-label="search prompts" />
     <span id="f-shown" class="meta"></span></div>`;
 }

@@ -61,6 +61,10 @@ describe('pipeline run: items that flow one by one', () => {
       items_from: 'use',
       skipped_items: [{ index: 2, reason: 'make[2] failed' }],
     });
+    // The report's card of a skipped item says why, and each card of use names the item it comes from.
+    const page = readFileSync(join(report.run_dir, 'report.html'), 'utf8');
+    expect(page).toContain('skipped: make[2] failed');
+    expect(page).toContain('from make[1]');
     const show = await pipeline(['runs', 'show', runIdIn(run.stderr)]);
     expect(show.stdout).toMatch(/^last\s+succeeded \(1 items skipped\)/m);
     expect(show.stdout).toContain('– skipped because make[2] failed: use[2], last[2]');
