@@ -66,12 +66,13 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
   );
   const outputShapes = new Map(drafts.map((d) => [d.id, d.forEach ? list(d.outputs) : d.outputs]));
-  for (const draft of drafts) checkStepExpressions(draft, inputShapes, outputShapes, file, diagnostics);
+  const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
+  const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
+  for (const draft of drafts)
+    checkStepExpressions(draft, inputShapes, outputShapes, file, diagnostics, lineages.get(draft.id)?.perItem);
   const outputs = compileOutputs(recipe, { inputs: inputShapes, steps: outputShapes }, file, diagnostics);
 
-  const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
-  const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
   const steps = (order ?? drafts).map((draft) => {
     const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics);
     const lineage = lineages.get(draft.id);

@@ -72,6 +72,12 @@ describe('item lineage in the plan', () => {
     expect(steps.sheet!.itemsFrom).toBeUndefined();
   });
 
+  it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
+    const withIf = (step: string) => chain().replace(`  ${step}:\n`, `  ${step}:\n    if: \${{ index != 2 }}\n`);
+    expect(plan(withIf('badge')).steps.find((s) => s.id === 'badge')!.if).toBeDefined();
+    expect(() => plan(withIf('bg'))).toThrow(/index is defined only in a step with for_each/);
+  });
+
   it('keeps the barrier with settings.item_flow: false, and says why', () => {
     const steps = Object.fromEntries(plan(chain('settings: { item_flow: false }\n')).steps.map((s) => [s.id, s]));
     expect(steps.badge!.itemsFrom).toMatchObject({
