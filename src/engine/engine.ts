@@ -243,6 +243,8 @@ async function executeStep(
     const done = ctx.resume?.finishedItems.get(itemKey(row, step.id, index));
     if (done === undefined) continue;
     results.set(index, done);
+    // Done before the resume: every item it descends from had succeeded.
+    flowState.lineages.set(index, succeededLineage(ctx, step));
     succeeded(index, done);
   }
   const queue = new ReadyQueue(list.length - results.size);
@@ -277,6 +279,13 @@ async function executeStep(
   if (cachedKeys.length === list.length)
     ctx.journal.append({ type: 'step-cached', row, step: step.id, keys: cachedKeys });
   const skippedItems = flowState.skipped.map((s) => s.index).sort((a, b) => a - b);
+  if (list.length > 0 && flowState.skipped.length === list.length && flowState.skipped.every(byCondition)) {
+    // No item's condition held: the step is skipped, as a step whose `if` is false.
+    const reason = 'its condition is false for every item';
+    ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
+    ctx.report.stepSkipped(run.name, reason);
+    return { status: 'skipped', outputs: null, reason, ms, runs: 0, ...skippedOf(flowState) };
+  }
   ctx.journal.append({
     type: 'step-finished',
     row,
@@ -290,6 +299,18 @@ async function executeStep(
     ms,
   );
   return { status: 'succeeded', outputs, ms, runs: list.length - skippedItems.length, ...skippedOf(flowState) };
+}
+
+const byCondition = (skipped: SkippedItem) => skipped.reason === 'its condition is false';
+
+/** The lineage of an item done before a resume: it and every item it descends from succeeded. */
+function succeededLineage(ctx: EngineContext, step: PlannedStep): Lineage {
+  const lineage: Record<string, Lineage[string]> = {};
+  for (let from = step.itemsFrom; from && !lineage[from.step]; ) {
+    lineage[from.step] = { outcome: 'success', conclusion: 'success' };
+    from = ctx.plan.steps.find((s) => s.id === from!.step)?.itemsFrom;
+  }
+  return lineage;
 }
 
 const skippedOf = (flowState: FlowState): Pick<StepOutcome, 'skippedItems'> =>

@@ -175,4 +175,31 @@ describe('items flow one by one through a chain', () => {
     expect(Math.min(...sheets.map((e) => events.indexOf(e)))).toBeGreaterThan(lastT2i);
     expect(sheets[0]!.input).toMatchObject({ prompt: 'one of 20' });
   });
+
+  it('evaluates an item-by-item step’s if per item, with item; when it holds for none, the step is skipped', async () => {
+    const recipe = (condition: string) => `version: 1
+name: conditions
+steps:
+  make: { for_each: [a, b, c], run: ["echo", "\${{ item }}"] }
+  use: { for_each: "\${{ steps.make.outputs[*].stdout }}", if: "${condition}", run: ["echo", "\${{ item }}!"] }
+  after: { run: ["echo", "\${{ join(steps.use.outputs[*].stdout, ',') }}"] }
+`;
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const some = await engineFor(recipe("\${{ item != 'b' }}"), gateway, clock);
+    const first = await runPlanSkippingTime(some, gateway, clock);
+    await some.close();
+    expect(first.status).toBe('succeeded');
+    expect(first.rows[0]!.steps.use!.skippedItems).toEqual([{ index: 1, reason: 'its condition is false' }]);
+    expect(first.rows[0]!.steps.after!.outputs).toMatchObject({ stdout: 'a!,,c!' });
+    const none = await engineFor(recipe("\${{ item == 'z' }}"), gateway, clock);
+    const second = await runPlanSkippingTime(none, gateway, clock);
+    await none.close();
+    expect(second.status).toBe('succeeded');
+    expect(second.rows[0]!.steps.use).toMatchObject({
+      status: 'skipped',
+      reason: 'its condition is false for every item',
+    });
+    expect(second.rows[0]!.steps.after).toMatchObject({ status: 'skipped', reason: 'it needs use, which was skipped' });
+  });
 });
