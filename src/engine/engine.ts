@@ -295,8 +295,9 @@ async function executeStep(
     ...(skippedItems.length > 0 ? { skipped_items: skippedItems } : {}),
   });
   ctx.report.stepFinished(
-    skippedItems.length > 0 ? `${run.name} (${skippedItems.length} of ${list.length} items skipped)` : run.name,
+    run.name,
     ms,
+    skippedItems.length > 0 ? `${skippedItems.length} of ${list.length} items skipped` : undefined,
   );
   return { status: 'succeeded', outputs, ms, runs: list.length - skippedItems.length, ...skippedOf(flowState) };
 }
@@ -326,7 +327,8 @@ const skippedOf = (flowState: FlowState): Pick<StepOutcome, 'skippedItems'> =>
 function skipItem({ ctx, row, step, name }: StepRun, skipped: SkippedItem, flowState: FlowState, feed?: ItemFeed) {
   flowState.skipped.push(skipped);
   ctx.journal.append({ type: 'item-skipped', row, step: step.id, index: skipped.index, reason: skipped.reason });
-  ctx.report.stepSkipped(`${name}[${skipped.index}]`, skipped.reason);
+  // The items of a failed item's chain are named; those whose own condition is false only counted, at the step's end.
+  if (!byCondition(skipped)) ctx.report.stepSkipped(`${name}[${skipped.index}]`, skipped.reason);
   feed?.end(skipped.index, skipped.end);
 }
 

@@ -186,13 +186,13 @@ steps:
 `;
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0 });
-    const some = await engineFor(recipe("\${{ item != 'b' }}"), gateway, clock);
+    const some = await engineFor(recipe("${{ item != 'b' }}"), gateway, clock);
     const first = await runPlanSkippingTime(some, gateway, clock);
     await some.close();
     expect(first.status).toBe('succeeded');
     expect(first.rows[0]!.steps.use!.skippedItems).toEqual([{ index: 1, reason: 'its condition is false' }]);
     expect(first.rows[0]!.steps.after!.outputs).toMatchObject({ stdout: 'a!,,c!' });
-    const none = await engineFor(recipe("\${{ item == 'z' }}"), gateway, clock);
+    const none = await engineFor(recipe("${{ item == 'z' }}"), gateway, clock);
     const second = await runPlanSkippingTime(none, gateway, clock);
     await none.close();
     expect(second.status).toBe('succeeded');
