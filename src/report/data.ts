@@ -45,6 +45,8 @@ export interface ReportStep {
   error: string | null;
   items: ReportItem[];
   output: unknown;
+  /** The step whose items this one iterates: item i comes from its item i. */
+  itemsFrom: string | null;
 }
 
 export interface TrafficSecond {
@@ -138,6 +140,7 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
     error: record.error?.message ?? null,
     items: own.sort((a, b) => a.index - b.index),
     output: state.finishedSteps.get(stepKey(row, step)),
+    itemsFrom: record.items_from ?? null,
   };
 }
 

@@ -65,6 +65,9 @@ describe('pipeline run: items that flow one by one', () => {
     const page = readFileSync(join(report.run_dir, 'report.html'), 'utf8');
     expect(page).toContain('skipped: make[2] failed');
     expect(page).toContain('from make[1]');
+    // One section for the chain, a line per item: make[i], use[i], last[i] side by side.
+    expect(page).toContain('make → use → last');
+    expect(page.match(/class="chain-row"/g)).toHaveLength(4);
     const show = await pipeline(['runs', 'show', runIdIn(run.stderr)]);
     expect(show.stdout).toMatch(/^last\s+succeeded \(1 items skipped\)/m);
     expect(show.stdout).toContain('– skipped because make[2] failed: use[2], last[2]');
