@@ -1,16 +1,14 @@
 import type { Scope } from '../expressions/expressions.js';
-import { sleep } from '../clock.js';
-import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { ancestorsOf, conclusionOf, readsStatus, statusAfter } from './conditions.js';
-import { failed, interrupted, type StepFailure } from './failure.js';
+import { failed, type StepFailure } from './failure.js';
 import { hashFilesUnder } from './hash-files.js';
 import { ItemFeed, type ItemEnd, type Lineage } from './item-feed.js';
 import { flowItems, type FlowState, type SkippedItem } from './item-flow.js';
-import { type ItemFailure, ReadyQueue, runItems, type StepRun } from './items.js';
+import { type ItemFailure, ReadyQueue, runWithRetries, type StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
@@ -345,36 +343,6 @@ function stepItems({ step, scope }: StepRun): Result<unknown[] | 'skipped', Step
   if (!Array.isArray(items.value))
     return failed('expression', `for_each gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
   return ok(items.value);
-}
-
-/** Runs the items, and again those that failed when the retry policy allows, up to the recipe's attempts. */
-async function runWithRetries(
-  run: StepRun,
-  first: ReadyQueue,
-  total: number,
-  scopes: ReadonlyMap<number, Scope>,
-  results: Map<number, unknown>,
-): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
-  const { ctx, step } = run;
-  let queue = first;
-  for (let attempt = 0; ; attempt++) {
-    const ended = await runItems(run, queue, total, results);
-    const failure = ended.failure;
-    if (!failure) return ended;
-    if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return ended;
-    const wait = stepRetryDelay(step.retry.backoffMs, attempt);
-    const counted = `${attempt + 1} of ${step.retry.attempts}`;
-    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
-    try {
-      await sleep(ctx.clock, wait, ctx.signal);
-    } catch {
-      return { failure: interrupted(), failures: ended.failures };
-    }
-    // A new attempt may try again an upload that failed in the last one.
-    ctx.uploads.forgetFailures();
-    queue = new ReadyQueue(ended.failures.length);
-    for (const { index } of ended.failures) queue.push({ index, scope: scopes.get(index) ?? run.scope });
-  }
 }
 
 function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, started: number): StepOutcome {

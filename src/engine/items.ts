@@ -1,12 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
+import { sleep } from '../clock.js';
+import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
 import { err, type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
 import { type Command, renderCommand } from './command.js';
 import type { EngineContext } from './context.js';
-import { stepFailure, type StepFailure } from './failure.js';
+import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
 import { runCommand, runLlm, runUpload, runWebFetch, runWebSearch } from './runners.js';
 import { renderValue } from './values.js';
@@ -178,6 +180,36 @@ async function runTimed(
     return outcome;
   } finally {
     ctx.clock.clearTimer(timer);
+  }
+}
+
+/** Runs the items, and again those that failed when the retry policy allows, up to the recipe's attempts. */
+export async function runWithRetries(
+  run: StepRun,
+  first: ReadyQueue,
+  total: number,
+  scopes: ReadonlyMap<number, Scope>,
+  results: Map<number, unknown>,
+): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
+  const { ctx, step } = run;
+  let queue = first;
+  for (let attempt = 0; ; attempt++) {
+    const ended = await runItems(run, queue, total, results);
+    const failure = ended.failure;
+    if (!failure) return ended;
+    if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return ended;
+    const wait = stepRetryDelay(step.retry.backoffMs, attempt);
+    const counted = `${attempt + 1} of ${step.retry.attempts}`;
+    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
+    try {
+      await sleep(ctx.clock, wait, ctx.signal);
+    } catch {
+      return { failure: interrupted(), failures: ended.failures };
+    }
+    // A new attempt may try again an upload that failed in the last one.
+    ctx.uploads.forgetFailures();
+    queue = new ReadyQueue(ended.failures.length);
+    for (const { index } of ended.failures) queue.push({ index, scope: scopes.get(index) ?? run.scope });
   }
 }
 
