@@ -277,9 +277,12 @@ async function executeStep(
   if (cachedKeys.length === list.length)
     ctx.journal.append({ type: 'step-cached', row, step: step.id, keys: cachedKeys });
   const skippedItems = flowState.skipped.map((s) => s.index).sort((a, b) => a - b);
-  if (list.length > 0 && flowState.skipped.length === list.length && flowState.skipped.every(byCondition)) {
-    // No item's condition held: the step is skipped, as a step whose `if` is false.
-    const reason = 'its condition is false for every item';
+  if (list.length > 0 && flowState.skipped.length === list.length) {
+    // No item ran: the step is skipped, as a step whose `if` is false or whose dependency was skipped.
+    const first = [...flowState.skipped].sort((a, b) => a.index - b.index)[0]!;
+    const reason = flowState.skipped.every(byCondition)
+      ? 'its condition is false for every item'
+      : `every item was skipped (the first: ${first.reason})`;
     ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
     ctx.report.stepSkipped(run.name, reason);
     return { status: 'skipped', outputs: null, reason, ms, runs: 0, ...skippedOf(flowState) };

@@ -202,4 +202,27 @@ steps:
     });
     expect(second.rows[0]!.steps.after).toMatchObject({ status: 'skipped', reason: 'it needs use, which was skipped' });
   });
+
+  it('skips a step none of whose items ran, naming the first upstream failure', async () => {
+    const recipe = `version: 1
+name: all-failed
+steps:
+  make: { for_each: [a, b], run: ["node", "-e", "process.exit(2)"] }
+  use: { for_each: "\${{ steps.make.outputs }}", run: ["echo", "\${{ item.stdout }}"] }
+`;
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    await engine.close();
+    expect(result.status).toBe('failed');
+    expect(result.rows[0]!.steps.use).toMatchObject({
+      status: 'skipped',
+      reason: 'every item was skipped (the first: make[0] failed)',
+      skippedItems: [
+        { index: 0, reason: 'make[0] failed' },
+        { index: 1, reason: 'make[1] failed' },
+      ],
+    });
+  });
 });
