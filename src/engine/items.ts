@@ -104,14 +104,10 @@ export async function runItems(
   try {
     const failures = await runWindow(run, queue, total, results, signal);
     if (failures.length === 0) return { failures };
-    const timedOut = failures.every((f) => f.failure.reason === 'step-timeout');
-    if ((timeout.signal.aborted || (run.timeoutPerItem && timedOut)) && !ctx.signal.aborted) {
+    // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
+    if (timeout.signal.aborted && !ctx.signal.aborted) {
       const limit = `its time limit of ${Math.round(step.timeoutMs / 1000)}s`;
-      const failure = stepFailure(
-        'step-timeout',
-        run.timeoutPerItem ? `an item took longer than ${limit}` : `the step took longer than ${limit}`,
-      );
-      return { failure, failures };
+      return { failure: stepFailure('step-timeout', `the step took longer than ${limit}`), failures };
     }
     return { failure: combineFailures(step, failures), failures };
   } finally {
