@@ -48,7 +48,9 @@ export interface ReadyItem {
  * `expected` indices is either pushed (to run) or dropped (it will not run in this pass).
  */
 export class ReadyQueue {
-  private readonly ready: ReadyItem[] = [];
+  private ready: ReadyItem[] = [];
+  /** The next ready item to hand out: a 10,000-item list is read from the front without shifting it. */
+  private head = 0;
   private readonly waiting: Array<(item: ReadyItem | undefined) => void> = [];
   private remaining: number;
 
@@ -71,14 +73,20 @@ export class ReadyQueue {
 
   /** The next ready item, or undefined once every index of the pass was pushed and taken, or dropped. */
   pull(): Promise<ReadyItem | undefined> {
-    const next = this.ready.shift();
-    if (next) return Promise.resolve(next);
+    if (this.head < this.ready.length) {
+      const next = this.ready[this.head++]!;
+      if (this.head === this.ready.length) {
+        this.ready = [];
+        this.head = 0;
+      }
+      return Promise.resolve(next);
+    }
     if (this.remaining <= 0) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   private wakeIfDone(): void {
-    if (this.remaining > 0 || this.ready.length > 0) return;
+    if (this.remaining > 0 || this.head < this.ready.length) return;
     for (const waiter of this.waiting.splice(0)) waiter(undefined);
   }
 }
