@@ -15,6 +15,7 @@ const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SCENARIOS = [
   'batch-images',
   'mixed-chain',
+  'chain-items',
   'long-video',
   'webhook',
   'engine-overhead',

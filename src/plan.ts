@@ -2,7 +2,7 @@
  * The types of a valid plan: what the analyzer produces and the engine accepts. Nothing else
  * reaches the engine; a plan exists only when the recipe had no errors.
  */
-import type { Template } from './expressions/expressions.js';
+import type { Segment, Template } from './expressions/expressions.js';
 import type { PriceRule } from './model-schemas/prices.js';
 
 export type StepId = string & { readonly __brand: 'StepId' };
@@ -44,6 +44,26 @@ export interface PlannedStep {
   /** 0 for steps with no dependencies. */
   layer: number;
   cache: StepCachePolicy;
+  /** Set when `for_each` iterates an earlier step's items: item i comes from that step's item i. */
+  itemsFrom?: ItemLineage;
+}
+
+/**
+ * Item lineage: the `for_each` of a step iterates another step's items (`steps.X.outputs`, or
+ * `steps.X.outputs[*].images[0].url`), so item i of this step comes from item i of X.
+ */
+export interface ItemLineage {
+  step: StepId;
+  /** The path taken of each upstream item's outputs (after `outputs[*]`); empty for the outputs themselves. */
+  projection: Segment[];
+  /**
+   * Each item waits for its own upstream item only, and ends with it when it fails (`badge[i] ←
+   * bg[i]`). False when the step also reads X as a whole, or with `settings.item_flow: false`:
+   * then it waits for all of X, as every other step does.
+   */
+  perItem: boolean;
+  /** Why the step waits for all of X, for `plan`. */
+  wholeBecause?: string;
 }
 
 /** Whether a step's outputs are reused from the step cache, for how long, and what else keys them. */
@@ -71,6 +91,8 @@ export interface PlanSettings {
   prices?: Record<string, PriceRule>;
   /** `settings.pass_env`: variables (names, or prefixes ending in `*`) a `run:` step's command sees. */
   passEnv: string[];
+  /** `settings.item_flow`: items flow one by one through chains of steps (default); false keeps each step a barrier. */
+  itemFlow: boolean;
 }
 
 export interface Plan {

@@ -15,6 +15,15 @@ import { printError, printJson, printLine, printTable } from './output.js';
 import { describeStepCost, describeTotalCost } from './prices.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 
+/** `badge[i] ← bg[i]` for an item-by-item step; `collage ← all of bg (…)` for one that iterates a whole step. */
+function describeLineage(step: PlanEstimate['steps'][number]): string | undefined {
+  const from = step.items_from;
+  if (!from) return undefined;
+  return from.per_item
+    ? `${step.id}[i] ← ${from.step}[i]`
+    : `${step.id}[i] ← ${from.step}[i], after all of ${from.step}${from.because ? ` (${from.because})` : ''}`;
+}
+
 function printText(estimate: PlanEstimate, plan: Plan): void {
   const { totals } = estimate;
   printLine(
@@ -32,10 +41,15 @@ function printText(estimate: PlanEstimate, plan: Plan): void {
       s.runs,
       ...(cached ? [s.cached] : []),
       describeStepCost(s.cost),
-      s.depends_on.join(', '),
+      s.depends_on.map((dep) => (s.items_from?.per_item && s.items_from.step === dep ? `${dep}[i]` : dep)).join(', '),
     ]),
   );
   printLine();
+  const lineages = estimate.steps.map(describeLineage).filter((line) => line !== undefined);
+  if (lineages.length > 0) {
+    printLine(`items      ${lineages.join('; ')}`);
+    printLine();
+  }
   if (cached)
     printLine(
       `cached     ${totals.cached} run${totals.cached === 1 ? '' : 's'} from the step cache, not counted below`,

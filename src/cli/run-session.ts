@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { describeItems } from './item-lines.js';
 import { withoutCredentials } from '../credentials.js';
 import { setMaxListeners } from 'node:events';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
@@ -435,6 +436,8 @@ async function finish(
   );
   writeMoneyAdvice(summary, paths.id, flags);
   if (flags.json) {
+    // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
+    for (const line of describeItems(summary.steps, plan.rows.length)) process.stderr.write(`  ${line}\n`);
     printJson({
       run_id: paths.id,
       status: result.status,
@@ -445,6 +448,15 @@ async function finish(
       copied,
       cache: summary.cache,
       skipped_rows: summary.skipped_rows,
+      // Each step's end; `items_from`: item i of the step comes from item i of that step.
+      steps: summary.steps.map((s) => ({
+        ...(plan.rows.length > 1 ? { row: s.row } : {}),
+        step: s.step,
+        status: s.status,
+        ...(s.items_from !== undefined ? { items_from: s.items_from } : {}),
+        ...(s.failed_items ? { failed_items: s.failed_items } : {}),
+        ...(s.skipped_items ? { skipped_items: s.skipped_items } : {}),
+      })),
     });
   } else {
     if (summary.files.length > 0) {
@@ -459,7 +471,10 @@ async function finish(
         `  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
       );
     if (cancelled) process.stderr.write(`  ${cancelled}\n`);
-    if (failed.length > 0 || cancelled) process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
+    const items = describeItems(summary.steps, plan.rows.length);
+    for (const line of items) process.stderr.write(`  ${line}\n`);
+    if (failed.length > 0 || cancelled || items.length > 0)
+      process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
   return { code: result.status === 'succeeded' ? 0 : 1, summary, copied };
 }

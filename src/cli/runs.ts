@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { describeItems } from './item-lines.js';
 import { formatDuration } from '../duration.js';
 import { describeLines, readJournalFile } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
@@ -105,7 +106,7 @@ export function registerRunsCommand(program: Command): void {
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
         summary.steps.map((s) => [
           `${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`,
-          s.continued ? 'failed (continued)' : s.status,
+          `${s.continued ? 'failed (continued)' : s.status}${s.skipped_items?.length ? ` (${s.skipped_items.length} items skipped)` : ''}`,
           s.duration_ms === null ? '' : formatDuration(s.duration_ms),
           [
             ...s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`),
@@ -120,6 +121,11 @@ export function registerRunsCommand(program: Command): void {
           printLine(
             `${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`,
           );
+      }
+      const items = describeItems(summary.steps, summary.rows);
+      if (items.length > 0) {
+        printLine();
+        for (const line of items) printLine(line);
       }
       if (summary.files.length > 0) {
         printLine();

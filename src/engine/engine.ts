@@ -1,14 +1,14 @@
 import type { Scope } from '../expressions/expressions.js';
-import { sleep } from '../clock.js';
-import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { ancestorsOf, conclusionOf, readsStatus, statusAfter } from './conditions.js';
-import { failed, interrupted, type StepFailure } from './failure.js';
+import { failed, type StepFailure } from './failure.js';
 import { hashFilesUnder } from './hash-files.js';
-import { runItems, type StepRun } from './items.js';
+import { ItemFeed, type ItemEnd, type Lineage } from './item-feed.js';
+import { flowItems, type FlowState, type SkippedItem } from './item-flow.js';
+import { type ItemFailure, ReadyQueue, runWithRetries, type StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
@@ -21,6 +21,10 @@ export interface StepOutcome {
   reason?: string;
   ms: number;
   runs: number;
+  /** Items that did not run: an item they descend from did not succeed, or their condition was false. */
+  skippedItems?: Array<{ index: number; reason: string }>;
+  /** The items that failed, each with its failure and lineage, for the items downstream of them. */
+  failedItems?: Array<ItemFailure & { lineage: Lineage }>;
 }
 
 export interface RowResult {
@@ -67,12 +71,24 @@ const scopeOf = (
   ...(status ? { status } : {}),
 });
 
+/** What the steps of one row share while it runs. */
+interface RowRun {
+  outcomes: Map<string, Promise<StepOutcome>>;
+  /** How each item of each for_each step ended, as it ends: what item-by-item steps wait on. */
+  feeds: Map<string, ItemFeed>;
+  /** A step failed (without continue_on_error): steps that wait for whole steps are cancelled. */
+  stopped: boolean;
+}
+
 async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
-  const outcomes = new Map<string, Promise<StepOutcome>>();
-  const state = { stopped: false };
-  for (const step of ctx.plan.steps) outcomes.set(step.id, runWhenReady(ctx, row, step, outcomes, state));
+  const state: RowRun = {
+    outcomes: new Map(),
+    feeds: new Map(ctx.plan.steps.filter((s) => s.forEach).map((s) => [s.id as string, new ItemFeed()])),
+    stopped: false,
+  };
+  for (const step of ctx.plan.steps) state.outcomes.set(step.id, runWhenReady(ctx, row, step, state));
   const steps: Record<string, StepOutcome> = {};
-  for (const step of ctx.plan.steps) steps[step.id] = await outcomes.get(step.id)!;
+  for (const step of ctx.plan.steps) steps[step.id] = await state.outcomes.get(step.id)!;
   const scope = scopeOf(ctx, row, Object.entries(steps));
   const outputs: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.plan.outputs)) {
@@ -82,37 +98,72 @@ async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
   return { steps, outputs };
 }
 
+/** Runs the step when it is ready; then tells the items downstream how each of its items ended. */
+async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, state: RowRun): Promise<StepOutcome> {
+  const outcome = await decideAndRun(ctx, row, step, state);
+  // Before the feed speaks: a step that waits for a whole step must see the stop first.
+  if (outcome.status === 'failed' && !step.continueOnError) state.stopped = true;
+  const failedItems = new Map((outcome.failedItems ?? []).map((f) => [f.index, f]));
+  state.feeds.get(step.id)?.close((index): ItemEnd => {
+    const failed = failedItems.get(index);
+    if (failed)
+      return {
+        status: 'failed',
+        cause: `${step.id}[${index}] failed`,
+        lineage: { ...failed.lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
+      };
+    const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
+    return {
+      status,
+      cause: `${step.id}[${index}] did not run`,
+      lineage: { [step.id]: { outcome: status, conclusion: status } },
+    };
+  });
+  return outcome;
+}
+
 /** Waits for the step's dependencies, then runs it, or says why it does not run. */
-async function runWhenReady(
-  ctx: EngineContext,
-  row: number,
-  step: PlannedStep,
-  outcomes: Map<string, Promise<StepOutcome>>,
-  state: { stopped: boolean },
-): Promise<StepOutcome> {
-  const deps = await Promise.all(
-    step.dependsOn.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)),
-  );
+async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, state: RowRun): Promise<StepOutcome> {
+  const { outcomes } = state;
+  const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
+  const awaitDeps = (ids: string[]) =>
+    Promise.all(ids.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)));
+  const deps = await awaitDeps(step.dependsOn.filter((dep) => dep !== flowsFrom));
   const skip = (status: 'skipped' | 'cancelled', reason: string): StepOutcome => {
     ctx.journal.append({ type: status === 'skipped' ? 'step-skipped' : 'step-cancelled', row, step: step.id, reason });
     // Cancellations are many after a stop or a failure: the run's end counts them in one line.
     if (status === 'skipped') ctx.report.stepSkipped(label(ctx, row, step), reason);
     return { status, outputs: null, reason, ms: 0, runs: 0 };
   };
+  if (flowsFrom && step.itemsFrom) {
+    const upstream = state.feeds.get(flowsFrom)!;
+    const count = await upstream.count();
+    if (count !== undefined) {
+      if (ctx.signal.aborted) return skip('cancelled', 'the run was stopped');
+      // Other items go on after a failure elsewhere: only the steps it waits for whole can stop it.
+      const status = readsStatus(step) ? statusAfter(ctx.plan, deps) : undefined;
+      if (!status) {
+        const blocked = blockedBy(ctx, deps, { stopped: false });
+        if (blocked) return skip(blocked.status, blocked.reason);
+      }
+      const flow = { feed: upstream, count, lineage: step.itemsFrom };
+      return executeStep(ctx, row, step, scopeOf(ctx, row, deps, status), state, flow);
+    }
+    // The upstream step ended with no list (skipped, cancelled, failed first): as any dependency.
+    deps.push(...(await awaitDeps([flowsFrom])));
+  }
   if (ctx.signal.aborted) return skip('cancelled', 'the run was stopped');
   let status: Scope['status'];
   if (readsStatus(step)) {
     // Its `if` decides, with success(), failure()…, whatever happened before: even after a failure.
     const ancestors = ancestorsOf(ctx.plan, step.id);
-    const ended = await Promise.all(ancestors.map((id) => outcomes.get(id)!.then((o) => [id, o] as const)));
+    const ended = await awaitDeps(ancestors);
     status = statusAfter(ctx.plan, ended);
   } else {
     const blocked = blockedBy(ctx, deps, state);
     if (blocked) return skip(blocked.status, blocked.reason);
   }
-  const outcome = await executeStep(ctx, row, step, scopeOf(ctx, row, deps, status));
-  if (outcome.status === 'failed' && !step.continueOnError) state.stopped = true;
-  return outcome;
+  return executeStep(ctx, row, step, scopeOf(ctx, row, deps, status), state);
 }
 
 /** The implicit `success()` of an `if` without status functions: why the step does not run, if it does not. */
@@ -133,15 +184,43 @@ function blockedBy(
   return undefined;
 }
 
-async function executeStep(ctx: EngineContext, row: number, step: PlannedStep, scope: Scope): Promise<StepOutcome> {
-  const run: StepRun = { ctx, row, step, name: label(ctx, row, step), scope };
+async function executeStep(
+  ctx: EngineContext,
+  row: number,
+  step: PlannedStep,
+  scope: Scope,
+  state: RowRun,
+  flow?: { feed: ItemFeed; count: number; lineage: NonNullable<PlannedStep['itemsFrom']> },
+): Promise<StepOutcome> {
+  const feed = state.feeds.get(step.id);
+  const flowState: FlowState = { lineages: new Map(), scopes: new Map(), skipped: [] };
+  const lineageOf = (index: number): Lineage => flowState.lineages.get(index) ?? {};
+  const succeeded = (index: number, outputs: unknown) =>
+    feed?.end(index, {
+      status: 'succeeded',
+      outputs,
+      lineage: { ...lineageOf(index), [step.id]: { outcome: 'success', conclusion: 'success' } },
+    });
+  const run: StepRun = {
+    ctx,
+    row,
+    step,
+    name: label(ctx, row, step),
+    scope,
+    itemSucceeded: succeeded,
+    ...(flow ? { timeoutPerItem: true } : {}),
+  };
   const finished = ctx.resume?.finishedSteps.get(stepKey(row, step.id));
   if (finished !== undefined) {
     ctx.report.note(`✓ ${run.name} (done before the resume)`);
+    if (Array.isArray(finished) && step.forEach) {
+      feed?.setCount(finished.length);
+      for (const [index, outputs] of finished.entries()) succeeded(index, outputs);
+    }
     return { status: 'succeeded', outputs: finished, ms: 0, runs: Array.isArray(finished) ? finished.length : 1 };
   }
   const started = ctx.clock.now();
-  const items = stepItems(run);
+  const items = flow ? ok(Array.from({ length: flow.count })) : stepItems(run);
   if (!items.ok) return failStep(run, items.error, started);
   if (items.value === 'skipped') {
     ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason: 'its condition is false' });
@@ -149,23 +228,109 @@ async function executeStep(ctx: EngineContext, row: number, step: PlannedStep, s
     return { status: 'skipped', outputs: null, reason: 'its condition is false', ms: 0, runs: 0 };
   }
   const list = items.value;
-  ctx.journal.append({ type: 'step-started', row, step: step.id });
+  ctx.journal.append({
+    type: 'step-started',
+    row,
+    step: step.id,
+    ...(step.itemsFrom ? { items_from: step.itemsFrom.step } : {}),
+  });
   ctx.report.stepStarted(run.name, step.forEach ? list.length : undefined);
+  feed?.setCount(list.length);
   const results = new Map<number, unknown>();
   for (const [index] of list.entries()) {
     const done = ctx.resume?.finishedItems.get(itemKey(row, step.id, index));
-    if (done !== undefined) results.set(index, done);
+    if (done === undefined) continue;
+    results.set(index, done);
+    // Done before the resume: every item it descends from had succeeded.
+    flowState.lineages.set(index, succeededLineage(ctx, step));
+    succeeded(index, done);
   }
-  const failure = await runWithRetries(run, list, results);
-  if (failure) return failStep(run, failure, started);
+  const queue = new ReadyQueue(list.length - results.size);
+  if (flow) {
+    flowItems(run, flow, queue, results, flowState, (skipped) => skipItem(run, skipped, flowState, feed));
+  } else {
+    for (const [index, item] of list.entries()) {
+      if (results.has(index)) continue;
+      const itemScope: Scope = step.forEach ? { ...scope, item, index } : scope;
+      flowState.scopes.set(index, itemScope);
+      queue.push({ index, scope: itemScope });
+    }
+  }
+  const ended = await runWithRetries(run, queue, list.length, flowState.scopes, results);
+  if (ended.failure) {
+    const failedItems = ended.failures.map((f) => ({ ...f, lineage: lineageOf(f.index) }));
+    if (step.forEach && !ctx.signal.aborted)
+      for (const { index, failure } of [...failedItems].sort((a, b) => a.index - b.index))
+        ctx.journal.append({
+          type: 'item-failed',
+          row,
+          step: step.id,
+          index,
+          reason: failure.reason,
+          message: failure.message,
+        });
+    return { ...failStep(run, ended.failure, started), failedItems, ...skippedOf(flowState) };
+  }
   const outputs = step.forEach ? list.map((_, index) => results.get(index) ?? null) : (results.get(0) ?? null);
   const ms = ctx.clock.now() - started;
   const cachedKeys = ctx.cache?.hitKeys.get(stepKey(row, step.id)) ?? [];
   if (cachedKeys.length === list.length)
     ctx.journal.append({ type: 'step-cached', row, step: step.id, keys: cachedKeys });
-  ctx.journal.append({ type: 'step-finished', row, step: step.id, outputs, duration_ms: ms });
-  ctx.report.stepFinished(run.name, ms);
-  return { status: 'succeeded', outputs, ms, runs: list.length };
+  const skippedItems = flowState.skipped.map((s) => s.index).sort((a, b) => a - b);
+  if (list.length > 0 && flowState.skipped.length === list.length) {
+    // No item ran: the step is skipped, as a step whose `if` is false or whose dependency was skipped.
+    const first = [...flowState.skipped].sort((a, b) => a.index - b.index)[0]!;
+    const reason = flowState.skipped.every(byCondition)
+      ? 'its condition is false for every item'
+      : `every item was skipped (the first: ${first.reason})`;
+    ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
+    ctx.report.stepSkipped(run.name, reason);
+    return { status: 'skipped', outputs: null, reason, ms, runs: 0, ...skippedOf(flowState) };
+  }
+  ctx.journal.append({
+    type: 'step-finished',
+    row,
+    step: step.id,
+    outputs,
+    duration_ms: ms,
+    ...(skippedItems.length > 0 ? { skipped_items: skippedItems } : {}),
+  });
+  ctx.report.stepFinished(
+    run.name,
+    ms,
+    skippedItems.length > 0 ? `${skippedItems.length} of ${list.length} items skipped` : undefined,
+  );
+  return { status: 'succeeded', outputs, ms, runs: list.length - skippedItems.length, ...skippedOf(flowState) };
+}
+
+const byCondition = (skipped: SkippedItem) => skipped.reason === 'its condition is false';
+
+/** The lineage of an item done before a resume: it and every item it descends from succeeded. */
+function succeededLineage(ctx: EngineContext, step: PlannedStep): Lineage {
+  const lineage: Record<string, Lineage[string]> = {};
+  for (let from = step.itemsFrom; from && !lineage[from.step]; ) {
+    lineage[from.step] = { outcome: 'success', conclusion: 'success' };
+    from = ctx.plan.steps.find((s) => s.id === from!.step)?.itemsFrom;
+  }
+  return lineage;
+}
+
+const skippedOf = (flowState: FlowState): Pick<StepOutcome, 'skippedItems'> =>
+  flowState.skipped.length > 0
+    ? {
+        skippedItems: flowState.skipped
+          .map(({ index, reason }) => ({ index, reason }))
+          .sort((a, b) => a.index - b.index),
+      }
+    : {};
+
+/** An item that does not run: told to the journal, the console and the items downstream. */
+function skipItem({ ctx, row, step, name }: StepRun, skipped: SkippedItem, flowState: FlowState, feed?: ItemFeed) {
+  flowState.skipped.push(skipped);
+  ctx.journal.append({ type: 'item-skipped', row, step: step.id, index: skipped.index, reason: skipped.reason });
+  // The items of a failed item's chain are named; those whose own condition is false only counted, at the step's end.
+  if (!byCondition(skipped)) ctx.report.stepSkipped(`${name}[${skipped.index}]`, skipped.reason);
+  feed?.end(skipped.index, skipped.end);
 }
 
 /** The step's items (one, `undefined`, without `for_each`), or `skipped` when its condition is false. */
@@ -181,30 +346,6 @@ function stepItems({ step, scope }: StepRun): Result<unknown[] | 'skipped', Step
   if (!Array.isArray(items.value))
     return failed('expression', `for_each gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
   return ok(items.value);
-}
-
-/** Runs the items, and again after a failure the retry policy allows, up to the recipe's attempts. */
-async function runWithRetries(
-  run: StepRun,
-  items: unknown[],
-  results: Map<number, unknown>,
-): Promise<StepFailure | undefined> {
-  const { ctx, step } = run;
-  for (let attempt = 0; ; attempt++) {
-    const failure = await runItems(run, items, results);
-    if (!failure) return undefined;
-    if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return failure;
-    const wait = stepRetryDelay(step.retry.backoffMs, attempt);
-    const counted = `${attempt + 1} of ${step.retry.attempts}`;
-    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
-    try {
-      await sleep(ctx.clock, wait, ctx.signal);
-    } catch {
-      return interrupted();
-    }
-    // A new attempt may try again an upload that failed in the last one.
-    ctx.uploads.forgetFailures();
-  }
 }
 
 function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, started: number): StepOutcome {

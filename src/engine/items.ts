@@ -1,12 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
-import { type Result, unreachable } from '../result.js';
+import { sleep } from '../clock.js';
+import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
+import { err, type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
 import { type Command, renderCommand } from './command.js';
 import type { EngineContext } from './context.js';
-import { stepFailure, type StepFailure } from './failure.js';
+import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
 import { runCommand, runLlm, runUpload, runWebFetch, runWebSearch } from './runners.js';
 import { renderValue } from './values.js';
@@ -18,46 +20,113 @@ export interface StepRun {
   step: PlannedStep;
   name: string;
   scope: Scope;
+  /** Told of each item that succeeded, at once: item-by-item steps downstream wait on it. */
+  itemSucceeded?: (index: number, outputs: unknown) => void;
+  /**
+   * Each item has the step's time limit to itself, from its own start: in a step that flows item by
+   * item, the step as a whole lasts as long as its upstream step does.
+   */
+  timeoutPerItem?: boolean;
 }
 
-interface ItemFailure {
+export interface ItemFailure {
   index: number;
   failure: StepFailure;
 }
 
+/** An item ready to run: its index, and the scope its expressions see (with `item` and `index`). */
+export interface ReadyItem {
+  index: number;
+  scope: Scope;
+  /** Already failed before it could run (its `if` could not be evaluated): recorded, not run. */
+  failure?: StepFailure;
+}
+
 /**
- * Runs the items not done yet (`results` holds the done ones) through a bounded window (the budget
- * and the task slots pace them), within the step's time limit. Every item runs even after one
- * fails; the step's failure, if any, accounts for all of them.
+ * The items of one pass of a step, in the order they become ready: all at once for a list known
+ * when the step starts, one by one for a step that flows from another step's items. Each of the
+ * `expected` indices is either pushed (to run) or dropped (it will not run in this pass).
+ */
+export class ReadyQueue {
+  private ready: ReadyItem[] = [];
+  /** The next ready item to hand out: a 10,000-item list is read from the front without shifting it. */
+  private head = 0;
+  private readonly waiting: Array<(item: ReadyItem | undefined) => void> = [];
+  private remaining: number;
+
+  constructor(expected: number) {
+    this.remaining = expected;
+  }
+
+  push(item: ReadyItem): void {
+    this.remaining--;
+    const waiter = this.waiting.shift();
+    if (waiter) waiter(item);
+    else this.ready.push(item);
+    this.wakeIfDone();
+  }
+
+  drop(): void {
+    this.remaining--;
+    this.wakeIfDone();
+  }
+
+  /** The next ready item, or undefined once every index of the pass was pushed and taken, or dropped. */
+  pull(): Promise<ReadyItem | undefined> {
+    if (this.head < this.ready.length) {
+      const next = this.ready[this.head++]!;
+      if (this.head === this.ready.length) {
+        this.ready = [];
+        this.head = 0;
+      }
+      return Promise.resolve(next);
+    }
+    if (this.remaining <= 0) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private wakeIfDone(): void {
+    if (this.remaining > 0 || this.head < this.ready.length) return;
+    for (const waiter of this.waiting.splice(0)) waiter(undefined);
+  }
+}
+
+/**
+ * Runs the items of `queue` as they become ready, through a bounded window (the budget and the
+ * task slots pace them), within the step's time limit. Every item runs even after one fails; the
+ * step's failure, if any, accounts for all of them.
  */
 export async function runItems(
   run: StepRun,
-  items: unknown[],
+  queue: ReadyQueue,
+  total: number,
   results: Map<number, unknown>,
-): Promise<StepFailure | undefined> {
+): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
   const timeout = new AbortController();
-  const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
+  const timer = run.timeoutPerItem
+    ? undefined
+    : ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
   setMaxListeners(0, signal);
   try {
-    const failures = await runWindow(run, items, results, signal);
-    if (failures.length === 0) return undefined;
+    const failures = await runWindow(run, queue, total, results, signal);
+    if (failures.length === 0) return { failures };
+    // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
     if (timeout.signal.aborted && !ctx.signal.aborted) {
-      return stepFailure(
-        'step-timeout',
-        `the step took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
-      );
+      const limit = `its time limit of ${Math.round(step.timeoutMs / 1000)}s`;
+      return { failure: stepFailure('step-timeout', `the step took longer than ${limit}`), failures };
     }
-    return combineFailures(step, failures);
+    return { failure: combineFailures(step, failures), failures };
   } finally {
-    ctx.clock.clearTimer(timer);
+    if (timer) ctx.clock.clearTimer(timer);
   }
 }
 
 async function runWindow(
   run: StepRun,
-  items: unknown[],
+  queue: ReadyQueue,
+  total: number,
   results: Map<number, unknown>,
   signal: AbortSignal,
 ): Promise<ItemFailure[]> {
@@ -66,13 +135,14 @@ async function runWindow(
   // a few hundred coroutines alive, not 10,000, and the slots never run dry.
   const width = Math.max(64, ctx.tasks.concurrency * 4);
   const failures: ItemFailure[] = [];
-  let next = 0;
   const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      if (results.has(index)) continue;
-      const itemScope: Scope = step.forEach ? { ...run.scope, item: items[index], index } : run.scope;
-      const work = () => runOne(ctx, row, step, index, itemScope, signal);
+    for (let next = await queue.pull(); next; next = await queue.pull()) {
+      const { index, scope } = next;
+      if (next.failure) {
+        failures.push({ index, failure: next.failure });
+        continue;
+      }
+      const work = () => runTimed(run, index, scope, signal);
       const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
         failures.push({ index, failure: outcome.error });
@@ -81,12 +151,70 @@ async function runWindow(
       results.set(index, outcome.value);
       if (step.forEach) {
         ctx.journal.append({ type: 'item-finished', row, step: step.id, index, outputs: outcome.value });
-        ctx.report.itemFinished(run.name, results.size, items.length);
+        ctx.report.itemFinished(run.name, results.size, total);
       }
+      run.itemSucceeded?.(index, outcome.value);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(width, Math.max(total, 1)) }, worker));
   return failures;
+}
+
+/** One item, under its own time limit when the step has one per item. */
+async function runTimed(
+  run: StepRun,
+  index: number,
+  scope: Scope,
+  signal: AbortSignal,
+): Promise<Result<unknown, StepFailure>> {
+  const { ctx, row, step } = run;
+  if (!run.timeoutPerItem) return runOne(ctx, row, step, index, scope, signal);
+  const timeout = new AbortController();
+  const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
+  const itemSignal = AbortSignal.any([signal, timeout.signal]);
+  try {
+    const outcome = await runOne(ctx, row, step, index, scope, itemSignal);
+    if (!outcome.ok && !outcome.error.outcomeUnknown && timeout.signal.aborted && !signal.aborted)
+      return err(
+        stepFailure(
+          'step-timeout',
+          `${step.id}[${index}] took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+        ),
+      );
+    return outcome;
+  } finally {
+    ctx.clock.clearTimer(timer);
+  }
+}
+
+/** Runs the items, and again those that failed when the retry policy allows, up to the recipe's attempts. */
+export async function runWithRetries(
+  run: StepRun,
+  first: ReadyQueue,
+  total: number,
+  scopes: ReadonlyMap<number, Scope>,
+  results: Map<number, unknown>,
+): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
+  const { ctx, step } = run;
+  let queue = first;
+  for (let attempt = 0; ; attempt++) {
+    const ended = await runItems(run, queue, total, results);
+    const failure = ended.failure;
+    if (!failure) return ended;
+    if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return ended;
+    const wait = stepRetryDelay(step.retry.backoffMs, attempt);
+    const counted = `${attempt + 1} of ${step.retry.attempts}`;
+    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
+    try {
+      await sleep(ctx.clock, wait, ctx.signal);
+    } catch {
+      return { failure: interrupted(), failures: ended.failures };
+    }
+    // A new attempt may try again an upload that failed in the last one.
+    ctx.uploads.forgetFailures();
+    queue = new ReadyQueue(ended.failures.length);
+    for (const { index } of ended.failures) queue.push({ index, scope: scopes.get(index) ?? run.scope });
+  }
 }
 
 /**

@@ -6,7 +6,9 @@ export interface Reporter {
   taskSubmitted(label: string, taskId: string): void;
   /** A for_each item finished: `done` of `total`. */
   itemFinished(label: string, done: number, total: number): void;
-  stepFinished(label: string, ms: number): void;
+  /** `note`: what else to say of the step's end, such as `1 of 20 items skipped`. */
+  stepFinished(label: string, ms: number, note?: string): void;
+  /** A step or an item that does not run; a step that had started stops showing as running. */
   stepSkipped(label: string, reason: string): void;
   stepFailed(label: string, message: string): void;
   note(text: string): void;
@@ -71,12 +73,13 @@ export class ConsoleReporter implements Reporter {
     }
   }
 
-  stepFinished(label: string, ms: number): void {
+  stepFinished(label: string, ms: number, note?: string): void {
     this.running.delete(label);
-    this.line(`✓ ${label} ${formatDuration(ms)}`);
+    this.line(`✓ ${label}${note ? ` (${note})` : ''} ${formatDuration(ms)}`);
   }
 
   stepSkipped(label: string, reason: string): void {
+    this.running.delete(label);
     this.line(`– ${label} skipped: ${reason}`);
   }
 

@@ -150,12 +150,13 @@ export class LiveView implements Reporter {
     this.redraw();
   }
 
-  stepFinished(label: string, ms: number): void {
+  stepFinished(label: string, ms: number, note?: string): void {
     this.running.delete(label);
-    this.persist(`✓ ${label} ${formatDuration(ms)}`);
+    this.persist(`✓ ${label}${note ? ` (${note})` : ''} ${formatDuration(ms)}`);
   }
 
   stepSkipped(label: string, reason: string): void {
+    this.running.delete(label);
     this.persist(`– ${label} skipped: ${reason}`);
   }
 

@@ -29,9 +29,22 @@ function dropConnection(ctx: GatewayContext, request: FastifyRequest): void {
   request.raw.socket.destroy();
 }
 
-/** `status` and `drop-before` faults: before the handler runs, so nothing happens upstream. */
-export function injectFaultBefore(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply): boolean {
-  const fault = ctx.faults.take(request.routeKey, ['status', 'drop-before']);
+/** The request's JSON body as text, for faults with `body_contains`; undefined before it is read. */
+const bodyText = (request: FastifyRequest) => (request.body === undefined ? undefined : JSON.stringify(request.body));
+
+/**
+ * `status` and `drop-before` faults: before the handler runs, so nothing happens upstream. Once
+ * on the request (`onBody` false), and once its body is read, for the faults that match a body.
+ */
+export function injectFaultBefore(
+  ctx: GatewayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  onBody = false,
+): boolean {
+  const fault = onBody
+    ? ctx.faults.take(request.routeKey, ['status', 'drop-before'], bodyText(request), true)
+    : ctx.faults.take(request.routeKey, ['status', 'drop-before']);
   if (!fault) return false;
   ctx.stats.faultInjected(fault.kind);
   if (fault.kind === 'drop-before') {
@@ -67,7 +80,7 @@ export function installAfterHandlerFaults(
       reply.code(500).type('application/json');
       return JSON.stringify(errorBodyFor(request.url, new GatewayError(500, 'an unexpected error occurred')));
     }
-    const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay']);
+    const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay'], bodyText(request));
     if (!fault) return payload;
     ctx.stats.faultInjected(fault.kind);
     if (blob) return blobFault(ctx, fault, request, reply, payload as Readable);

@@ -15,6 +15,9 @@ import { invalid } from './errors.js';
  * after half of its events: `drop-after` closes the connection there, `delay` pauses there, and
  * `malformed-json` sends an event of cut-off JSON and ends the stream.
  *
+ * With `body_contains`, a fault strikes only a request whose JSON body holds that text (a
+ * submission whose prompt names one item, say), checked once the body is read.
+ *
  * File links (`GET /files/{token}/{name}`, `GET /results/{token}/{name}`) take the same faults.
  * There `drop-after` sends the headers and half of the bytes before closing the connection, and
  * `malformed-json` sends a page of HTML under the media type the file claims.
@@ -25,6 +28,7 @@ export interface Fault {
   status?: number;
   delay_ms?: number;
   times?: number;
+  body_contains?: string;
 }
 
 const KINDS = new Set<Fault['kind']>(['status', 'drop-before', 'drop-after', 'delay', 'malformed-json']);
@@ -45,6 +49,11 @@ export function parseFault(value: unknown): Fault {
   ) {
     throw invalid('fault delay_ms must be an integer from 1 to 600000');
   }
+  if (
+    fault.body_contains !== undefined &&
+    !(typeof fault.body_contains === 'string' && fault.body_contains.length > 0 && fault.body_contains.length <= 1000)
+  )
+    throw invalid('fault body_contains must be text of 1 to 1000 characters');
   if (fault.times !== undefined && !(Number.isInteger(fault.times) && (fault.times as number) >= 1))
     throw invalid('fault times must be a positive integer');
   return fault as unknown as Fault;
@@ -65,9 +74,17 @@ export class FaultPlan {
     return this.faults.map(({ remaining, ...fault }) => ({ ...fault, times: remaining }));
   }
 
-  /** Takes the first fault of one of `kinds` that matches `route`, using up one of its times. */
-  take(route: string, kinds: ReadonlyArray<Fault['kind']>): Fault | undefined {
-    const index = this.faults.findIndex((f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route));
+  /**
+   * Takes the first fault of one of `kinds` that matches `route` (and `body`, for a fault with
+   * `body_contains`), using up one of its times. Before the body is read there is no `body`, and
+   * `bodyOnly` is for the look once it is, which takes only the faults that wait for it.
+   */
+  take(route: string, kinds: ReadonlyArray<Fault['kind']>, body?: string, bodyOnly = false): Fault | undefined {
+    const matchesBody = (f: Fault) =>
+      f.body_contains === undefined ? !bodyOnly : (body?.includes(f.body_contains) ?? false);
+    const index = this.faults.findIndex(
+      (f) => kinds.includes(f.kind) && (f.route === undefined || f.route === route) && matchesBody(f),
+    );
     if (index < 0) return undefined;
     const fault = this.faults[index]!;
     fault.remaining--;

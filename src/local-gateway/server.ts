@@ -93,6 +93,11 @@ function installRequestChecks(app: FastifyInstance, ctx: GatewayContext): void {
     if (injectFaultBefore(ctx, request, reply)) return reply;
     injectRandomError(ctx, request);
   });
+  // Faults that wait for the body (`body_contains`): once it is read, before the handler.
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.team === undefined) return;
+    if (injectFaultBefore(ctx, request, reply, true)) return reply;
+  });
 }
 
 /** Fastify's own errors, in the gateway's words; anything unexpected is a 500 that reveals nothing. */

@@ -57,6 +57,7 @@ export interface RawRecipe {
     max_cost?: number;
     prices?: Record<string, unknown>;
     pass_env?: string[];
+    item_flow?: boolean;
   };
   steps: Record<string, RawStep>;
   outputs?: Record<string, string>;

@@ -17,6 +17,8 @@ import { draftStep } from './step-draft.js';
 import { topologicalOrder } from './step-order.js';
 import { checkStepExpressions, valueShape } from './step-shapes.js';
 import { compileValue, type Reference, type TypeScope } from './templates.js';
+import { countThroughChains } from './item-counts.js';
+import { itemLineages } from './lineage.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -66,15 +68,19 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
   );
   const outputShapes = new Map(drafts.map((d) => [d.id, d.forEach ? list(d.outputs) : d.outputs]));
+  const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
+  const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
   const scope = { inputs: inputShapes, steps: outputShapes, names };
-  for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics);
+  for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics, lineages.get(draft.id)?.perItem);
   const outputs = compileOutputs(recipe, scope, file, diagnostics);
 
-  const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   // With a cycle there is no order, but every step's inputs can still be checked.
-  const steps = (order ?? drafts).map((draft) =>
-    planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics),
-  );
+  const steps = (order ?? drafts).map((draft) => {
+    const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics);
+    const lineage = lineages.get(draft.id);
+    return lineage ? { ...step, itemsFrom: lineage } : step;
+  });
+  if (order) countThroughChains(steps, rows);
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   return ok({
     state: 'valid',

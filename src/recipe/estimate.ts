@@ -16,6 +16,8 @@ export interface PlanEstimate {
     model: string | null;
     layer: number;
     depends_on: string[];
+    /** The step whose items this step's for_each iterates; `per_item`: item i waits for that step's item i only. */
+    items_from: { step: string; per_item: boolean; because?: string } | null;
     runs: number | 'dynamic';
     runs_per_row: Array<number | 'dynamic'>;
     cached: number;
@@ -58,6 +60,8 @@ interface Tally {
   localFiles: Set<string>;
   /** When each step's last run ends at the earliest, from the start. */
   finish: Map<string, number>;
+  /** When each step's first run ends at the earliest: an item-by-item dependant can start then. */
+  firstDone: Map<string, number>;
   taskTimeMs: number;
 }
 
@@ -85,6 +89,7 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
     requests: { submissions: 0, polls: 0, uploads: 0, tool_calls: 0, text_calls: 0, total: 0, dynamic_steps: [] },
     localFiles: new Set(),
     finish: new Map(),
+    firstDone: new Map(),
     taskTimeMs: 0,
   };
   const steps = plan.steps.map((step) => {
@@ -142,14 +147,38 @@ function estimateStep(
     }
   }
   const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
-  const start = Math.max(0, ...step.dependsOn.map((dep) => tally.finish.get(dep) ?? 0));
-  tally.finish.set(step.id, start + (allCached ? 0 : Math.ceil(perRow / concurrency) * each));
+  const runMs = allCached ? 0 : each;
+  const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
+  const start = Math.max(
+    0,
+    ...step.dependsOn.filter((dep) => dep !== flowsFrom).map((dep) => tally.finish.get(dep) ?? 0),
+  );
+  if (flowsFrom) {
+    // Item by item: the first item starts when the first upstream item is done, and the last one
+    // ends no sooner than one run after the last upstream item.
+    const first = Math.max(start, tally.firstDone.get(flowsFrom) ?? 0);
+    tally.firstDone.set(step.id, first + runMs);
+    tally.finish.set(
+      step.id,
+      Math.max(first + Math.ceil(perRow / concurrency) * runMs, (tally.finish.get(flowsFrom) ?? 0) + runMs),
+    );
+  } else {
+    tally.firstDone.set(step.id, start + runMs);
+    tally.finish.set(step.id, start + Math.ceil(perRow / concurrency) * runMs);
+  }
   return {
     id: step.id,
     action: step.action,
     model: step.model?.slug ?? null,
     layer: step.layer,
     depends_on: [...step.dependsOn],
+    items_from: step.itemsFrom
+      ? {
+          step: step.itemsFrom.step,
+          per_item: step.itemsFrom.perItem,
+          ...(step.itemsFrom.wholeBecause ? { because: step.itemsFrom.wholeBecause } : {}),
+        }
+      : null,
     runs: dynamic ? ('dynamic' as const) : known,
     runs_per_row: step.runs,
     cached,
@@ -217,6 +246,11 @@ export function toMermaid(estimate: PlanEstimate): string {
     const runs = step.runs === 1 ? '' : ` ×${step.runs}`;
     lines.push(`  ${step.id}["${step.id}<br/>${what}${runs}"]`);
   }
-  for (const step of estimate.steps) for (const dep of step.depends_on) lines.push(`  ${dep} --> ${step.id}`);
+  for (const step of estimate.steps)
+    for (const dep of step.depends_on) {
+      // An item-by-item edge: item i of the step follows item i of dep alone.
+      const perItem = step.items_from?.per_item && step.items_from.step === dep;
+      lines.push(perItem ? `  ${dep} -->|"${dep}[i] → ${step.id}[i]"| ${step.id}` : `  ${dep} --> ${step.id}`);
+    }
   return lines.join('\n');
 }

@@ -37,6 +37,7 @@ export function resolveSettings(
     pollMs: duration('poll', DEFAULTS.pollMs),
     cache: settings.cache ?? true,
     passEnv: settings.pass_env ?? [],
+    itemFlow: settings.item_flow ?? true,
   };
   for (const [index, name] of resolved.passEnv.entries())
     if (CREDENTIAL_VARIABLES.has(name))

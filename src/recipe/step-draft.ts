@@ -41,7 +41,8 @@ export function draftStep(
       inputSchema = actionInputs(deps.schemas.tools)[raw.uses as BuiltinAction];
       const schemaValue = raw.with?.schema;
       outputs = actionOutputs(raw.uses as BuiltinAction, raw.uses === 'llm' ? schemaValue : undefined);
-      if (raw.uses === 'llm' && schemaValue !== undefined) {
+      // A schema with expressions (`maxItems: ${{ inputs.count }}`) is checked once rendered, at run time.
+      if (raw.uses === 'llm' && schemaValue !== undefined && !JSON.stringify(schemaValue).includes('${{')) {
         try {
           ajv.compile(schemaValue as object);
         } catch (cause) {

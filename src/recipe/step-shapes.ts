@@ -12,6 +12,8 @@ export function checkStepExpressions(
   recipeScope: Omit<TypeScope, 'self'>,
   file: SourceFile,
   diagnostics: Diagnostic[],
+  /** The step runs item by item from another step's items: its `if` is evaluated per item, and may read `item`. */
+  itemInIf = false,
 ): void {
   const stepPath: PathPart[] = ['steps', draft.id];
   const scope: TypeScope = { ...recipeScope, self: draft.id };
@@ -33,8 +35,15 @@ export function checkStepExpressions(
       item = ANY;
     }
   }
-  if (draft.if) valueShape(draft.if, [...stepPath, 'if'], { ...scope, statusFunctions: true }, file, diagnostics);
   const inner: TypeScope = item ? { ...scope, item } : scope;
+  if (draft.if)
+    valueShape(
+      draft.if,
+      [...stepPath, 'if'],
+      { ...(itemInIf ? inner : scope), statusFunctions: true },
+      file,
+      diagnostics,
+    );
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {
     for (const [field, fieldValue] of Object.entries(draft.with.entries)) {

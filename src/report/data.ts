@@ -6,7 +6,7 @@ import type { JournalEvent, JournalRead, RunStartedEvent, TrafficKind } from '..
 import { summaryOf, type RunSummary } from '../store/summary.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'other';
-export type ItemStatus = 'succeeded' | 'failed' | 'running' | 'unknown';
+export type ItemStatus = 'succeeded' | 'failed' | 'running' | 'unknown' | 'skipped';
 
 export interface ReportFile {
   path: string;
@@ -29,6 +29,8 @@ export interface ReportItem {
   output: unknown;
   /** Restored from the step cache: no task ran for it. */
   cached: boolean;
+  /** The item it comes from, for a step that iterates another step's items: `bg[3]`. */
+  from: string | null;
 }
 
 export interface ReportStep {
@@ -43,6 +45,8 @@ export interface ReportStep {
   error: string | null;
   items: ReportItem[];
   output: unknown;
+  /** The step whose items this one iterates: item i comes from its item i. */
+  itemsFrom: string | null;
 }
 
 export interface TrafficSecond {
@@ -96,6 +100,7 @@ const emptyItem = (index: number): ReportItem => ({
   files: [],
   output: undefined,
   cached: false,
+  from: null,
 });
 
 /** Everything the report shows, read off the journal alone: a killed run has a report too. */
@@ -119,6 +124,7 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
   for (const item of own) {
     const output = state.finishedItems.get(itemKey(row, step, item.index));
     if (output !== undefined) item.output = output;
+    if (record.items_from !== undefined) item.from = `${record.items_from}[${item.index}]`;
   }
   // An item the step's end left without a verdict did not finish: a failed step names why.
   if (record.status === 'failed') for (const item of own) if (item.status === 'running') item.status = 'failed';
@@ -134,6 +140,7 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
     error: record.error?.message ?? null,
     items: own.sort((a, b) => a.index - b.index),
     output: state.finishedSteps.get(stepKey(row, step)),
+    itemsFrom: record.items_from ?? null,
   };
 }
 
@@ -207,6 +214,15 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
     }
     case 'item-cached':
       itemAt(event.row, event.step, event.index).cached = true;
+      return;
+    case 'item-skipped':
+      Object.assign(itemAt(event.row, event.step, event.index), {
+        status: 'skipped',
+        error: `skipped: ${event.reason}`,
+      });
+      return;
+    case 'item-failed':
+      Object.assign(itemAt(event.row, event.step, event.index), { status: 'failed', error: event.message });
       return;
     default:
       return;

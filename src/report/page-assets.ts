@@ -12,6 +12,8 @@ table.totals{border-collapse:collapse;margin-top:8px}.totals td{padding:2px 14px
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
 .card{background:#fff;border:1px solid #dee2e6;border-radius:8px;padding:8px;overflow:hidden}
 .grid.large .card{content-visibility:auto;contain-intrinsic-size:auto 280px}
+.chain-row{display:grid;gap:12px;margin-bottom:12px}.chain-head{font-weight:600;color:#495057}
+.chain.large .chain-row{content-visibility:auto;contain-intrinsic-size:auto 280px}
 .card.failed,.card.unknown{border-color:#e03131;background:#fff5f5}
 .card img{display:block;max-width:100%;height:auto;cursor:zoom-in;border-radius:4px}
 .card video{width:100%;border-radius:4px}.card .prompt{margin:6px 0;max-height:6em;overflow:auto}
@@ -40,7 +42,8 @@ export const SCRIPT = `
       c.classList.toggle('hidden',!ok);if(ok)n++;
     });
     document.querySelectorAll('section.step').forEach(function(sec){
-      sec.classList.toggle('hidden',!!s&&sec.dataset.step!==s);
+      var own=sec.dataset.steps?sec.dataset.steps.split(' '):[sec.dataset.step];
+      sec.classList.toggle('hidden',!!s&&own.indexOf(s)<0);
     });
     shown.textContent=n+' of '+cards.length+' items';
   }

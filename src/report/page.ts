@@ -48,6 +48,7 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const took =
     item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
   const facts = [
+    item.from && `from ${item.from}`,
     item.cached && 'from the cache',
     item.taskId,
     took,
@@ -130,6 +131,62 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
   </section>`;
 }
 
+/**
+ * Steps whose items flow from another step's items, grouped with the step their lineage begins
+ * at, in the order of the run: `t2i → edit → v2v`, one chain per row of the batch.
+ */
+function chainsOf(steps: ReportStep[]): ReportStep[][] {
+  const byKey = new Map(steps.map((s) => [`${s.row}/${s.step}`, s]));
+  const upstream = (s: ReportStep) => (s.itemsFrom ? byKey.get(`${s.row}/${s.itemsFrom}`) : undefined);
+  const chains = new Map<ReportStep, ReportStep[]>();
+  for (const step of steps) {
+    let root = step;
+    for (let up = upstream(root), hops = 0; up && hops < steps.length; up = upstream(root), hops++) root = up;
+    if (root === step) continue;
+    chains.set(root, [...(chains.get(root) ?? [root]), step]);
+  }
+  return [...chains.values()];
+}
+
+/** An item's chain on one row: the prompt's image, its edit, the edit's video… (a gap where an item is missing). */
+function chainSection(ctx: PageContext, chain: ReportStep[], rows: number): Html {
+  const first = chain[0]!;
+  const count = Math.max(0, ...chain.flatMap((s) => s.items.map((i) => i.index + 1)));
+  const byIndex = chain.map((s) => new Map(s.items.map((i) => [i.index, i])));
+  const columns = `grid-template-columns:repeat(${chain.length},minmax(0,1fr))`;
+  const name = `${chain.map((s) => s.step).join(' → ')}${rows > 1 ? ` · row ${first.row + 1}` : ''}`;
+  return html`<section class=${count > LARGE_GRID ? 'step chain large' : 'step chain'} data-step=${first.step}
+    data-steps=${chain.map((s) => s.step).join(' ')}>
+    <h2>${name}<span class="meta"> · ${count} item chain${count === 1 ? '' : 's'}, one a line</span></h2>
+    ${chain.filter((s) => s.error).map((s) => html`<div class="error">${s.step}: ${s.error}</div>`)}
+    <div class="chain-row chain-head" style=${columns}>
+      ${chain.map((s) => html`<div>${s.step} ${badge(s.status)}<span class="meta"> ${s.model ?? s.action ?? ''}</span></div>`)}
+    </div>
+    ${Array.from(
+      { length: count },
+      (_, index) => html`<div class="chain-row" style=${columns}>
+        ${chain.map((s, column) => {
+          const item = byIndex[column]!.get(index);
+          return item ? card(ctx, s, item) : html`<div></div>`;
+        })}
+      </div>`,
+    )}
+  </section>`;
+}
+
+/** The steps' sections: a chain of steps that flow item by item as one section, a row per item. */
+function stepSections(ctx: PageContext, data: ReportData): Html[] {
+  const chains = chainsOf(data.steps);
+  const inChain = new Map(chains.flatMap((chain) => chain.map((s) => [s, chain] as const)));
+  const sections: Html[] = [];
+  for (const step of data.steps) {
+    const chain = inChain.get(step);
+    if (!chain) sections.push(stepSection(ctx, step, data.summary.rows));
+    else if (chain[0] === step) sections.push(chainSection(ctx, chain, data.summary.rows));
+  }
+  return sections;
+}
+
 function header(data: ReportData): Html {
   const { summary, totals } = data;
   const r = totals.requests;
@@ -172,7 +229,7 @@ function controls(data: ReportData): Html {
       <option value="">all steps</option>${steps.map((s) => html`<option value=${s}>${s}</option>`)}
     </select>
     <select id="f-status" aria-label="status"><option value="">any status</option>
-      ${['succeeded', 'failed', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
+      ${['succeeded', 'failed', 'skipped', 'running', 'unknown'].map((s) => html`<option value=${s}>${s}</option>`)}</select>
     <input id="f-text" type="search" placeholder="search prompts" aria-label="search prompts" />
     <span id="f-shown" class="meta"></span></div>`;
 }
@@ -188,7 +245,7 @@ export function renderPage(data: ReportData, ctx: PageContext): string {
     <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
     <h2>Outputs</h2>${controls(data)}
     ${ctx.unthumbed ? html`<p class="meta">${unthumbedNote(ctx)}</p>` : null}
-    ${data.steps.map((s) => stepSection(ctx, s, data.summary.rows))}
+    ${stepSections(ctx, data)}
   </main><div id="lightbox"><img alt="full size" /></div>
   <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;
   const csp =

@@ -25,6 +25,12 @@ export interface StepRecord {
   continued?: boolean;
   /** Why it was cancelled. */
   cancelled_because?: string;
+  /** The step whose items this one iterates: its item i comes from that step's item i. */
+  items_from?: string;
+  /** Items that failed for good, by index. */
+  failed_items?: Array<{ index: number; message: string }>;
+  /** Items that did not run, by index, and why (`bg[1] failed`). */
+  skipped_items?: Array<{ index: number; reason: string }>;
 }
 
 /**
@@ -162,6 +168,9 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       entry.started_at ??= event.t;
       entry.error = null;
       delete entry.cancelled_because;
+      delete entry.skipped_items;
+      delete entry.failed_items;
+      if (event.items_from !== undefined) entry.items_from = event.items_from;
       return;
     }
     case 'step-skipped':
@@ -201,6 +210,28 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
     case 'item-cached': {
       const entry = stepOf(state, event.row, event.step);
       if (!entry.cached.includes(event.index)) entry.cached.push(event.index);
+      return;
+    }
+    case 'item-skipped': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.skipped_items = [
+        ...(entry.skipped_items ?? []).filter((s) => s.index !== event.index),
+        {
+          index: event.index,
+          reason: event.reason,
+        },
+      ].sort((a, b) => a.index - b.index);
+      return;
+    }
+    case 'item-failed': {
+      const entry = stepOf(state, event.row, event.step);
+      entry.failed_items = [
+        ...(entry.failed_items ?? []).filter((f) => f.index !== event.index),
+        {
+          index: event.index,
+          message: event.message,
+        },
+      ].sort((a, b) => a.index - b.index);
       return;
     }
     case 'item-finished': {
@@ -282,6 +313,8 @@ function applyStepEnd(state: RunState, event: StepEnd): void {
   if (event.type === 'step-failed' && event.continued) entry.continued = true;
   if (event.type !== 'step-finished') return;
   const key = stepKey(event.row, event.step);
+  // With items skipped the step is not done: a resume runs them when their upstream items succeed.
+  if (event.skipped_items?.length) return;
   state.finishedSteps.set(key, event.outputs);
   for (const item of state.submittedTasks.keys()) if (item.startsWith(`${key}/`)) state.submittedTasks.delete(item);
 }

@@ -5,7 +5,8 @@ export type JournalEvent =
   | RunStartedEvent
   /** `accepted_damage`: the unreadable lines a `resume --force` went on despite. */
   | { type: 'run-resumed'; t: number; accepted_damage?: number[]; owner?: RunOwner }
-  | { type: 'step-started'; t: number; row: number; step: string }
+  /** `items_from`: the step whose items this one iterates, item i from its item i (item lineage). */
+  | { type: 'step-started'; t: number; row: number; step: string; items_from?: string }
   | { type: 'step-skipped'; t: number; row: number; step: string; reason: string }
   /** A step that never ran (or was stopped mid-way) because the run was stopped or a step before it failed. */
   | { type: 'step-cancelled'; t: number; row: number; step: string; reason: string }
@@ -79,7 +80,20 @@ export type JournalEvent =
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
   | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
-  | { type: 'step-finished'; t: number; row: number; step: string; outputs: unknown; duration_ms: number }
+  /** An item that did not run: `reason` names the item its trouble began with (`bg[1] failed`), or its condition. */
+  | { type: 'item-skipped'; t: number; row: number; step: string; index: number; reason: string }
+  /** An item that failed for good (after the step's retries), before its step's `step-failed`. */
+  | { type: 'item-failed'; t: number; row: number; step: string; index: number; reason: string; message: string }
+  /** `skipped_items`: items that did not run; the step is then not done for a resume, which tries them again. */
+  | {
+      type: 'step-finished';
+      t: number;
+      row: number;
+      step: string;
+      outputs: unknown;
+      duration_ms: number;
+      skipped_items?: number[];
+    }
   | {
       type: 'step-failed';
       t: number;

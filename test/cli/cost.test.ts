@@ -105,27 +105,31 @@ steps:
 `;
 
 describe('pipeline plan: the cost', () => {
-  it('prices launch-kit per step: a dynamic fan-out per run, and a total that says it is a lower bound', async () => {
+  it('prices launch-kit exactly: the schema of its brief fixes count prompts, so the heroes are known', async () => {
     const plan = await pipeline(['plan', join(recipes, 'launch-kit.yaml'), '--format', 'json']);
     expect(plan.exitCode, plan.stderr).toBe(0);
     const estimate = JSON.parse(plan.stdout);
     const cost = Object.fromEntries(estimate.steps.map((s: { id: string; cost: unknown }) => [s.id, s.cost]));
     expect(cost.research).toBeNull();
-    // 2k counts 2 images at $0.03; one edited image at $0.04; 5 s of 720p video at $0.06 a second.
-    expect(cost.hero).toEqual({ usd: 0, per_run_usd: 0.06, dynamic: true, cached_runs: 0 });
+    // 2k counts 2 images at $0.03, 3 of them; one edited image at $0.04; 5 s of 720p video at $0.06 a second.
+    expect(cost.hero).toEqual({ usd: 0.18, per_run_usd: 0.06, dynamic: false, cached_runs: 0 });
     expect(cost.branded).toEqual({ usd: 0.04, per_run_usd: 0.04, dynamic: false, cached_runs: 0 });
     expect(cost.clip).toEqual({ usd: 0.3, per_run_usd: 0.3, dynamic: false, cached_runs: 0 });
-    expect(estimate.totals.cost).toEqual({
-      usd: 0.34,
-      lower_bound: true,
-      dynamic_steps: ['hero'],
-      unpriced_models: [],
-    });
-    const text = await pipeline(['plan', join(recipes, 'launch-kit.yaml')]);
-    expect(text.stdout).toMatch(/hero\s+vendor-a\/vendor-a-v3-t2i\s+dynamic\s+\$0\.0600 × n unknown/);
-    expect(text.stdout).toMatch(
-      /^cost\s+at least \$0\.3400, a lower bound: the runs of hero are known only at run time$/m,
-    );
+    expect(estimate.totals.cost).toEqual({ usd: 0.52, lower_bound: false, dynamic_steps: [], unpriced_models: [] });
+    const text = await pipeline(['plan', join(recipes, 'launch-kit.yaml'), '--set', 'count=5']);
+    expect(text.stdout).toMatch(/hero\s+vendor-a\/vendor-a-v3-t2i\s+5\s+\$0\.3000/);
+    expect(text.stdout).toMatch(/^cost\s+\$0\.6400$/m);
+  });
+
+  it('prices a fan-out over an LLM list the schema leaves open per run, as a lower bound', async () => {
+    const recipe = join(home, 'open-brief.yaml');
+    await writeFile(recipe, DYNAMIC);
+    const estimate = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
+    const image = estimate.steps.find((s: { id: string }) => s.id === 'image');
+    expect(image.cost).toEqual({ usd: 0, per_run_usd: 0.03, dynamic: true, cached_runs: 0 });
+    expect(estimate.totals.cost).toMatchObject({ usd: 0, lower_bound: true, dynamic_steps: ['image'] });
+    const text = await pipeline(['plan', recipe]);
+    expect(text.stdout).toMatch(/image\s+vendor-a\/vendor-a-v3-t2i\s+dynamic\s+\$0\.0300 × n unknown/);
   });
 
   it('prices batch-thumbnails as 6 tasks at $0.03, and --prices overrides the bundled price', async () => {
@@ -282,7 +286,7 @@ describe('pipeline run against a gateway with $100', () => {
   });
   afterAll(async () => stop(gateway));
 
-  it('charges what plan estimated: launch-kit costs the known steps plus 3 heroes at the per-run price', async () => {
+  it('charges what plan estimated: launch-kit costs its steps, 3 heroes included', async () => {
     const before = (await gateway.stats()).balances.local!;
     const run = await pipeline(['run', join(recipes, 'launch-kit.yaml')], envFor(gateway));
     expect(run.exitCode, run.stderr).toBe(0);
@@ -290,15 +294,15 @@ describe('pipeline run against a gateway with $100', () => {
     expect(charged).toBe(usd(0.34 + 3 * 0.06));
     const summary = summaryOf(runIdIn(run.stderr));
     expect(summary.cost).toEqual({
-      estimated_usd: 0.34,
-      estimate_lower_bound: true,
+      estimated_usd: 0.52,
+      estimate_lower_bound: false,
       committed_usd: charged,
       unpriced_submissions: 0,
       by_step: { hero: 0.18, branded: 0.04, clip: 0.3 },
     });
-    expect(run.stderr).toMatch(/✓ run \S+ succeeded in [\d.]+s, spent \$0\.5200 of an estimated at least \$0\.3400/);
+    expect(run.stderr).toMatch(/✓ run \S+ succeeded in [\d.]+s, spent \$0\.5200 of an estimated \$0\.5200/);
     const report = readFileSync(join(home, 'runs', runIdIn(run.stderr), 'report.html'), 'utf8');
-    expect(report).toContain('<td data-total="spent">$0.5200 of an estimated at least $0.3400</td>');
+    expect(report).toContain('<td data-total="spent">$0.5200 of an estimated $0.5200</td>');
   });
 
   it('charges batch-thumbnails exactly its estimate, and runs list shows the spend', async () => {

@@ -150,6 +150,7 @@ describe('pipeline plan', () => {
         model: 'vendor-a/vendor-a-v3-t2i',
         layer: 0,
         depends_on: [],
+        items_from: null,
         runs: 6,
         runs_per_row: [1, 1, 1, 1, 1, 1],
         cached: 0,
@@ -174,7 +175,29 @@ describe('pipeline plan', () => {
       '  read["read<br/>web-fetch"]',
     ]);
     expect(result.stdout).toContain('  brief --> hero');
-    expect(result.stdout).toContain('  hero["hero<br/>vendor-a/vendor-a-v3-t2i ×dynamic"]');
+    expect(result.stdout).toContain('  hero["hero<br/>vendor-a/vendor-a-v3-t2i ×3"]');
+  });
+
+  it('shows each item-by-item step as badge[i] ← bg[i], and why a step waits for all of another', async () => {
+    const path = join(dir, 'chain.yaml');
+    await writeFile(
+      path,
+      [
+        'version: 1',
+        'name: chain',
+        'steps:',
+        '  bg: { uses: vendor-a/vendor-a-v3-t2i, for_each: [red, blue], with: { prompt: "${{ item }}" } }',
+        '  badge: { run: "echo ${{ item.url }}", for_each: "${{ steps.bg.outputs }}" }',
+        '  count: { run: "echo ${{ length(steps.bg.outputs) }} ${{ item }}", for_each: "${{ steps.bg.outputs[*].url }}" }',
+        '',
+      ].join('\n'),
+    );
+    const result = await run(['plan', path]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^2\s+badge\s+run\s+2\s+bg\[i\]$/m);
+    expect(result.stdout).toContain(
+      'items      badge[i] ← bg[i]; count[i] ← bg[i], after all of bg (its run reads steps.bg.outputs as a whole)',
+    );
   });
 
   it('refuses an unknown format with exit 2', async () => {

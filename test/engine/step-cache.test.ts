@@ -37,14 +37,21 @@ async function run(recipe: string, sets: string[] = [], mode = { read: true, wri
   const before = gateway.stats().requests.by_route;
   const result = await runPlan(engine.ctx);
   const after = gateway.stats().requests.by_route;
-  const cached = engine
-    .events()
-    .flatMap((e) => (e.type === 'item-cached' ? [e.step] : []))
-    .sort();
+  const events = engine.events();
+  const cached = events.flatMap((e) => (e.type === 'item-cached' ? [e.step] : [])).sort();
+  const cachedItems = events.flatMap((e) => (e.type === 'item-cached' ? [`${e.step}[${e.index}]`] : [])).sort();
+  const submitted = events.flatMap((e) => (e.type === 'task-submitted' ? [`${e.step}[${e.index}]`] : [])).sort();
   await engine.close();
   expect(result.status).toBe('succeeded');
   const made = (route: string) => (after[route] ?? 0) - (before[route] ?? 0);
-  return { search: made(SEARCH), text: made(TEXT), cached, outputs: result.rows[0]!.outputs };
+  return {
+    search: made(SEARCH),
+    text: made(TEXT),
+    cached,
+    cachedItems,
+    submitted,
+    outputs: result.rows[0]!.outputs,
+  };
 }
 
 const RECIPE = `version: 1
@@ -57,7 +64,33 @@ outputs:
   words: \${{ steps.words.outputs.text }}
 `;
 
+/** A chain per item: each edit follows its own image. */
+const CHAIN = `version: 1
+name: chain
+inputs:
+  colours: { type: array, default: [red, green, blue] }
+steps:
+  image:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ inputs.colours }}
+    with: { prompt: "a \${{ item }} background" }
+  edit:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.image.outputs[*].images[0].url }}
+    with: { prompt: add a badge, image: ["\${{ item }}"] }
+`;
+
 describe('the step cache in the engine', () => {
+  it('serves each item of a chain from the cache, and reruns only the chain of a changed input item', async () => {
+    expect((await run(CHAIN)).submitted).toHaveLength(6);
+    const warm = await run(CHAIN);
+    expect(warm.submitted).toEqual([]);
+    expect(warm.cachedItems).toEqual(['edit[0]', 'edit[1]', 'edit[2]', 'image[0]', 'image[1]', 'image[2]']);
+    const changed = await run(CHAIN, ['colours=["red","grey","blue"]']);
+    expect(changed.submitted).toEqual(['edit[1]', 'image[1]']);
+    expect(changed.cachedItems).toEqual(['edit[0]', 'edit[2]', 'image[0]', 'image[2]']);
+  });
+
   it('keeps web-search results 24 hours, llm answers with no expiry, and honours a step ttl', async () => {
     expect(await run(RECIPE)).toMatchObject({ search: 1, text: 2, cached: [] });
     now += 59 * 60_000;

@@ -83,6 +83,18 @@ describe('faults on demand', () => {
     });
   });
 
+  it('body_contains: strikes only the requests whose body holds the text', async () => {
+    const { gateway: gw } = await start();
+    gw.injectFault({ kind: 'status', status: 400, route: T2I_ROUTE, body_contains: 'item 3 ' });
+    const answers = await Promise.all(
+      [1, 3, 13].map((i) => post(gw, T2I, { prompt: `item ${i} of five` }).then((r) => r.status)),
+    );
+    expect(answers).toEqual([200, 400, 200]);
+    // Used up: the same body now goes through.
+    expect((await post(gw, T2I, { prompt: 'item 3 again' })).status).toBe(200);
+    expect(() => gw.injectFault({ kind: 'status', status: 400, body_contains: '' })).toThrow(/body_contains/);
+  });
+
   it('malformed-json: answers 200 with a cut-off body, after the task was created', async () => {
     const { gateway: gw } = await start();
     gw.injectFault({ kind: 'malformed-json', route: T2I_ROUTE });

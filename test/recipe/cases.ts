@@ -245,6 +245,18 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:6:43: error: for_each must give a list, but this is text\n  |\n6 |   b: { run: "echo ${{ item }}", for_each: "${{ inputs.topic }}" }\n  |                                           ~~~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'for_each over the items of a step with a projection that gives several values per item',
+    yaml: `${head}steps:\n  bg: { uses: vendor-a/vendor-a-v3-t2i, for_each: [red, blue], with: { prompt: "\${{ item }}" } }\n  badge: { run: "echo \${{ item }}", for_each: "\${{ steps.bg.outputs[*].images[*].url }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:47: error: for_each over the items of bg must give one value per item, but steps.bg.outputs[*].images[*].url can give several per item ([*] flattens lists), so badge[i] would not match bg[i]; take one per item, as in steps.bg.outputs[*].images[0].url\n  |\n5 |   badge: { run: "echo ${{ item }}", for_each: "${{ steps.bg.outputs[*].images[*].url }}" }\n  |                                               ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
+    name: "an item's if reading the outcome of a step it does not descend from",
+    yaml: `${head}steps:\n  bg: { run: "echo \${{ item }}", for_each: [red, blue] }\n  other: { run: "echo \${{ item }}", for_each: [a, b] }\n  badge: { run: "echo \${{ item.stdout }}", for_each: "\${{ steps.bg.outputs }}", if: "steps.other.outcome == 'success'" }\n`,
+    expected:
+      'recipes/broken.yaml:6:85: error: steps.other.outcome in an item\'s if: badge[i] descends from bg[i], not from an item of other; read the outcome of a step in its lineage, or add needs: other to wait for all of other and read the outcome of the whole step\n  |\n6 |   badge: { run: "echo ${{ item.stdout }}", for_each: "${{ steps.bg.outputs }}", if: "steps.other.outcome == \'success\'" }\n  |                                                                                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'item outside for_each',
     yaml: `${head}steps:\n  a: { run: "echo \${{ item }}" }\n`,
     expected:

@@ -53,7 +53,8 @@ describe('the example recipes', () => {
     expect(plan.steps.find((s) => s.id === 'hero')).toMatchObject({
       action: 'model',
       model: { slug: 'vendor-a/vendor-a-v3-t2i', type: 'text-to-image' },
-      runs: ['dynamic'],
+      // The brief's schema fixes `count` prompts: the fan-out is known before the run.
+      runs: [3],
       dependsOn: ['brief'],
     });
     expect(plan.steps.find((s) => s.id === 'clip')?.mediaFields.map((m) => m.field)).toEqual([
@@ -66,16 +67,16 @@ describe('the example recipes', () => {
     ]);
     const estimate = estimatePlan(plan, { rpm: 60, concurrency: 4 });
     expect(estimate.totals.requests).toEqual({
-      submissions: 2,
-      polls: 2,
+      submissions: 5,
+      polls: 5,
       uploads: 2,
       tool_calls: 2,
       text_calls: 1,
-      total: 9,
-      dynamic_steps: ['hero'],
+      total: 15,
+      dynamic_steps: [],
     });
     expect(estimate.totals.tasks).toEqual({
-      'vendor-a/vendor-a-v3-t2i': 'dynamic',
+      'vendor-a/vendor-a-v3-t2i': 3,
       'vendor-b/vendor-b-5.0-lite-edit': 1,
       'vendor-b/vendor-b-2.0-mini-v2v': 1,
     });

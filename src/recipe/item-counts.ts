@@ -1,0 +1,54 @@
+/**
+ * Run counts that follow from other steps: a step iterating another step's items has that step's
+ * count, and a list an LLM step's JSON schema fixes (`minItems` = `maxItems`) has that length. So
+ * `plan` can price chains whose first `for_each` is known before the run.
+ */
+import type { PlannedStep } from '../plan.js';
+import { knownValue } from './known-values.js';
+
+type Runs = PlannedStep['runs'];
+
+/** Fills in the `dynamic` runs that lineage or a schema make known; steps are in topological order. */
+export function countThroughChains(steps: PlannedStep[], rows: Array<Record<string, unknown>>): void {
+  const byId = new Map(steps.map((s) => [s.id as string, s]));
+  for (const step of steps) {
+    if (!step.runs.includes('dynamic')) continue;
+    const counts = step.itemsFrom ? byId.get(step.itemsFrom.step)?.runs : schemaCounts(step, byId, rows);
+    if (!counts) continue;
+    step.runs = step.runs.map((runs, row) => (runs === 'dynamic' ? (counts[row] ?? 'dynamic') : runs));
+  }
+}
+
+/** `for_each: ${{ steps.B.outputs.json.a.b }}` over an LLM step B whose schema fixes the list's length. */
+function schemaCounts(
+  step: PlannedStep,
+  byId: Map<string, PlannedStep>,
+  rows: Array<Record<string, unknown>>,
+): Runs | undefined {
+  const forEach = step.forEach;
+  if (forEach?.kind !== 'template' || !forEach.template.whole) return undefined;
+  const part = forEach.template.parts.find((p) => typeof p !== 'string');
+  if (!part || typeof part === 'string' || part.expr.kind !== 'path' || part.expr.root !== 'steps') return undefined;
+  const [id, outputs, json, ...fields] = part.expr.segments;
+  if (id?.kind !== 'field' || outputs?.kind !== 'field' || outputs.name !== 'outputs') return undefined;
+  if (json?.kind !== 'field' || json.name !== 'json' || fields.some((f) => f.kind !== 'field')) return undefined;
+  const llm = byId.get(id.name);
+  if (llm?.action !== 'llm' || llm.forEach || llm.with.kind !== 'map' || !llm.with.entries.schema) return undefined;
+  const schemaValue = llm.with.entries.schema;
+  return rows.map((row, index) => {
+    const runs = llm.runs[index];
+    if (runs !== 1) return runs ?? 'dynamic';
+    let node: unknown;
+    try {
+      node = knownValue(schemaValue, row);
+    } catch {
+      return 'dynamic';
+    }
+    for (const field of fields as Array<{ name: string }>) {
+      const properties = (node as { properties?: Record<string, unknown> } | null)?.properties;
+      node = properties && Object.hasOwn(properties, field.name) ? properties[field.name] : undefined;
+    }
+    const { minItems, maxItems } = (node ?? {}) as { minItems?: unknown; maxItems?: unknown };
+    return Number.isInteger(minItems) && minItems === maxItems ? (minItems as number) : 'dynamic';
+  });
+}

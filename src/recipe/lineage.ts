@@ -1,0 +1,195 @@
+/**
+ * Item lineage: which steps' `for_each` iterate another step's items, and whether each of their
+ * items can wait for its own upstream item only. `badge: for_each: ${{ steps.bg.outputs }}` makes
+ * badge[i] descend from bg[i]; it waits for bg[i] alone unless badge also reads bg as a whole.
+ */
+import { pathText, type Expr, type Segment } from '../expressions/expressions.js';
+import type { ItemLineage, StepId, ValueTemplate } from '../plan.js';
+import type { StepDraft } from './analyzer-types.js';
+import { error, type Diagnostic } from './diagnostics.js';
+import { followPath, type Shape } from './shapes.js';
+import type { PathPart, SourceFile } from './source.js';
+import { templateStrings } from './templates.js';
+
+/** A `steps.X…` path found in one of a step's values, and where. */
+interface StepRead {
+  step: string;
+  segments: Segment[];
+  /** `for_each`, `if`, `with`, `run` or `cache.key`. */
+  where: string;
+  path: PathPart[];
+  source: string;
+}
+
+function* stepPaths(expr: Expr): Generator<Extract<Expr, { kind: 'path' }>> {
+  switch (expr.kind) {
+    case 'path':
+      if (expr.root === 'steps') yield expr;
+      return;
+    case 'call':
+      for (const arg of expr.args) yield* stepPaths(arg);
+      return;
+    case 'binary':
+      yield* stepPaths(expr.left);
+      yield* stepPaths(expr.right);
+      return;
+    case 'not':
+      yield* stepPaths(expr.operand);
+      return;
+    case 'access':
+      yield* stepPaths(expr.target);
+      return;
+    default:
+      return;
+  }
+}
+
+function readsIn(value: ValueTemplate | undefined, where: string, path: PathPart[]): StepRead[] {
+  if (!value) return [];
+  const reads: StepRead[] = [];
+  for (const { template } of templateStrings(value, path))
+    for (const part of template.parts) {
+      if (typeof part === 'string') continue;
+      for (const expr of stepPaths(part.expr)) {
+        const first = expr.segments[0];
+        if (first?.kind === 'field')
+          reads.push({ step: first.name, segments: expr.segments.slice(1), where, path, source: part.source });
+      }
+    }
+  return reads;
+}
+
+/** The `steps.X.outputs…` path a `for_each` is made of, alone; undefined when it is anything else. */
+function forEachPath(value: ValueTemplate | undefined): Extract<Expr, { kind: 'path' }> | undefined {
+  if (value?.kind !== 'template' || !value.template.whole) return undefined;
+  const part = value.template.parts.find((p) => typeof p !== 'string');
+  if (!part || typeof part === 'string' || part.expr.kind !== 'path' || part.expr.root !== 'steps') return undefined;
+  const [step, outputs] = part.expr.segments;
+  if (step?.kind !== 'field' || outputs?.kind !== 'field' || outputs.name !== 'outputs') return undefined;
+  return part.expr;
+}
+
+const isStepField = (read: StepRead) =>
+  read.segments[0]?.kind === 'field' && ['outcome', 'conclusion'].includes(read.segments[0].name);
+
+/**
+ * Each step's lineage, for the steps whose `for_each` iterates an earlier for_each step's items;
+ * a projection that does not give one value per item, and an item's `if` that reads the outcome of
+ * a step it does not descend from, are diagnostics.
+ */
+export function itemLineages(
+  drafts: StepDraft[],
+  outputShapes: Map<string, Shape>,
+  itemFlow: boolean,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): Map<string, ItemLineage> {
+  const byId = new Map(drafts.map((d) => [d.id, d]));
+  const lineages = new Map<string, ItemLineage>();
+  for (const draft of drafts) {
+    const lineage = lineageOf(draft, byId, outputShapes, itemFlow, file, diagnostics);
+    if (lineage) lineages.set(draft.id, lineage);
+  }
+  for (const draft of drafts) checkItemConditions(draft, lineages, byId, file, diagnostics);
+  return lineages;
+}
+
+function lineageOf(
+  draft: StepDraft,
+  byId: Map<string, StepDraft>,
+  outputShapes: Map<string, Shape>,
+  itemFlow: boolean,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): ItemLineage | undefined {
+  const path = forEachPath(draft.forEach);
+  const upstreamId = (path?.segments[0] as { name: string } | undefined)?.name;
+  const upstream = upstreamId === undefined ? undefined : byId.get(upstreamId);
+  if (!path || !upstream?.forEach || upstream.id === draft.id) return undefined;
+  const rest = path.segments.slice(2);
+  // `steps.X.outputs[0]…` reads one chosen item of X: every item of this step needs that one.
+  if (rest.length > 0 && rest[0]!.kind !== 'wildcard') return undefined;
+  const projection = rest.slice(1);
+  const written = pathText('steps', path.segments);
+  const forEachAt: PathPart[] = ['steps', draft.id, 'for_each'];
+  const itemShape = outputShapes.get(upstream.id);
+  const projected =
+    itemShape?.kind === 'list'
+      ? followPath(itemShape.items, projection, `${pathText('steps', path.segments.slice(0, 3))}`)
+      : undefined;
+  if (projection.some((s) => s.kind === 'wildcard') || (projected?.ok && projected.shape.kind === 'list')) {
+    const oneEach = pathText(
+      pathText('steps', path.segments.slice(0, 3)),
+      projection.map((s) => (s.kind === 'wildcard' ? { kind: 'index', index: 0 } : s)),
+    );
+    diagnostics.push(
+      error(
+        file,
+        file.locate(forEachAt),
+        `for_each over the items of ${upstream.id} must give one value per item, but ${written} can give several ` +
+          `per item ([*] flattens lists), so ${draft.id}[i] would not match ${upstream.id}[i]; take one per item, ` +
+          `as in ${oneEach}${projected?.ok && projected.shape.kind === 'list' && !projection.some((s) => s.kind === 'wildcard') ? '[0]' : ''}`,
+      ),
+    );
+    return undefined;
+  }
+  const lineage: ItemLineage = { step: upstream.id as StepId, projection, perItem: itemFlow };
+  if (!itemFlow) return { ...lineage, wholeBecause: 'settings.item_flow is false' };
+  const wholeRead = [
+    ...readsIn(draft.if, 'if', ['steps', draft.id, 'if']),
+    ...readsIn(draft.with, 'with', ['steps', draft.id, 'with']),
+    ...readsIn(draft.run, 'run', ['steps', draft.id, 'run']),
+    ...readsIn(draft.cacheKey, 'cache.key', ['steps', draft.id, 'cache', 'key']),
+  ].find((read) => read.step === upstream.id && !isStepField(read));
+  if (wholeRead)
+    return {
+      ...lineage,
+      perItem: false,
+      wholeBecause: `its ${wholeRead.where} reads ${pathText('steps', [{ kind: 'field', name: wholeRead.step }, ...wholeRead.segments])} as a whole`,
+    };
+  return lineage;
+}
+
+/** The steps item i of `id` descends from, nearest first. */
+export function lineageChain(id: string, lineages: ReadonlyMap<string, ItemLineage>): string[] {
+  const chain: string[] = [];
+  for (let at = lineages.get(id); at && !chain.includes(at.step); at = lineages.get(at.step)) chain.push(at.step);
+  return chain;
+}
+
+/**
+ * In an item's `if`, `steps.Z.outcome` means the outcome of Z's item in the item's own lineage;
+ * for a for_each step Z that the item does not descend from (and the step does not wait for as a
+ * whole), there is no such item.
+ */
+function checkItemConditions(
+  draft: StepDraft,
+  lineages: Map<string, ItemLineage>,
+  byId: Map<string, StepDraft>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): void {
+  const lineage = lineages.get(draft.id);
+  if (!lineage?.perItem || !draft.if) return;
+  const chain = lineageChain(draft.id, lineages);
+  const others = [
+    ...readsIn(draft.with, 'with', []),
+    ...readsIn(draft.run, 'run', []),
+    ...readsIn(draft.cacheKey, 'cache.key', []),
+  ];
+  const wholeSteps = new Set([...draft.needs.map((n) => n.step), ...others.map((r) => r.step)]);
+  for (const read of readsIn(draft.if, 'if', ['steps', draft.id, 'if'])) {
+    if (!isStepField(read) || chain.includes(read.step) || wholeSteps.has(read.step)) continue;
+    if (!byId.get(read.step)?.forEach) continue;
+    const field = (read.segments[0] as { name: string }).name;
+    diagnostics.push(
+      error(
+        file,
+        file.locateWithin(read.path, read.source),
+        `steps.${read.step}.${field} in an item's if: ${draft.id}[i] descends from ${chain.map((s) => `${s}[i]`).join(' and ')}, ` +
+          `not from an item of ${read.step}; read the ${field} of a step in its lineage, or add needs: ${read.step} ` +
+          `to wait for all of ${read.step} and read the ${field} of the whole step`,
+      ),
+    );
+  }
+}

@@ -1,0 +1,228 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConsoleReporter } from '../../src/engine/reporter.js';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import type { JournalEvent } from '../../src/store/journal.js';
+import { summarise } from '../../src/store/summary.js';
+import { engineFor } from '../support/engine.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { runPlanSkippingTime } from '../support/run-engine.js';
+
+const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
+const COLOURS = Array.from({ length: 20 }, (_, i) => `colour-${i}`);
+
+/** A chain per item: text-to-image → an edit of the image → a video restyled after the edit. */
+const chain = (extra = '', settings = '') => `version: 1
+name: chain
+settings: { concurrency: 6${settings} }
+inputs:
+  colours: { type: array, default: ${JSON.stringify(COLOURS)} }
+steps:
+  t2i:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ inputs.colours }}
+    retry: { attempts: 0 }
+    with: { prompt: "a \${{ item }} background" }
+  edit:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.t2i.outputs[*].images[0].url }}
+    with: { prompt: add a badge, image: ["\${{ item }}"] }
+  v2v:
+    uses: vendor-b/vendor-b-2.0-mini-v2v
+    for_each: \${{ steps.edit.outputs }}
+    with:
+      video_urls: [./assets/ride.mp4]
+      prompt: Restyle the ride in the look of [Image 1].
+      reference_images: ["\${{ item.images[0].url }}"]
+      duration: 5
+      resolution: 720p
+${extra}`;
+
+let gateway: LocalGateway | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+});
+
+type Submitted = Extract<JournalEvent, { type: 'task-submitted' }>;
+type ItemFinished = Extract<JournalEvent, { type: 'item-finished' }>;
+
+async function runChain(recipe: string, failItem?: number) {
+  const clock = new ManualClock();
+  // Jittered latencies: items finish out of order, as they do on a real gateway.
+  gateway = await startLocalGateway({ clock, latencyScale: 0.2, latencyJitter: 0.5, seed: 19, useFfmpeg: false });
+  if (failItem !== undefined)
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: `colour-${failItem} ` });
+  const lines: string[] = [];
+  const report = new ConsoleReporter(
+    (text) => lines.push(text),
+    () => clock.now(),
+  );
+  const engine = await engineFor(recipe, gateway, clock, { report });
+  const result = await runPlanSkippingTime(engine, gateway, clock);
+  const events = engine.events();
+  await engine.close();
+  return { result, events, console: lines.join('') };
+}
+
+const submissions = (events: JournalEvent[], step: string) =>
+  events.filter((e): e is Submitted => e.type === 'task-submitted' && e.step === step);
+const finishedItems = (events: JournalEvent[], step: string) =>
+  events.filter((e): e is ItemFinished => e.type === 'item-finished' && e.step === step);
+
+describe('items flow one by one through a chain', () => {
+  it('submits edit[i] as soon as t2i[i] is done, before the last t2i item finishes', async () => {
+    const { result, events } = await runChain(chain());
+    expect(result.status).toBe('succeeded');
+    const t2iDone = finishedItems(events, 't2i');
+    expect(t2iDone).toHaveLength(20);
+    const lastT2i = events.indexOf(t2iDone.at(-1)!);
+    const edits = submissions(events, 'edit');
+    expect(edits).toHaveLength(20);
+    expect(events.indexOf(edits[0]!)).toBeLessThan(lastT2i);
+    // And a video starts before the last edit is done.
+    expect(events.indexOf(submissions(events, 'v2v')[0]!)).toBeLessThan(
+      events.indexOf(finishedItems(events, 'edit').at(-1)!),
+    );
+    // Item i of each step comes from item i upstream: edit[i] edits t2i[i]'s image.
+    for (const edit of edits) {
+      const image = (
+        finishedItems(events, 't2i').find((e) => e.index === edit.index)!.outputs as { images: Array<{ url: string }> }
+      ).images[0]!.url;
+      expect(edit.input).toMatchObject({ image: [image] });
+    }
+    expect((result.rows[0]!.steps.v2v!.outputs as unknown[]).every((o) => o !== null)).toBe(true);
+  });
+
+  it('keeps the barrier with settings.item_flow: false: no edit before the last t2i item', async () => {
+    const { result, events } = await runChain(chain('', ', item_flow: false'));
+    expect(result.status).toBe('succeeded');
+    const lastT2i = events.indexOf(finishedItems(events, 't2i').at(-1)!);
+    expect(events.indexOf(submissions(events, 'edit')[0]!)).toBeGreaterThan(lastT2i);
+  });
+
+  it('fails t2i[3] alone: 19 chains finish, edit[3] and v2v[3] are skipped and named, and the run fails', async () => {
+    const { result, events, console } = await runChain(chain(), 3);
+    expect(result.status).toBe('failed');
+    const { t2i, edit, v2v } = result.rows[0]!.steps;
+    expect(t2i).toMatchObject({ status: 'failed', failure: { reason: 'invalid-parameters' } });
+    expect(t2i!.failedItems!.map((f) => f.index)).toEqual([3]);
+    for (const step of [edit!, v2v!]) {
+      expect(step.status).toBe('succeeded');
+      expect(step.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+      const outputs = step.outputs as unknown[];
+      expect(outputs.filter((o) => o !== null)).toHaveLength(19);
+      expect(outputs[3]).toBeNull();
+    }
+    expect(finishedItems(events, 'v2v')).toHaveLength(19);
+    expect(submissions(events, 'edit').map((e) => e.index)).not.toContain(3);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'item-failed', step: 't2i', index: 3 }));
+    for (const step of ['edit', 'v2v'])
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: 'item-skipped', step, index: 3, reason: 't2i[3] failed' }),
+      );
+    expect(console).toContain('– edit[3] skipped: t2i[3] failed\n');
+    expect(console).toContain('– v2v[3] skipped: t2i[3] failed\n');
+    // What `runs show` reads: the journal's summary names the failed and the skipped items.
+    const summary = summarise([
+      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
+      ...events,
+    ]);
+    const record = (step: string) => summary.steps.find((s) => s.step === step)!;
+    expect(record('t2i')).toMatchObject({ status: 'failed', failed_items: [{ index: 3 }] });
+    expect(record('edit')).toMatchObject({
+      status: 'succeeded',
+      skipped_items: [{ index: 3, reason: 't2i[3] failed' }],
+    });
+    expect(record('v2v')).toMatchObject({
+      status: 'succeeded',
+      skipped_items: [{ index: 3, reason: 't2i[3] failed' }],
+    });
+  });
+
+  it('with continue_on_error on t2i, skips the failed item’s chain and the run succeeds', async () => {
+    const recipe = chain().replace('retry: { attempts: 0 }', 'retry: { attempts: 0 }\n    continue_on_error: true');
+    const { result } = await runChain(recipe, 3);
+    expect(result.status).toBe('succeeded');
+    expect(result.rows[0]!.steps.v2v!.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+  });
+
+  it('routes a failed image to a fallback per item: an if that reads the upstream item’s outcome', async () => {
+    const fallback = `  fallback:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ steps.t2i.outputs }}
+    if: \${{ failure() && steps.t2i.outcome == 'failure' }}
+    with: { prompt: "a plain background for item \${{ index }}" }
+`;
+    const { result, events } = await runChain(chain(fallback), 3);
+    const steps = result.rows[0]!.steps;
+    expect(submissions(events, 'fallback').map((e) => e.index)).toEqual([3]);
+    expect(steps.fallback!.skippedItems).toHaveLength(19);
+    expect(steps.fallback!.skippedItems![0]).toEqual({ index: 0, reason: 'its condition is false' });
+    expect((steps.fallback!.outputs as unknown[])[3]).not.toBeNull();
+  });
+
+  it('waits for all of t2i in a step that reads steps.t2i.outputs as a whole', async () => {
+    const sheet = `  sheet:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.t2i.outputs[*].images[0].url }}
+    with: { prompt: "one of \${{ length(steps.t2i.outputs) }}", image: ["\${{ item }}"] }
+`;
+    const { result, events } = await runChain(chain(sheet));
+    expect(result.status).toBe('succeeded');
+    const lastT2i = events.indexOf(finishedItems(events, 't2i').at(-1)!);
+    const sheets = submissions(events, 'sheet');
+    expect(sheets).toHaveLength(20);
+    expect(Math.min(...sheets.map((e) => events.indexOf(e)))).toBeGreaterThan(lastT2i);
+    expect(sheets[0]!.input).toMatchObject({ prompt: 'one of 20' });
+  });
+
+  it('evaluates an item-by-item step’s if per item, with item; when it holds for none, the step is skipped', async () => {
+    const recipe = (condition: string) => `version: 1
+name: conditions
+steps:
+  make: { for_each: [a, b, c], run: ["echo", "\${{ item }}"] }
+  use: { for_each: "\${{ steps.make.outputs[*].stdout }}", if: "${condition}", run: ["echo", "\${{ item }}!"] }
+  after: { run: ["echo", "\${{ join(steps.use.outputs[*].stdout, ',') }}"] }
+`;
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const some = await engineFor(recipe("${{ item != 'b' }}"), gateway, clock);
+    const first = await runPlanSkippingTime(some, gateway, clock);
+    await some.close();
+    expect(first.status).toBe('succeeded');
+    expect(first.rows[0]!.steps.use!.skippedItems).toEqual([{ index: 1, reason: 'its condition is false' }]);
+    expect(first.rows[0]!.steps.after!.outputs).toMatchObject({ stdout: 'a!,,c!' });
+    const none = await engineFor(recipe("${{ item == 'z' }}"), gateway, clock);
+    const second = await runPlanSkippingTime(none, gateway, clock);
+    await none.close();
+    expect(second.status).toBe('succeeded');
+    expect(second.rows[0]!.steps.use).toMatchObject({
+      status: 'skipped',
+      reason: 'its condition is false for every item',
+    });
+    expect(second.rows[0]!.steps.after).toMatchObject({ status: 'skipped', reason: 'it needs use, which was skipped' });
+  });
+
+  it('skips a step none of whose items ran, naming the first upstream failure', async () => {
+    const recipe = `version: 1
+name: all-failed
+steps:
+  make: { for_each: [a, b], run: ["node", "-e", "process.exit(2)"] }
+  use: { for_each: "\${{ steps.make.outputs }}", run: ["echo", "\${{ item.stdout }}"] }
+`;
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    await engine.close();
+    expect(result.status).toBe('failed');
+    expect(result.rows[0]!.steps.use).toMatchObject({
+      status: 'skipped',
+      reason: 'every item was skipped (the first: make[0] failed)',
+      skippedItems: [
+        { index: 0, reason: 'make[0] failed' },
+        { index: 1, reason: 'make[1] failed' },
+      ],
+    });
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import { probeFile } from '../../src/files/probe.js';
+import { readBundledSchema, readRecipeLanguageSchemas } from '../../src/model-schemas/bundled.js';
+import { pricingOf } from '../../src/model-schemas/prices.js';
+import { analyze } from '../../src/recipe/analyzer.js';
+import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
+import { estimatePlan, toMermaid } from '../../src/recipe/estimate.js';
+
+const T2I = 'vendor-a/vendor-a-v3-t2i';
+const EDIT = 'vendor-b/vendor-b-5.0-lite-edit';
+const V2V = 'vendor-b/vendor-b-2.0-mini-v2v';
+
+/** t2i over an input list → edit of each image → video of each edit, and a step that reads all images. */
+const chain = (settings = '') => `version: 1
+name: chain
+${settings}inputs:
+  colours: { type: array, default: [red, green, blue, amber] }
+steps:
+  bg:
+    uses: ${T2I}
+    for_each: \${{ inputs.colours }}
+    with: { prompt: "a \${{ item }} background" }
+  badge:
+    uses: ${EDIT}
+    for_each: \${{ steps.bg.outputs[*].images[0].url }}
+    with: { prompt: add a badge, image: ["\${{ item }}"] }
+  clip:
+    uses: ${V2V}
+    for_each: \${{ steps.badge.outputs }}
+    if: \${{ steps.bg.outcome == 'success' }}
+    with: { video_urls: [./assets/ride.mp4], prompt: restyle, reference_images: ["\${{ item.url }}"], duration: 5, resolution: 720p }
+  numbered:
+    uses: ${EDIT}
+    for_each: \${{ steps.bg.outputs }}
+    with: { prompt: "number \${{ length(steps.bg.outputs) }}", image: ["\${{ item.url }}"] }
+  sheet:
+    run: echo \${{ join(steps.bg.outputs[*].url, ' ') }}
+`;
+
+function plan(text: string) {
+  const result = analyze(
+    { path: 'recipes/chain.yaml', text, cwd: process.cwd() },
+    { modelSchema: readBundledSchema, schemas: readRecipeLanguageSchemas(), probe: probeFile },
+  );
+  if (!result.ok) throw new Error(formatDiagnostics(result.error));
+  return result.value;
+}
+
+const pricing = pricingOf(readBundledSchema, {}, readBundledSchema);
+
+describe('item lineage in the plan', () => {
+  it('gives a step iterating another step’s items that step’s lineage, per item unless it reads it whole', () => {
+    const steps = Object.fromEntries(plan(chain()).steps.map((s) => [s.id, s]));
+    expect(steps.bg!.itemsFrom).toBeUndefined();
+    expect(steps.badge!.itemsFrom).toEqual({
+      step: 'bg',
+      perItem: true,
+      projection: [
+        { kind: 'field', name: 'images' },
+        { kind: 'index', index: 0 },
+        { kind: 'field', name: 'url' },
+      ],
+    });
+    // Its if reads bg's outcome: the outcome of bg[i], its own upstream item; still per item.
+    expect(steps.clip!.itemsFrom).toEqual({ step: 'badge', perItem: true, projection: [] });
+    expect(steps.numbered!.itemsFrom).toEqual({
+      step: 'bg',
+      perItem: false,
+      projection: [],
+      wholeBecause: 'its with reads steps.bg.outputs as a whole',
+    });
+    expect(steps.sheet!.itemsFrom).toBeUndefined();
+  });
+
+  it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
+    const withIf = (step: string) => chain().replace(`  ${step}:\n`, `  ${step}:\n    if: \${{ index != 2 }}\n`);
+    expect(plan(withIf('badge')).steps.find((s) => s.id === 'badge')!.if).toBeDefined();
+    expect(() => plan(withIf('bg'))).toThrow(/index is defined only in a step with for_each/);
+  });
+
+  it('keeps the barrier with settings.item_flow: false, and says why', () => {
+    const steps = Object.fromEntries(plan(chain('settings: { item_flow: false }\n')).steps.map((s) => [s.id, s]));
+    expect(steps.badge!.itemsFrom).toMatchObject({
+      step: 'bg',
+      perItem: false,
+      wholeBecause: 'settings.item_flow is false',
+    });
+  });
+
+  it('counts every step of a chain whose first for_each is an input list, and prices it exactly', () => {
+    const estimate = estimatePlan(plan(chain()), { rpm: 60, concurrency: 4, pricing });
+    const byId = Object.fromEntries(estimate.steps.map((s) => [s.id, s]));
+    expect(Object.fromEntries(estimate.steps.map((s) => [s.id, s.runs]))).toEqual({
+      bg: 4,
+      badge: 4,
+      clip: 4,
+      numbered: 4,
+      sheet: 1,
+    });
+    expect(byId.badge!.items_from).toEqual({ step: 'bg', per_item: true });
+    expect(byId.numbered!.items_from).toEqual({
+      step: 'bg',
+      per_item: false,
+      because: 'its with reads steps.bg.outputs as a whole',
+    });
+    expect(estimate.totals.tasks).toEqual({ [T2I]: 4, [EDIT]: 8, [V2V]: 4 });
+    expect(estimate.totals.requests).toMatchObject({ submissions: 16, polls: 16, dynamic_steps: [] });
+    // 4 × $0.03 + 8 × $0.04 + 4 × 5 s × $0.06.
+    expect(estimate.totals.cost).toEqual({ usd: 1.64, lower_bound: false, dynamic_steps: [], unpriced_models: [] });
+    expect(byId.clip!.cost).toEqual({ usd: 1.2, per_run_usd: 0.3, dynamic: false, cached_runs: 0 });
+  });
+
+  it('draws a per-item edge in Mermaid', () => {
+    const mermaid = toMermaid(estimatePlan(plan(chain()), { pricing }));
+    expect(mermaid).toContain('  bg -->|"bg[i] → badge[i]"| badge');
+    expect(mermaid).toContain('  badge -->|"badge[i] → clip[i]"| clip');
+    expect(mermaid).toContain('  bg --> numbered');
+    expect(mermaid).toContain('  bg --> sheet');
+  });
+
+  it('lets an item start when its upstream item is done: the least wall time is less than with the barrier', () => {
+    const flowing = estimatePlan(plan(chain()), { rpm: 1000, concurrency: 4, pricing }).totals.least_wall_ms;
+    const barrier = estimatePlan(plan(chain('settings: { item_flow: false }\n')), {
+      rpm: 1000,
+      concurrency: 4,
+      pricing,
+    }).totals.least_wall_ms;
+    expect(flowing).toBeLessThanOrEqual(barrier);
+  });
+
+  it('takes the count of a list an LLM schema fixes (minItems = maxItems), from an input or a number', () => {
+    const text = (length: string) => `version: 1
+name: brief
+inputs:
+  count: { type: integer, default: 3 }
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write prompts
+      schema: { type: object, properties: { prompts: { type: array, minItems: ${length}, maxItems: ${length}, items: { type: string } } } }
+  hero:
+    uses: ${T2I}
+    for_each: \${{ steps.brief.outputs.json.prompts }}
+    with: { prompt: "\${{ item }}" }
+`;
+    expect(plan(text('"${{ inputs.count }}"')).steps.find((s) => s.id === 'hero')!.runs).toEqual([3]);
+    expect(plan(text('7')).steps.find((s) => s.id === 'hero')!.runs).toEqual([7]);
+    const open = text('1').replace('maxItems: 1', 'maxItems: 4');
+    expect(plan(open).steps.find((s) => s.id === 'hero')!.runs).toEqual(['dynamic']);
+  });
+});
