@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the recipe with the tool this action built, prints its JSON answer, writes the action's
-# outputs, and ends with the run's exit code (0 succeeded, 1 failed, 2 invalid input, 130 stopped).
+# outputs, and ends with the run's exit code (0 succeeded, 1 failed, 2 invalid input, 3 stopped for money, 130 interrupted).
 set -uo pipefail
 # The key travels in the environment only: a command line is visible to every process on the machine.
 if [ -n "${INPUT_API_KEY:-}" ]; then export PIPELINE_API_KEY="$INPUT_API_KEY"; fi

@@ -62,7 +62,11 @@ function exitCodes(path: string): string[] {
     '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)',
   ];
   if (path === 'run' || path === 'resume')
-    codes.push('  130  stopped by Ctrl-C (or SIGTERM); resume it with pipeline resume RUN_ID');
+    codes.push(
+      "  3    stopped for money: the spending cap (--max-cost) or the team's balance (a 402) stopped items;",
+      '       resume RUN_ID --max-cost USD (or after a recharge) runs exactly those',
+      '  130  stopped by Ctrl-C (or SIGTERM); resume it with pipeline resume RUN_ID',
+    );
   return codes;
 }
 

@@ -116,6 +116,9 @@ function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOption
   return cap === undefined ? shared : { ...shared, maxPerMinute: cap };
 }
 
+/** The exit code of a run that ended (130, interrupted, is answered before these). */
+const EXIT_CODES = { succeeded: 0, failed: 1, stopped: 3, interrupted: 130 } as const;
+
 /** This process, as the journal names the one writing it. */
 const thisProcess = () => ({ pid: process.pid, host: hostname() });
 
@@ -341,7 +344,6 @@ async function execute(
       resubmitUnknown: Boolean(flags.resubmitUnknown),
       env,
       spend: new SpendMeter(money.pricing, {
-        runId: paths.id,
         committedUsd: resume?.committedUsd ?? 0,
         ...(money.capUsd !== undefined ? { capUsd: money.capUsd } : {}),
       }),
@@ -476,7 +478,7 @@ async function finish(
     if (failed.length > 0 || cancelled || items.length > 0)
       process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
-  return { code: result.status === 'succeeded' ? 0 : 1, summary, copied };
+  return { code: EXIT_CODES[result.status], summary, copied };
 }
 
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */

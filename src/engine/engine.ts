@@ -33,7 +33,11 @@ export interface RowResult {
 }
 
 export interface RunResult {
-  status: 'succeeded' | 'failed' | 'interrupted';
+  /**
+   * `stopped`: money stopped items (the spending cap, or the gateway's 402), whatever
+   * continue_on_error says: a run that could not afford its work is never a success.
+   */
+  status: 'succeeded' | 'failed' | 'stopped' | 'interrupted';
   rows: RowResult[];
 }
 
@@ -44,8 +48,25 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const continued = (id: string) => ctx.plan.steps.find((s) => s.id === id)?.continueOnError ?? false;
   const failedRow = (r: RowResult) =>
     Object.entries(r.steps).some(([id, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continued(id)));
-  const status = ctx.signal.aborted ? 'interrupted' : rows.some(failedRow) ? 'failed' : 'succeeded';
+  const status = ctx.signal.aborted
+    ? 'interrupted'
+    : rows.some(stoppedByMoney)
+      ? 'stopped'
+      : rows.some(failedRow)
+        ? 'failed'
+        : 'succeeded';
   return { status, rows };
+}
+
+/** Failure reasons that mean the run ran out of money, not that its work went wrong. */
+const MONEY_REASONS: ReadonlySet<string> = new Set(['spend-cap', 'insufficient-balance']);
+
+function stoppedByMoney(row: RowResult): boolean {
+  return Object.values(row.steps).some(
+    (outcome) =>
+      (outcome.failure !== undefined && MONEY_REASONS.has(outcome.failure.reason)) ||
+      (outcome.failedItems ?? []).some((item) => MONEY_REASONS.has(item.failure.reason)),
+  );
 }
 
 const label = (ctx: EngineContext, row: number, step: PlannedStep) =>

@@ -14,7 +14,7 @@ export class SpendMeter {
 
   constructor(
     private readonly pricing: Pricing,
-    private readonly options: { capUsd?: number; committedUsd?: number; runId: string },
+    private readonly options: { capUsd?: number; committedUsd?: number },
   ) {
     this.committedUnits = Math.round((options.committedUsd ?? 0) * 10_000);
   }
@@ -31,7 +31,7 @@ export class SpendMeter {
     if (this.balanceMessage !== undefined) {
       const message =
         `${label} was not sent: the gateway refused an earlier submission for lack of balance ` +
-        `(${this.balanceMessage}). Recharge the team's balance, then run: pipeline resume ${this.options.runId}`;
+        `(${this.balanceMessage}). Recharge the team's balance, then resume the run (the command is printed when it ends)`;
       return err(stepFailure('insufficient-balance', message));
     }
     const cost = this.pricing.cost(slug, input);
@@ -42,7 +42,7 @@ export class SpendMeter {
       const message =
         `${label} was not sent: it costs ${formatUsd(cost)} and the run has committed ` +
         `${formatUsd(this.committedUsd)} of its cap of ${formatUsd(cap)}. ` +
-        `To go on: pipeline resume ${this.options.runId} --max-cost USD with a higher cap`;
+        'To go on, resume the run with a higher --max-cost (the command is printed when the run ends)';
       return err(stepFailure('spend-cap', message));
     }
     this.committedUnits += units;

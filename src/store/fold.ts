@@ -7,7 +7,7 @@ import { emptySpend, recordRefusal, recordRequest, type SpendFold } from './spen
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
 export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'stopped' | 'interrupted';
 
 /** One step of one row as the journal tells it. */
 export interface StepRecord {

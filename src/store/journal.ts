@@ -105,7 +105,8 @@ export type JournalEvent =
       task_id?: string;
       continued?: boolean;
     }
-  | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed'; outputs: unknown }
+  /** `stopped`: the spending cap or the gateway's 402 stopped items (exit 3). */
+  | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed' | 'stopped'; outputs: unknown }
   | { type: 'run-interrupted'; t: number }
   /** The requests sent in one second (`second`: its start, ms since the epoch) by kind, and the 429s among them. */
   | { type: 'requests'; t: number; second: number; counts: Partial<Record<TrafficKind, number>>; rate_limited: number };

@@ -10,7 +10,7 @@ export interface RunSummary {
   run_id: string;
   name: string;
   recipe: string;
-  status: 'running' | 'succeeded' | 'failed' | 'interrupted';
+  status: 'running' | 'succeeded' | 'failed' | 'stopped' | 'interrupted';
   started_at: number;
   finished_at: number | null;
   duration_ms: number | null;

@@ -72,7 +72,7 @@ const envFor = (gateway: Gateway) => ({
 const pipeline = (args: string[], env: Record<string, string> = { PIPELINE_HOME: home, CI: 'true' }) =>
   execa('node', [cli, ...args], { reject: false, env, cwd: home });
 const summaryOf = (runId: string) => JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
-const runIdIn = (stderr: string) => /[✓✗] run (\S+) (?:succeeded|failed)/.exec(stderr)![1]!;
+const runIdIn = (stderr: string) => /[✓✗] run (\S+) (?:succeeded|failed|stopped)/.exec(stderr)![1]!;
 const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
 const usd = (n: number) => Math.round(n * 10_000) / 10_000;
 const lines = (...text: string[]) => `${text.join('\n')}\n`;
@@ -406,7 +406,9 @@ describe('pipeline run against a gateway with $100', () => {
     await writeFile(recipe, DYNAMIC);
     const before = await gateway.stats();
     const run = await pipeline(['run', recipe, '--max-cost', '0.1'], envFor(gateway));
-    expect(run.exitCode).toBe(1);
+    // Stopped for money: its own exit code, never 0 nor the 1 of a failure.
+    expect(run.exitCode).toBe(3);
+    expect(run.stderr).toMatch(/✗ run \S+ stopped/);
     const runId = runIdIn(run.stderr);
     const after = await gateway.stats();
     // $0.10 pays for three pictures at $0.03; the fourth would pass the cap, so it and the fifth are not sent.
@@ -414,6 +416,7 @@ describe('pipeline run against a gateway with $100', () => {
     expect(after.requests.by_route[SUBMIT]! - (before.requests.by_route[SUBMIT] ?? 0)).toBe(3);
     expect(usd(before.balances.local! - after.balances.local!)).toBe(0.09);
     const summary = summaryOf(runId);
+    expect(summary.status).toBe('stopped');
     expect(summary.cost.committed_usd).toBe(0.09);
     expect(summary.steps.find((s: { step: string }) => s.step === 'image').error.reason).toBe('spend-cap');
     expect(run.stderr).toContain(`pipeline resume ${runId} --max-cost USD`);
@@ -426,6 +429,14 @@ describe('pipeline run against a gateway with $100', () => {
     expect(end.tasks.submitted[T2I]! - (before.tasks.submitted[T2I] ?? 0)).toBe(5);
     expect(usd(before.balances.local! - end.balances.local!)).toBe(0.15);
     expect(summaryOf(runId).cost.committed_usd).toBe(0.15);
+  });
+
+  it('is never green when the cap stops items, whatever continue_on_error says', async () => {
+    const recipe = join(home, 'tolerant-dynamic.yaml');
+    await writeFile(recipe, DYNAMIC.replace('    for_each:', '    continue_on_error: true\n    for_each:'));
+    const run = await pipeline(['run', recipe, '--max-cost', '0.1', '--json', '--no-cache'], envFor(gateway));
+    expect(run.exitCode).toBe(3);
+    expect(JSON.parse(run.stdout).status).toBe('stopped');
   });
 });
 
@@ -445,7 +456,7 @@ describe('pipeline run against a gateway with $0.10', () => {
     expect((await gateway.stats()).requests.by_route[SUBMIT]).toBeUndefined();
 
     const run = await pipeline(['run', recipe, '--yes'], envFor(gateway));
-    expect(run.exitCode).toBe(1);
+    expect(run.exitCode).toBe(3);
     const runId = runIdIn(run.stderr);
     expect(run.stderr).toContain(`Recharge, then:\n  npx media-pipeline resume ${runId}\n`);
     const stats = await gateway.stats();

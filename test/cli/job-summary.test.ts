@@ -114,9 +114,9 @@ describe('the job summary', () => {
     writeFileSync(summaryPath(), '');
     gateway.injectFault({ kind: 'status', status: 402, route: SUBMIT, times: 1 });
     const failed = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache', '--out', 'build/failed']);
-    expect(failed.exitCode).toBe(1);
+    expect(failed.exitCode).toBe(3);
     expect(existsSync(join(work, 'build', 'failed'))).toBe(false);
-    expect(summary()).toContain('Nothing was copied to `build/failed/`: the run failed.');
+    expect(summary()).toContain('Nothing was copied to `build/failed/`: the run stopped.');
     // The two backgrounds that were made (and paid for) count as ran, in a step that failed.
     expect(summary()).toMatch(/^\| backgrounds \| failed \| 2 \| 0 \| 1 \| 2 \|/m);
     const kept = outputsSection(summary())!;
@@ -128,7 +128,7 @@ describe('the job summary', () => {
   it('leaves out a file the journal names but that is gone (a resume after it was deleted)', async () => {
     gateway.injectFault({ kind: 'status', status: 402, route: SUBMIT, times: 1 });
     const failed = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache']);
-    expect(failed.exitCode).toBe(1);
+    expect(failed.exitCode).toBe(3);
     const first = outputsSection(summary())!;
     expect(first.files).toHaveLength(2);
     rmSync(join(work, first.dir, first.files[0]!));

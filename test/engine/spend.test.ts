@@ -50,9 +50,9 @@ describe('the engine and the team balance', () => {
     // the next submission is answered 402 while the other two are still running.
     gateway = await startLocalGateway({ clock, latencyScale: 1, latencyJitter: 0.5, balanceUsd: 0.1, seed: 5 });
     const engine = await engineFor(RECIPE, gateway, clock, { concurrency: 3 });
-    engine.ctx.spend = new SpendMeter(pricingOf(readBundledSchema), { runId: 'test-run' });
+    engine.ctx.spend = new SpendMeter(pricingOf(readBundledSchema), {});
     const result = await runPlanSkippingTime(engine, gateway, clock);
-    expect(result.status).toBe('failed');
+    expect(result.status).toBe('stopped');
     const stats = gateway.stats();
     expect(stats.tasks.submitted).toEqual({ [T2I]: 3 });
     const events = engine.events();
@@ -79,9 +79,9 @@ describe('the engine and the team balance', () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 6 });
     const engine = await engineFor(RECIPE, gateway, clock, { concurrency: 3 });
-    engine.ctx.spend = new SpendMeter(pricingOf(readBundledSchema), { runId: 'test-run', capUsd: 0.15 });
+    engine.ctx.spend = new SpendMeter(pricingOf(readBundledSchema), { capUsd: 0.15 });
     const result = await runPlanSkippingTime(engine, gateway, clock);
-    expect(result.status).toBe('failed');
+    expect(result.status).toBe('stopped');
     expect(gateway.stats().tasks.submitted).toEqual({ [T2I]: 5 });
     const events = engine.events();
     expect(events.filter((e) => e.type === 'request-sent')).toHaveLength(5);

@@ -70,7 +70,7 @@ describe('price files', () => {
 
 describe('the spend meter', () => {
   it('commits each submission before it is sent and refuses one that would pass the cap', () => {
-    const meter = new SpendMeter(bundled, { capUsd: 0.1, runId: 'r1' });
+    const meter = new SpendMeter(bundled, { capUsd: 0.1 });
     for (let i = 0; i < 3; i++) expect(meter.reserve(T2I, { prompt: 'x' }, `image[${i}]`).ok).toBe(true);
     const over = meter.reserve(T2I, { prompt: 'x' }, 'image[3]');
     expect(over.ok).toBe(false);
@@ -78,7 +78,7 @@ describe('the spend meter', () => {
       expect(over.error.reason).toBe('spend-cap');
       expect(over.error.message).toBe(
         'image[3] was not sent: it costs $0.0300 and the run has committed $0.0900 of its cap of $0.1000. ' +
-          'To go on: pipeline resume r1 --max-cost USD with a higher cap',
+          'To go on, resume the run with a higher --max-cost (the command is printed when the run ends)',
       );
     }
     // A submission the gateway certainly refused was not paid: its room comes back.
@@ -88,13 +88,13 @@ describe('the spend meter', () => {
   });
 
   it('counts what an earlier session committed, and sends nothing after a 402', () => {
-    const meter = new SpendMeter(bundled, { capUsd: 0.1, committedUsd: 0.08, runId: 'r2' });
+    const meter = new SpendMeter(bundled, { capUsd: 0.1, committedUsd: 0.08 });
     expect(meter.reserve(T2I, { prompt: 'x' }, 'a').ok).toBe(false);
-    const open = new SpendMeter(bundled, { runId: 'r3' });
+    const open = new SpendMeter(bundled, {});
     open.stopForBalance('Insufficient balance: this task costs $0.0300 and the team balance is $0.0100');
     const after = open.reserve(T2I, { prompt: 'x' }, 'b');
     expect(after).toMatchObject({ ok: false, error: { reason: 'insufficient-balance' } });
-    if (!after.ok) expect(after.error.message).toContain('pipeline resume r3');
+    if (!after.ok) expect(after.error.message).toContain("Recharge the team's balance, then resume the run");
   });
 
   it('is a failure the retry policy never retries', () => {
