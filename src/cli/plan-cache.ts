@@ -1,4 +1,4 @@
-import { itemCacheKey } from '../engine/cache-key.js';
+import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
 import { renderCommand } from '../engine/command.js';
 import { renderValue, truthy } from '../engine/values.js';
 import { STATUS_FUNCTIONS, type Expr, type Scope } from '../expressions/expressions.js';
@@ -6,8 +6,9 @@ import { sha256File } from '../cache/blobs.js';
 import type { CacheStore } from '../cache/store.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
 
-/** Roots whose values `pipeline plan` knows: the row's inputs, the item, the environment. */
-const KNOWN_ROOTS = new Set(['inputs', 'item', 'index', 'env']);
+/** Roots whose values are known before the run: the row's inputs, the item, the environment, and
+ * the outputs of earlier steps that the step cache holds whole. */
+const KNOWN_ROOTS = new Set(['inputs', 'item', 'index', 'env', 'steps']);
 
 function knownExpr(expr: Expr): boolean {
   if (expr.kind === 'literal') return true;
@@ -32,50 +33,92 @@ function knownBeforeRun(value: ValueTemplate | undefined): boolean {
   }
 }
 
-/** A step whose every input, list and condition is known before the run: no earlier step's output in it. */
-const plannable = (step: PlannedStep) =>
+/**
+ * A step whose every input, list and condition can be worked out before the run: from the inputs,
+ * and from the outputs of the earlier steps it reads, when the cache holds every item of them.
+ */
+const forecastable = (step: PlannedStep, known: Scope['steps']) =>
   step.cache.enabled &&
-  step.dependsOn.length === 0 &&
+  step.dependsOn.every((id) => id in known) &&
   [step.with, step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
 
+/** What the step cache tells of a plan before it runs. */
+export interface CacheForecast {
+  /** Per step, how many of its runs the cache holds now: `pipeline plan` counts only the others. */
+  cached: Map<string, number>;
+  /**
+   * True when the run will send the gateway nothing at all: every step is served whole by the
+   * cache, or is a local `run:` command. Such a run makes no request, not even the key check.
+   */
+  sendsNothing: boolean;
+}
+
 /**
- * For each step whose input is known before the run, how many of its runs the step cache holds
- * now: `pipeline plan` counts only the others. Steps that depend on earlier steps are not counted,
- * though they may well come from the cache too.
+ * Walks the plan in order, row by row, as a run would, but from the step cache alone: a step whose
+ * every item the cache holds gives its cached outputs to the steps after it (their files by the
+ * bytes the cache keeps, as a run keys them), so a chain that is cached whole is known whole.
+ * A step that cannot be worked out (a condition on status, a value only a run gives) stops the
+ * walk for the steps that read it; they count as to run.
  */
-export async function cachedRuns(plan: Plan, store: CacheStore, env: Scope['env']): Promise<Map<string, number>> {
+export async function forecastFromCache(plan: Plan, store: CacheStore, env: Scope['env']): Promise<CacheForecast> {
   const hashes = new Map<string, Promise<string>>();
-  const files = {
+  const files: FileHashing & { downloads: Map<string, { path: string }> } = {
     downloads: new Map<string, { path: string }>(),
     runDir: '\0',
     recipeDir: plan.recipeDir,
     hashOf: (path: string) => hashes.get(path) ?? hashes.set(path, sha256File(path)).get(path)!,
   };
-  const counts = new Map<string, number>();
-  for (const step of plan.steps.filter(plannable)) {
-    let cached = 0;
-    for (const inputs of plan.rows) {
-      const scope: Scope = { inputs, steps: {}, run: { id: '', dir: '' }, env };
-      if (step.if) {
-        const condition = renderValue(step.if, scope, step.id);
-        if (!condition.ok || !truthy(condition.value)) continue;
-      }
-      const items = step.forEach
-        ? renderValue(step.forEach, scope, step.id)
-        : { ok: true as const, value: [undefined] };
-      if (!items.ok || !Array.isArray(items.value)) continue;
-      for (const [index, item] of items.value.entries()) {
-        const itemScope = step.forEach ? { ...scope, item, index } : scope;
-        const input =
-          step.action === 'run'
-            ? renderCommand(step.run!, itemScope, step.id)
-            : renderValue(step.with, itemScope, step.id);
-        if (!input.ok) continue;
-        const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
-        if (key.ok && (await store.get(key.value, step.cache.ttlMs))) cached++;
-      }
+  const cached = new Map<string, number>(plan.steps.map((step) => [step.id, 0]));
+  let sendsNothing = true;
+  for (const inputs of plan.rows) {
+    const known: Scope['steps'] = {};
+    for (const step of plan.steps) {
+      const scope: Scope = { inputs, steps: known, run: { id: '', dir: '' }, env };
+      const forecast = forecastable(step, known) ? await forecastStep(step, scope, store, files, hashes) : undefined;
+      if (forecast) cached.set(step.id, cached.get(step.id)! + forecast.hits);
+      if (forecast?.whole) known[step.id] = { outputs: forecast.outputs, outcome: 'success', conclusion: 'success' };
+      else if (step.action !== 'run') sendsNothing = false;
     }
-    counts.set(step.id, cached);
   }
-  return counts;
+  return { cached, sendsNothing };
+}
+
+/**
+ * One step of one row from the cache: how many items it holds, and when it holds them all, the
+ * step's outputs as a run would give them. Each cached file is registered by its old URL and path,
+ * so that a later step's input keys by the file's bytes, as in the run.
+ */
+async function forecastStep(
+  step: PlannedStep,
+  scope: Scope,
+  store: CacheStore,
+  files: FileHashing & { downloads: Map<string, { path: string }> },
+  hashes: Map<string, Promise<string>>,
+): Promise<{ hits: number; whole: boolean; outputs: unknown } | undefined> {
+  if (step.if) {
+    const condition = renderValue(step.if, scope, step.id);
+    if (!condition.ok || !truthy(condition.value)) return undefined;
+  }
+  const items = step.forEach ? renderValue(step.forEach, scope, step.id) : { ok: true as const, value: [undefined] };
+  if (!items.ok || !Array.isArray(items.value)) return undefined;
+  let hits = 0;
+  const outputs: unknown[] = [];
+  for (const [index, item] of items.value.entries()) {
+    const itemScope = step.forEach ? { ...scope, item, index } : scope;
+    const input =
+      step.action === 'run' ? renderCommand(step.run!, itemScope, step.id) : renderValue(step.with, itemScope, step.id);
+    if (!input.ok) continue;
+    const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
+    const entry = key.ok ? await store.get(key.value, step.cache.ttlMs) : undefined;
+    if (!entry) continue;
+    hits++;
+    outputs.push(entry.outputs);
+    for (const file of entry.files) {
+      const blob = store.blobs.pathOf(file.sha256);
+      hashes.set(blob, Promise.resolve(file.sha256));
+      files.downloads.set(file.path, { path: blob });
+      if (file.url) files.downloads.set(file.url, { path: blob });
+    }
+  }
+  return { hits, whole: hits === items.value.length, outputs: step.forEach ? outputs : outputs[0] };
 }

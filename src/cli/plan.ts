@@ -5,7 +5,7 @@ import { CacheStore } from '../cache/store.js';
 import type { Plan } from '../plan.js';
 import { cacheDir } from './cache-setup.js';
 import { annotateDiagnostics } from './github-actions.js';
-import { cachedRuns } from './plan-cache.js';
+import { type CacheForecast, forecastFromCache } from './plan-cache.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
@@ -75,22 +75,23 @@ function printText(estimate: PlanEstimate, plan: Plan): void {
 
 const printWarning = (message: string) => printError(`warning: ${message}`);
 
+const NOTHING_CACHED: CacheForecast = { cached: new Map(), sendsNothing: false };
+
 /**
  * What the step cache holds of the plan's runs; nothing when there is no cache folder yet. A
  * damaged entry is a warning through `warn`: `run` passes a quiet one, since the run that follows
  * meets the same entry and says so itself (once, not twice).
  */
-export async function cachedRunsOf(
+export async function cacheForecastOf(
   plan: Plan,
   flags: { cache?: boolean; cacheDir?: string },
   warn: (message: string) => void = printWarning,
-): Promise<Map<string, number>> {
+): Promise<CacheForecast> {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
-  if (flags.cache === false || !existsSync(dir)) return new Map();
+  if (flags.cache === false || !existsSync(dir)) return NOTHING_CACHED;
   const store = CacheStore.open(dir, { now: Date.now, warn });
-  if (!store.ok) return new Map();
-  const env = withoutCredentials(process.env);
-  return cachedRuns(plan, store.value, env);
+  if (!store.ok) return NOTHING_CACHED;
+  return forecastFromCache(plan, store.value, withoutCredentials(process.env));
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -152,7 +153,7 @@ export function registerPlanCommand(program: Command): void {
           process.exitCode = 2;
           return;
         }
-        const cached = await cachedRunsOf(result.value, flags);
+        const { cached } = await cacheForecastOf(result.value, flags);
         const { runPricing } = await import('./prices.js');
         const pricing = runPricing(result.value, flags.prices);
         const estimate = estimatePlan(result.value, {

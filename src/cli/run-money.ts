@@ -8,7 +8,7 @@ import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js
 export { spendFigures } from '../store/summary.js';
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
-import { cachedRunsOf } from './plan.js';
+import { cacheForecastOf } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
 import { type ResumeContext, resumeCommand } from './resume-hint.js';
 
@@ -28,6 +28,8 @@ export interface RunMoney {
   pricing: Pricing;
   estimate: TotalCost;
   capUsd?: number;
+  /** The step cache serves every step the gateway would see: the run sends it nothing at all. */
+  sendsNothing: boolean;
 }
 
 export const DEFAULT_CONFIRM_ABOVE_USD = 5;
@@ -47,12 +49,12 @@ export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: 
   const pricing = runPricing(plan, flags.prices);
   // Runs the step cache holds cost nothing; with --refresh every step runs again.
   const useCache = flags.cache !== false && !flags.refresh;
-  const cached = useCache
-    ? await cachedRunsOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) }, () => {})
-    : new Map();
+  const { cached, sendsNothing } = useCache
+    ? await cacheForecastOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) }, () => {})
+    : { cached: new Map<string, number>(), sendsNothing: false };
   const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;
   const capUsd = capOf(plan, flags);
-  const money: RunMoney = { pricing, estimate, ...(capUsd !== undefined ? { capUsd } : {}) };
+  const money: RunMoney = { pricing, estimate, sendsNothing, ...(capUsd !== undefined ? { capUsd } : {}) };
   if (capUsd === undefined) return money;
   const source = capSource(plan, flags);
   if (estimate.unpriced_models.length > 0) {

@@ -107,6 +107,26 @@ describe('the step cache, run after run of ci-assets', () => {
     for (const entry of entries) expect(readFileSync(entry, 'utf8')).not.toContain(gateway.apiKey);
   });
 
+  it('a rerun the cache serves whole sends no request at all, not even the key check; plan counts the chain', async () => {
+    expect((await build()).result.exitCode).toBe(0);
+    const before = gateway.stats().requests.total;
+    const warm = await pipeline(['run', recipe, '--json']);
+    await gateway.settle();
+    expect(warm.exitCode, warm.stderr).toBe(0);
+    expect(gateway.stats().requests.total).toBe(before);
+    // The icon is made from the first background: known from the cache too, so plan counts it.
+    const planned = JSON.parse((await pipeline(['plan', recipe, '--json'])).stdout);
+    expect(planned.steps.map((s: { id: string; cached: number }) => [s.id, s.cached])).toEqual([
+      ['backgrounds', 3],
+      ['icon', 1],
+      ['manifest', 0],
+    ]);
+    // One colour changed: that background is to be made, so the run checks the key and the balance first.
+    const changed = await build(['--set', 'palette=["forest green","sand","plum"]']);
+    expect(changed.submitted).toBe(1);
+    expect(gateway.stats().requests.by_route['GET /api/v1/apikey/validate']).toBeGreaterThan(0);
+  });
+
   it('reruns a changed for_each item and the steps that depend on it, and nothing else', async () => {
     await build(['--set', 'palette=["teal","sand","plum"]']);
     // The second item changes: only it reruns (the icon uses the first background).
