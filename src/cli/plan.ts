@@ -75,7 +75,11 @@ function printText(estimate: PlanEstimate, plan: Plan): void {
 
 const printWarning = (message: string) => printError(`warning: ${message}`);
 
-const NOTHING_CACHED: CacheForecast = { cached: new Map(), sendsNothing: false };
+/** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
+export const uncachedForecast = (plan: Plan): CacheForecast => ({
+  cached: new Map(),
+  sendsNothing: plan.steps.every((step) => step.action === 'run'),
+});
 
 /**
  * What the step cache holds of the plan's runs; nothing when there is no cache folder yet. A
@@ -88,9 +92,9 @@ export async function cacheForecastOf(
   warn: (message: string) => void = printWarning,
 ): Promise<CacheForecast> {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
-  if (flags.cache === false || !existsSync(dir)) return NOTHING_CACHED;
+  if (flags.cache === false || !existsSync(dir)) return uncachedForecast(plan);
   const store = CacheStore.open(dir, { now: Date.now, warn });
-  if (!store.ok) return NOTHING_CACHED;
+  if (!store.ok) return uncachedForecast(plan);
   return forecastFromCache(plan, store.value, withoutCredentials(process.env));
 }
 

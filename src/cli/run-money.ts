@@ -8,7 +8,7 @@ import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js
 export { spendFigures } from '../store/summary.js';
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
-import { cacheForecastOf } from './plan.js';
+import { cacheForecastOf, uncachedForecast } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
 import { type ResumeContext, resumeCommand } from './resume-hint.js';
 
@@ -51,7 +51,7 @@ export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: 
   const useCache = flags.cache !== false && !flags.refresh;
   const { cached, sendsNothing } = useCache
     ? await cacheForecastOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) }, () => {})
-    : { cached: new Map<string, number>(), sendsNothing: false };
+    : uncachedForecast(plan);
   const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;
   const capUsd = capOf(plan, flags);
   const money: RunMoney = { pricing, estimate, sendsNothing, ...(capUsd !== undefined ? { capUsd } : {}) };

@@ -168,7 +168,7 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
         readFileSync(recipe, 'utf8').replace('"signal orange"]', '"signal orange", "plum", "teal"]'),
       );
     };
-    // One of the two new backgrounds is refused (402, never retried): the build fails.
+    // One of the two new backgrounds is refused (402, never retried): the build stops.
     gateway.injectFault({ kind: 'status', status: 402, route: SUBMIT, times: 1 });
     const failed = await runOnNewMachine('failed', twoMore);
     expect(failed.made[SUBMIT]).toBe(2);
@@ -178,13 +178,14 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
       'actions/upload-artifact@v4': 'skipped',
     });
     expect(innerExitCodes(failed.result)).toMatchObject({
-      'Run the recipe': 1,
+      // A 402 stops the run for money: exit 3.
+      'Run the recipe': 3,
       'Upload the outputs and report.html': 0,
       'Drop step-cache entries stored longer ago than prune-older-than': 0,
       'Save the step cache': 'skipped',
       'Keep what a failed run paid for': 0,
     });
-    expect(failed.result.outputs.assets!.status).toBe('failed');
+    expect(failed.result.outputs.assets!.status).toBe('stopped');
     // The report of a failed run is uploaded too.
     expect(failed.result.artifacts['pipeline-ci-assets']).toHaveLength(2);
     expect(stepCaches().map((e) => e.key)).toHaveLength(3);

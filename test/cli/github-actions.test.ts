@@ -119,7 +119,8 @@ describe('GitHub Actions output', () => {
     writeFileSync(summaryPath(), '');
     gateway.injectFault({ kind: 'status', status: 402, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
     const result = await pipeline(['run', 'ci-assets.yaml', '--no-cache', '--set', 'palette=["teal"]']);
-    expect(result.exitCode).toBe(1);
+    // A 402 stops the run for money: exit 3.
+    expect(result.exitCode).toBe(3);
     expect(result.stderr).toMatch(
       /^::error file=recipes\/ci-assets\.yaml,line=14,col=3,title=pipeline%3A step backgrounds failed::/m,
     );

@@ -44,6 +44,13 @@ outputs:
   report: \${{ steps.report.outputs }}
 `;
 
+/** A recipe with a paid step: its run checks the gateway (key, balance) before it starts. */
+const PAID = `version: 1
+name: paid
+steps:
+  picture: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: a kite }, cache: false }
+`;
+
 describe('the command line without rough edges', () => {
   it('continue_on_error: the run exits 0, --out copies the outputs, runs show lists the step as failed and continued', async () => {
     const recipe = join(home, 'tolerant.yaml');
@@ -116,8 +123,8 @@ describe('the command line without rough edges', () => {
   });
 
   it('an unreachable gateway fails in under 5 s, with the address and a hint, before a run exists', async () => {
-    const recipe = join(home, 'tolerant.yaml');
-    await writeFile(recipe, TOLERANT);
+    const recipe = join(home, 'paid.yaml');
+    await writeFile(recipe, PAID);
     const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
     const started = performance.now();
     const result = await pipeline(['run', recipe], { PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1' });
@@ -128,11 +135,17 @@ describe('the command line without rough edges', () => {
     );
     expect(took).toBeLessThan(5000);
     expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+    // A recipe of local commands alone needs no gateway: it runs, and asks nothing of it.
+    await writeFile(join(home, 'tolerant.yaml'), TOLERANT);
+    const local = await pipeline(['run', join(home, 'tolerant.yaml')], {
+      PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1',
+    });
+    expect(local.exitCode, local.stderr).toBe(0);
   });
 
   it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
-    const recipe = join(home, 'tolerant.yaml');
-    await writeFile(recipe, TOLERANT);
+    const recipe = join(home, 'paid.yaml');
+    await writeFile(recipe, PAID);
     const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
     const result = await pipeline(['run', recipe], { PIPELINE_API_KEY: 'sk-wrong-key-0123456789' });
     expect(result.exitCode).toBe(1);

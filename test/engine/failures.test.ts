@@ -145,7 +145,8 @@ describe('every failure class surfaces as a clear step failure', () => {
     });
     const result = await runPlanSkippingTime(engine, gateway, clock);
     const step = Object.values(result.rows[0]!.steps)[0]!;
-    expect(result.status).toBe('failed');
+    // Money (a 402) stops a run; every other failure fails it.
+    expect(result.status).toBe(c.reason === 'insufficient-balance' ? 'stopped' : 'failed');
     expect(step.status).toBe('failed');
     expect(step.failure).toMatchObject({ reason: c.reason, outcomeUnknown: c.outcomeUnknown });
     expect(step.failure!.message).toMatch(c.message);

@@ -178,7 +178,7 @@ describe('a run whose recipe uses a relative local file', () => {
     // The submission is refused (no credit): the run fails before any task exists.
     gateway.injectFault({ kind: 'status', status: 402, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
     const failed = await pipeline(['run', 'recipe.yaml'], project);
-    expect(failed.exitCode, failed.stderr).toBe(1);
+    expect(failed.exitCode, failed.stderr).toBe(3);
     const runId = readdirSync(join(home, 'runs'))[0]!;
     const started = readJournal(journalPath(runId))[0] as Extract<JournalEvent, { type: 'run-started' }>;
     expect(Object.keys(started.local_files ?? {})).toEqual([join(project, 'assets', 'logo.png')]);
@@ -191,7 +191,7 @@ describe('a run whose recipe uses a relative local file', () => {
     gateway.injectFault({ kind: 'status', status: 402, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
     await rm(join(home, 'runs'), { recursive: true, force: true });
     // --no-cache: the first run's outputs are in the step cache, and this run must submit.
-    expect((await pipeline(['run', 'recipe.yaml', '--no-cache'], project)).exitCode).toBe(1);
+    expect((await pipeline(['run', 'recipe.yaml', '--no-cache'], project)).exitCode).toBe(3);
     const second = readdirSync(join(home, 'runs'))[0]!;
     const bytes = readFileSync(join(project, 'assets', 'logo.png'));
     writeFileSync(join(project, 'assets', 'logo.png'), withPngText(bytes, 'Comment', 'edited'));
