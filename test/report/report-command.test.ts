@@ -76,8 +76,9 @@ describe('report.html at the end of every run', () => {
     expect(page).toContain('id="run-status" style="background:#868e96">interrupted</span>');
     const done = count(readJournal(journalPath(runId)), 'item-finished');
     expect(attributes(page, 'data-status').filter((s) => s === 'succeeded').length).toBeGreaterThanOrEqual(done);
-    // Prompts are shown as text: a prompt with markup cannot run script in the page.
-    expect(page).toContain('picture a &lt;script&gt;alert(1)&lt;/script&gt;');
+    // Prompts are shown as text: a prompt with markup cannot run script in the page. Which items were
+    // submitted by the time of the stop depends on the machine's load, so any item's prompt will do.
+    expect(page).toMatch(/picture [a-l] &lt;script&gt;alert\(1\)&lt;\/script&gt;/);
     expect(page.match(/<script>/g)).toHaveLength(1);
   }, 60_000);
 
