@@ -5,7 +5,6 @@ import { estimatePlan } from '../recipe/estimate.js';
 import type { TotalCost } from '../recipe/estimate-cost.js';
 import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js';
 
-export { spendFigures } from '../store/summary.js';
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import { cacheForecastOf, uncachedForecast } from './plan.js';

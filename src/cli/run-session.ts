@@ -21,7 +21,7 @@ import { formatDiagnostics } from '../recipe/diagnostics.js';
 import { describeLines, FileJournal, readJournalFile, type Journal } from '../store/journal.js';
 import { replayJournal, type ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, runExists, runPaths, writeAtomically, type RunPaths } from '../store/run-store.js';
-import { summariseJournal } from '../store/summary.js';
+import { spendFigures, summariseJournal } from '../store/summary.js';
 import { openRunCache, type RemoteFlags } from './cache-setup.js';
 import { writeRunReport } from './report.js';
 import { connect, type BudgetOptions, type Connection, type ConnectionFlags } from './connection.js';
@@ -43,7 +43,6 @@ import { printJson, printLine, redact, shown } from './output.js';
 import {
   checkBalance,
   moneyBeforeStart,
-  spendFigures,
   spentPhrase,
   writeMoneyAdvice,
   type MoneyFlags,

@@ -10,7 +10,7 @@ import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatUsd } from '../model-schemas/prices.js';
-import { spendFigures } from './run-money.js';
+import { spendFigures } from '../store/summary.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 
 /** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */

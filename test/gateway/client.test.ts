@@ -1,3 +1,4 @@
+import { endpointsOf } from '../support/http.js';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,12 +37,7 @@ afterEach(async () => {
 async function setup(gatewayOptions: LocalGatewayOptions = {}, clientOptions: Partial<GatewayClientOptions> = {}) {
   gateway = await startLocalGateway({ seed: 21, latencyScale: 0, ...gatewayOptions });
   client = new HttpGatewayClient({
-    endpoints: {
-      baseUrl: gateway.baseUrl,
-      toolUrl: gateway.toolUrl,
-      llmUrl: gateway.llmUrl,
-      schemaUrl: gateway.schemaUrl,
-    },
+    endpoints: endpointsOf(gateway),
     apiKey: gateway.apiKey,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
     ...clientOptions,

@@ -1,3 +1,4 @@
+import { endpointsOf } from '../support/http.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,12 +21,7 @@ let counter = 0;
 /** A client that tries once: each fault's own failure is seen, not hidden behind a retry. */
 const clientWith = (maxAttempts = 1, headersMs = 60_000) =>
   new HttpGatewayClient({
-    endpoints: {
-      baseUrl: gateway.baseUrl,
-      toolUrl: gateway.toolUrl,
-      llmUrl: gateway.llmUrl,
-      schemaUrl: gateway.schemaUrl,
-    },
+    endpoints: endpointsOf(gateway),
     apiKey: gateway.apiKey,
     retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 5 },
     timeouts: { headersMs },

@@ -1,3 +1,4 @@
+import { endpointsOf } from '../support/http.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpGatewayClient } from '../../src/gateway/client.js';
 import type { RequestGate } from '../../src/gateway/gate.js';
@@ -124,12 +125,7 @@ async function setup(options: { rpm: number; gatewayRpm: number; gatewayWindowSe
       },
     };
     const client = new HttpGatewayClient({
-      endpoints: {
-        baseUrl: gateway.baseUrl,
-        toolUrl: gateway.toolUrl,
-        llmUrl: gateway.llmUrl,
-        schemaUrl: gateway.schemaUrl,
-      },
+      endpoints: endpointsOf(gateway),
       apiKey: gateway.apiKey,
       clock,
       gate,

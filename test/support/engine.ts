@@ -1,3 +1,4 @@
+import { endpointsOf } from './http.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,12 +33,7 @@ export async function engineFor(
   const plan = analyzed.value;
   const budget = new RateBudget({ clock, random: () => 0.5 });
   const client = new HttpGatewayClient({
-    endpoints: {
-      baseUrl: gateway.baseUrl,
-      toolUrl: gateway.toolUrl,
-      llmUrl: gateway.llmUrl,
-      schemaUrl: gateway.schemaUrl,
-    },
+    endpoints: endpointsOf(gateway),
     apiKey: gateway.apiKey,
     clock,
     gate: budget,

@@ -67,3 +67,11 @@ export async function download(url: string): Promise<{ status: number; type: str
     bytes: Buffer.from(await response.arrayBuffer()),
   };
 }
+
+/** The addresses the project's own client takes, of a gateway on loopback. */
+export const endpointsOf = (gateway: Pick<LocalGateway, 'baseUrl' | 'toolUrl' | 'llmUrl' | 'schemaUrl'>) => ({
+  baseUrl: gateway.baseUrl,
+  toolUrl: gateway.toolUrl,
+  llmUrl: gateway.llmUrl,
+  schemaUrl: gateway.schemaUrl,
+});
