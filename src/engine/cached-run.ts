@@ -6,6 +6,7 @@ import { CACHED_TASK_ID } from '../store/journal.js';
 import { stepKey } from '../store/replay.js';
 import { actionOf, itemCacheKey } from './cache-key.js';
 import type { EngineContext } from './context.js';
+import { inputForJournal } from './journal-input.js';
 import type { StepFailure } from './failure.js';
 import type { StoredEntry, StoredFile } from './run-cache.js';
 
@@ -42,7 +43,7 @@ export async function cachedRun(item: CacheItem, input: unknown, execute: () => 
   if (shared) {
     const outcome = await shared;
     if (!outcome.ok) return execute();
-    hit(item, key.value, { tasks: 0, requests: 0 });
+    hit(item, key.value, input, { tasks: 0, requests: 0 });
     return outcome;
   }
   const attempt = lookUpOrExecute(item, key.value, input, execute);
@@ -60,7 +61,7 @@ async function lookUpOrExecute(item: CacheItem, key: string, input: unknown, exe
     const entry = await cache.storage.get(key, step.cache.ttlMs);
     const restored = entry ? await restore(item, entry, input) : undefined;
     if (restored !== undefined) {
-      hit(item, key, entry!.saved);
+      hit(item, key, input, entry!.saved);
       return ok(restored);
     }
   }
@@ -70,10 +71,12 @@ async function lookUpOrExecute(item: CacheItem, key: string, input: unknown, exe
   return outcome;
 }
 
-function hit(item: CacheItem, key: string, saved: StoredEntry['saved']): void {
+function hit(item: CacheItem, key: string, input: unknown, saved: StoredEntry['saved']): void {
   const { ctx, row, step, index } = item;
   ctx.cache!.recordHit(stepKey(row, step.id), key, saved);
-  ctx.journal.append({ type: 'item-cached', row, step: step.id, index, key });
+  // The input rides along so that a cached card in the report shows the prompt that made it.
+  const asked = inputForJournal(input);
+  ctx.journal.append({ type: 'item-cached', row, step: step.id, index, key, ...(asked ? { input: asked } : {}) });
   ctx.report.note(`⚡ ${item.label} cached`);
 }
 

@@ -7,6 +7,7 @@ import type { PlannedStep } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
+import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
@@ -191,24 +192,13 @@ async function submit(
     slug,
     request,
     task_id: taskId,
-    input: shortened(input),
+    input: inputForJournal(input),
   });
   ctx.report.taskSubmitted(item.label, taskId);
   return ok(taskId);
 }
 
 /** An input as the journal keeps it for the report: strings past 2,000 characters are cut. */
-function shortened(input: Input): Record<string, unknown> {
-  const cut = (value: unknown): unknown => {
-    if (typeof value === 'string') return value.length > 2000 ? `${value.slice(0, 2000)}…` : value;
-    if (Array.isArray(value)) return value.map(cut);
-    if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cut(v)]));
-    return value;
-  };
-  return cut(input) as Record<string, unknown>;
-}
-
 /** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
 const underlyingMessage = (failure: GatewayFailure): string =>
   failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;

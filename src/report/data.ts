@@ -212,9 +212,12 @@ function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
       item.finishedAt ??= event.t;
       return;
     }
-    case 'item-cached':
-      itemAt(event.row, event.step, event.index).cached = true;
+    case 'item-cached': {
+      const item = itemAt(event.row, event.step, event.index);
+      item.cached = true;
+      item.input ??= event.input ?? null;
       return;
+    }
     case 'item-skipped':
       Object.assign(itemAt(event.row, event.step, event.index), {
         status: 'skipped',

@@ -78,7 +78,16 @@ export type JournalEvent =
       expires_at: number | null;
     }
   | { type: 'item-finished'; t: number; row: number; step: string; index: number; outputs: unknown }
-  | { type: 'item-cached'; t: number; row: number; step: string; index: number; key: string }
+  /** `input`: what the item asked (long strings cut), so that the report shows what made a cached output. */
+  | {
+      type: 'item-cached';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      key: string;
+      input?: Record<string, unknown>;
+    }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
   /** An item that did not run: `reason` names the item its trouble began with (`bg[1] failed`), or its condition. */
   | { type: 'item-skipped'; t: number; row: number; step: string; index: number; reason: string }

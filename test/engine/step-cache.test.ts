@@ -7,6 +7,8 @@ import { systemClock } from '../../src/clock.js';
 import { runPlan } from '../../src/engine/engine.js';
 import { RunCache } from '../../src/engine/run-cache.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { reportData } from '../../src/report/data.js';
+import type { JournalEvent } from '../../src/store/journal.js';
 import { engineFor } from '../support/engine.js';
 
 const SEARCH = 'POST /tools/v1/web-search';
@@ -51,6 +53,7 @@ async function run(recipe: string, sets: string[] = [], mode = { read: true, wri
     cachedItems,
     submitted,
     outputs: result.rows[0]!.outputs,
+    events,
   };
 }
 
@@ -89,6 +92,31 @@ describe('the step cache in the engine', () => {
     const changed = await run(CHAIN, ['colours=["red","grey","blue"]']);
     expect(changed.submitted).toEqual(['edit[1]', 'image[1]']);
     expect(changed.cachedItems).toEqual(['edit[0]', 'edit[2]', 'image[0]', 'image[2]']);
+  });
+
+  it('shows on a cached card the prompt that made it, as on a card it ran', async () => {
+    await run(CHAIN);
+    // The command line journals the run's start; the engine alone does not.
+    const start: JournalEvent = {
+      type: 'run-started',
+      t: now,
+      run_id: 'r',
+      recipe: 'chain.yaml',
+      name: 'chain',
+      rows: [{}],
+      sets: [],
+      batch: null,
+    };
+    const warm = reportData({ events: [start, ...(await run(CHAIN)).events], damagedLines: [] });
+    if (!warm.ok) throw new Error(warm.error.message);
+    const image = warm.value.steps.find((s) => s.step === 'image')!;
+    expect(image.items.map((i) => [i.cached, i.input?.prompt])).toEqual([
+      [true, 'a red background'],
+      [true, 'a green background'],
+      [true, 'a blue background'],
+    ]);
+    const edit = warm.value.steps.find((s) => s.step === 'edit')!;
+    expect(edit.items.every((i) => i.cached && i.input?.prompt === 'add a badge')).toBe(true);
   });
 
   it('keeps web-search results 24 hours, llm answers with no expiry, and honours a step ttl', async () => {
