@@ -30,14 +30,19 @@ export async function startGateway(flags) {
   };
 }
 
-/** Runs `pipeline run` against a gateway as a whole process; answers its report, journal times and process figures. */
-export async function runPipeline(gateway, recipeText, args = [], extraEnv = {}) {
+/**
+ * Runs `pipeline run` against a gateway as a whole process; answers its report, journal times and process figures.
+ * The step cache is off unless `useCache` (only the rebuild scenario measures the cache): a scenario that times the
+ * scheduler must send every task, and a task served from the cache fails it loudly.
+ */
+export async function runPipeline(gateway, recipeText, args = [], extraEnv = {}, { useCache = false } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'bench-run-'));
   const recipe = join(dir, 'recipe.yaml');
   await writeFile(recipe, recipeText);
   const usageFile = join(dir, 'usage.json');
   const started = performance.now();
-  const result = await execa('node', [cli, 'run', recipe, '--json', ...args], {
+  const cacheArgs = useCache ? [] : ['--no-cache'];
+  const result = await execa('node', [cli, 'run', recipe, '--json', ...cacheArgs, ...args], {
     reject: false,
     env: {
       PIPELINE_HOME: join(dir, 'home'),
@@ -57,6 +62,8 @@ export async function runPipeline(gateway, recipeText, args = [], extraEnv = {})
     .split('\n')
     .map((l) => JSON.parse(l));
   const makespanMs = journal.at(-1).t - journal[0].t;
+  const cached = journal.filter((event) => event.type === 'item-cached').length;
+  if (!useCache && cached > 0) throw new Error(`${cached} items were served from the step cache, which is off`);
   await rm(dir, { recursive: true, force: true });
   return {
     report,
