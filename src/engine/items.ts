@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
-import { sleep } from '../clock.js';
+import { type ClockTimer, sleep } from '../clock.js';
 import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
 import { err, type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
@@ -160,7 +160,11 @@ async function runWindow(
   return failures;
 }
 
-/** One item, under its own time limit when the step has one per item. */
+/**
+ * One item, under its own time limit when the step has one per item. The limit counts from the
+ * item's own start: for a model item, the moment it takes a task slot (items queued behind the
+ * concurrency limit have not started); for the other actions, at once.
+ */
 async function runTimed(
   run: StepRun,
   index: number,
@@ -170,10 +174,14 @@ async function runTimed(
   const { ctx, row, step } = run;
   if (!run.timeoutPerItem) return runOne(ctx, row, step, index, scope, signal);
   const timeout = new AbortController();
-  const timer = ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
+  let timer: ClockTimer | undefined;
+  const started = () => {
+    timer ??= ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
+  };
+  if (step.action !== 'model') started();
   const itemSignal = AbortSignal.any([signal, timeout.signal]);
   try {
-    const outcome = await runOne(ctx, row, step, index, scope, itemSignal);
+    const outcome = await runOne(ctx, row, step, index, scope, itemSignal, started);
     if (!outcome.ok && !outcome.error.outcomeUnknown && timeout.signal.aborted && !signal.aborted)
       return err(
         stepFailure(
@@ -183,7 +191,7 @@ async function runTimed(
       );
     return outcome;
   } finally {
-    ctx.clock.clearTimer(timer);
+    if (timer !== undefined) ctx.clock.clearTimer(timer);
   }
 }
 
@@ -248,6 +256,7 @@ async function runOne(
   index: number,
   scope: Scope,
   signal: AbortSignal,
+  started?: () => void,
 ): Promise<Result<unknown, StepFailure>> {
   const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
   const rendered =
@@ -255,12 +264,12 @@ async function runOne(
       ? renderCommand(step.run!, scope, `${where}.run`)
       : renderValue(step.with, scope, `${where}.with`);
   if (!rendered.ok) return rendered;
-  const execute = () => dispatch(ctx, row, step, index, rendered.value, signal);
+  const execute = () => dispatch(ctx, row, step, index, rendered.value, signal, started);
   if (!ctx.cache || !step.cache.enabled) return execute();
   return cachedRun({ ctx, row, step, index, scope, label: where }, rendered.value, execute);
 }
 
-/** Runs the item's action on its rendered input (the command, for a `run` step). */
+/** Runs the item's action on its rendered input (the command, for a `run` step); `started` when a model item takes its slot. */
 function dispatch(
   ctx: EngineContext,
   row: number,
@@ -268,6 +277,7 @@ function dispatch(
   index: number,
   rendered: unknown,
   signal: AbortSignal,
+  started?: () => void,
 ): Promise<Result<unknown, StepFailure>> {
   if (step.action === 'run') return runCommand(ctx, rendered as Command, signal);
   const input = rendered as Record<string, unknown>;
@@ -281,7 +291,7 @@ function dispatch(
     case 'upload':
       return runUpload(ctx, input, signal);
     case 'model':
-      return runModel(ctx, row, step, index, input, signal);
+      return runModel(ctx, row, step, index, input, signal, started);
     default:
       return unreachable(step.action);
   }

@@ -50,6 +50,8 @@ export async function runModel(
   index: number,
   rawInput: Input,
   signal: AbortSignal,
+  /** Called when the item takes its task slot: where its own time limit begins. */
+  started?: () => void,
 ): Promise<Result<ModelOutputs, StepFailure>> {
   const item: ModelItem = {
     row,
@@ -74,7 +76,11 @@ export async function runModel(
   // No signal for the queue: p-queue rejects a running operation at once when its signal aborts,
   // which would let the run end while a submission that has left is still unanswered and turn a
   // known outcome into an unknown one. Waiting items start, see the stop, and return at once.
-  const ended = await ctx.tasks.add(() => submitAndWait(ctx, item, input, resumed.value, signal), {
+  const inSlot = () => {
+    started?.();
+    return submitAndWait(ctx, item, input, resumed.value, signal);
+  };
+  const ended = await ctx.tasks.add(inSlot, {
     priority: taskPriority(ctx.plan, step.id),
   });
   if (!ended.ok) return ended;

@@ -226,3 +226,52 @@ steps:
     });
   });
 });
+
+/**
+ * Ten images, each followed by its own video (35 s of processing at 5 s long; 65 s for item 3 at
+ * 15 s), two tasks at a time: the videos together take minutes, each one well under its limit.
+ */
+const TIMED = `version: 1
+name: timed
+settings: { concurrency: 2 }
+inputs:
+  colours: { type: array, default: ${JSON.stringify(COLOURS.slice(0, 10))} }
+steps:
+  t2i:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ inputs.colours }}
+    with: { prompt: "a \${{ item }} background" }
+  v2v:
+    uses: vendor-b/vendor-b-2.0-mini-v2v
+    for_each: \${{ steps.t2i.outputs }}
+    timeout: 50s
+    with:
+      video_urls: [./assets/ride.mp4]
+      prompt: Restyle the ride in the look of [Image 1].
+      reference_images: ["\${{ item.images[0].url }}"]
+      duration: \${{ index == 3 && 15 || 5 }}
+      resolution: 720p
+`;
+
+describe('the time limit of a step whose items flow', () => {
+  it('limits each item from its own start: only the item that runs past it fails', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 1, latencyJitter: 0, seed: 19, useFfmpeg: false });
+    const engine = await engineFor(TIMED, gateway, clock);
+    const started = clock.now();
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    const events = engine.events();
+    await engine.close();
+    // Far past one limit from the step's start: a limit on the whole step would have failed most items.
+    expect(clock.now() - started).toBeGreaterThan(150_000);
+    const v2v = result.rows[0]!.steps.v2v!;
+    expect(v2v.status).toBe('failed');
+    expect(v2v.failedItems!.map((f) => f.index)).toEqual([3]);
+    expect(v2v.failedItems![0]!.failure.message).toContain('v2v[3] took longer than its time limit of 50s');
+    expect(
+      finishedItems(events, 'v2v')
+        .map((e) => e.index)
+        .sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 4, 5, 6, 7, 8, 9]);
+  });
+});
