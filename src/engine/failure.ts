@@ -1,5 +1,5 @@
 import type { GatewayFailure } from '../gateway/failures.js';
-import type { StepFailureReason } from '../gateway/retry.js';
+import type { StepFailureReason } from './step-retry.js';
 import { err } from '../result.js';
 
 /**

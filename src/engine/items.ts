@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { type ClockTimer, sleep } from '../clock.js';
-import { mayRetryStep, stepRetryDelay } from '../gateway/retry.js';
+import { mayRetryStep, stepRetryDelay } from './step-retry.js';
 import { err, type Result, unreachable } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpendMeter } from '../../src/engine/spend.js';
-import { mayRetryStep } from '../../src/gateway/retry.js';
+import { mayRetryStep } from '../../src/engine/step-retry.js';
 import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
 import { analyze } from '../../src/recipe/analyzer.js';
