@@ -1,7 +1,8 @@
 import type { StepSummary } from '../store/summary.js';
+import { itemLabel } from '../item-label.js';
 
 const itemName = (step: StepSummary, index: number, rows: number) =>
-  `${rows > 1 ? `row ${step.row + 1} ` : ''}${step.step}[${index}]`;
+  itemLabel({ step: step.step, index, row: step.row }, rows);
 
 /**
  * The items that failed, each with its message, and the items that did not run, grouped by the

@@ -12,12 +12,13 @@ import { pipelineHome } from './pipeline-home.js';
 import { formatUsd } from '../model-schemas/prices.js';
 import { spendFigures } from '../store/summary.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
+import { itemLabel } from '../item-label.js';
 
 /** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */
 const cachedItems = (step: string, indexes: number[]) =>
   `${[...indexes]
     .sort((a, b) => a - b)
-    .map((index) => `${step}[${index}]`)
+    .map((index) => itemLabel({ step, index }))
     .join(', ')} from the cache`;
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);

@@ -10,6 +10,7 @@ import { ItemFeed, type ItemEnd, type Lineage } from './item-feed.js';
 import { flowItems, type FlowState, type SkippedItem } from './item-flow.js';
 import { type ItemFailure, ReadyQueue, runWithRetries, type StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
+import { itemLabel } from '../item-label.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
@@ -130,13 +131,13 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
     if (failed)
       return {
         status: 'failed',
-        cause: `${step.id}[${index}] failed`,
+        cause: `${itemLabel({ step: step.id, index })} failed`,
         lineage: { ...failed.lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
       };
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
     return {
       status,
-      cause: `${step.id}[${index}] did not run`,
+      cause: `${itemLabel({ step: step.id, index })} did not run`,
       lineage: { [step.id]: { outcome: status, conclusion: status } },
     };
   });

@@ -11,6 +11,7 @@ import type { StepFailure } from './failure.js';
 import type { ItemEnd, ItemFeed, Lineage } from './item-feed.js';
 import type { ReadyQueue, StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
+import { itemLabel } from '../item-label.js';
 
 /** An item that does not run, and why: the upstream trouble, or its own condition. */
 export interface SkippedItem {
@@ -98,7 +99,8 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
   if (step.if) {
     const condition = renderValue(step.if, scope, `${step.id}[${index}].if`);
     if (!condition.ok) return { kind: 'run', scope, lineage: chain, failure: condition.error };
-    if (!truthy(condition.value)) return skipped('its condition is false', `${step.id}[${index}] was skipped`);
+    if (!truthy(condition.value))
+      return skipped('its condition is false', `${itemLabel({ step: step.id, index })} was skipped`);
   }
   return { kind: 'run', scope, lineage: chain };
 }

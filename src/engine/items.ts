@@ -12,6 +12,7 @@ import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
 import { runCommand, runLlm, runUpload, runWebFetch, runWebSearch } from './runners.js';
 import { renderValue } from './values.js';
+import { itemLabel } from '../item-label.js';
 
 /** Where a step's items are, and how it names them in messages: `row 2 image`. */
 export interface StepRun {
@@ -186,7 +187,7 @@ async function runTimed(
       return err(
         stepFailure(
           'step-timeout',
-          `${step.id}[${index}] took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+          `${itemLabel({ step: step.id, index })} took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
         ),
       );
     return outcome;
@@ -258,7 +259,7 @@ async function runOne(
   signal: AbortSignal,
   started?: () => void,
 ): Promise<Result<unknown, StepFailure>> {
-  const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
+  const where = itemLabel({ step: step.id, index: step.forEach ? index : undefined });
   const rendered =
     step.action === 'run'
       ? renderCommand(step.run!, scope, `${where}.run`)

@@ -12,6 +12,7 @@ import type { EngineContext } from './context.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { taskPriority } from './priorities.js';
+import { itemLabel } from '../item-label.js';
 
 /** What a media model's step gives to later steps: the task, its files (downloaded), its metadata. */
 export interface ModelOutputs {
@@ -59,7 +60,7 @@ export async function runModel(
     index,
     slug: step.model!.slug,
     type: step.model!.type,
-    label: `${step.id}${step.forEach ? `[${index}]` : ''}`,
+    label: itemLabel({ step: step.id, index: step.forEach ? index : undefined }),
   };
   const prepared = await prepareMediaInputs(ctx, step, rawInput, signal);
   if (!prepared.ok) return prepared;
@@ -294,7 +295,7 @@ async function downloadOutputs(
   const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
   if (result.metadata?.render === 'passthrough') {
     // The built-in gateway found no ffmpeg: the clip is the input video, not a rendering of the request.
-    const where = `${step.id}${step.forEach ? `[${index}]` : ''}`;
+    const where = itemLabel({ step: step.id, index: step.forEach ? index : undefined });
     ctx.report.note(
       `note: ${where}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`,
     );

@@ -4,6 +4,7 @@ import { err, ok, type Result } from '../result.js';
 import { foldJournal, itemKey, stepKey, type RunState, type UnreadableJournal } from '../store/fold.js';
 import type { JournalEvent, JournalRead, RunStartedEvent, TrafficKind } from '../store/journal.js';
 import { summaryOf, type RunSummary } from '../store/summary.js';
+import { itemLabel } from '../item-label.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'other';
 export type ItemStatus = 'succeeded' | 'failed' | 'running' | 'unknown' | 'skipped';
@@ -124,7 +125,7 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
   for (const item of own) {
     const output = state.finishedItems.get(itemKey(row, step, item.index));
     if (output !== undefined) item.output = output;
-    if (record.items_from !== undefined) item.from = `${record.items_from}[${item.index}]`;
+    if (record.items_from !== undefined) item.from = itemLabel({ step: record.items_from, index: item.index });
   }
   // An item the step's end left without a verdict did not finish: a failed step names why.
   if (record.status === 'failed') for (const item of own) if (item.status === 'running') item.status = 'failed';

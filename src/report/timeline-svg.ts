@@ -1,5 +1,6 @@
 import type { ReportData, TrafficSecond } from './data.js';
 import { colourOf, html, seconds, type Html } from './html-kit.js';
+import { itemLabel } from '../item-label.js';
 
 const WIDTH = 960;
 const LABEL = 130;
@@ -37,7 +38,7 @@ function barsOf(step: ReportData['steps'][number], end: number): Bar[] {
   }
   return tasks.map((item) => {
     const stop = item.finishedAt ?? end;
-    const title = `${label}[${item.index}] ${item.taskId}: ${seconds(stop - item.submittedAt!)}, ${item.status}`;
+    const title = `${itemLabel({ step: label, index: item.index })} ${item.taskId}: ${seconds(stop - item.submittedAt!)}, ${item.status}`;
     return { start: item.submittedAt!, end: stop, status: item.status, title };
   });
 }
