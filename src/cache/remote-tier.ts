@@ -178,12 +178,18 @@ export class RemoteTier {
     return 'damaged' as const;
   }
 
+  /** Whether this run may still write to the remote (not read-only, and no write has failed). */
+  get canWrite(): boolean {
+    return this.reachable && this.writable;
+  }
+
   /**
    * Stores a new entry: its blobs first, then the entry (signed when there is a key), so that an
    * entry another machine can read names blobs that are there. Nothing is written in read-only
    * mode, and an entry already stored is never replaced, unless this run found it unusable.
+   * Answers whether the remote holds the entry afterwards (written now, or there already).
    */
-  async putEntry(entry: CacheEntry, blobPath: (sha256: string) => string): Promise<void> {
+  async putEntry(entry: CacheEntry, blobPath: (sha256: string) => string): Promise<boolean> {
     for (const file of entry.files) {
       const name = blobName(file.sha256);
       const body = { path: blobPath(file.sha256), bytes: file.bytes };
@@ -192,18 +198,19 @@ export class RemoteTier {
         await this.store.replace(name, body);
         return 'stored';
       });
-      if (done === undefined && !this.writable) return;
+      if (done === undefined) return false;
       this.damaged.delete(file.sha256);
     }
     const { signingKey } = this.options;
     const signed = signingKey === undefined ? entry : { ...entry, signature: signEntry(entry, signingKey) };
     const body = { text: JSON.stringify(signed) };
-    await this.attempt('write', async () => {
+    const done = await this.attempt('write', async () => {
       if (!this.unusable.has(entry.key)) return this.store.create(entryName(entry.key), body);
       await this.store.replace(entryName(entry.key), body);
       this.unusable.delete(entry.key);
       return 'stored';
     });
+    return done !== undefined;
   }
 
   /** Every entry that passes the checks, oldest first; the others are left out with a warning. Throws when unreachable. */

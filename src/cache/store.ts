@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -63,6 +64,38 @@ export class CacheStore {
 
   private entryPath(key: string): string {
     return join(this.entriesDir, key.slice(0, 2), `${key}.json`);
+  }
+
+  /** `remotes/<a hash of the remote's location>/ab/<key>`: an empty file for each entry that remote holds. */
+  private sharedMark(location: string, key: string): string {
+    const remote = createHash('sha256').update(location).digest('hex').slice(0, 16);
+    return join(this.dir, 'remotes', remote, key.slice(0, 2), key);
+  }
+
+  /** Whether the remote at `location` is known to hold the entry of `key` (this store read it from there, or wrote it). */
+  async isShared(location: string, key: string): Promise<boolean> {
+    try {
+      await stat(this.sharedMark(location, key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Forgets which entries the remote at `location` holds (it was pruned): the next hits write them again. */
+  async forgetShared(location: string): Promise<void> {
+    await rm(dirname(dirname(this.sharedMark(location, '00'))), { recursive: true, force: true });
+  }
+
+  /** Remembers that the remote at `location` holds the entry of `key`; a failure only means it is written again. */
+  async markShared(location: string, key: string): Promise<void> {
+    const mark = this.sharedMark(location, key);
+    try {
+      await mkdir(dirname(mark), { recursive: true });
+      await writeFile(mark, '');
+    } catch {
+      // Not knowing costs one more create-if-absent at the remote, which changes nothing there.
+    }
   }
 
   /** The entry stored under `key`, unless it is absent, older than `maxAgeMs`, or damaged (warned). */
@@ -213,6 +246,7 @@ export class CacheStore {
       await rm(join(this.dir, sub), { recursive: true, force: true });
       await mkdir(join(this.dir, sub), { recursive: true });
     }
+    await rm(join(this.dir, 'remotes'), { recursive: true, force: true });
     return { entries };
   }
 }

@@ -7,6 +7,10 @@ import type { CacheEntry, CacheStore, FileToStore } from './store.js';
  * is one. A local miss is looked up in the remote; what it gives is checked (entry and every blob),
  * then kept in the local store, so the next run on this machine finds it there. A new entry is
  * stored locally, then in the remote. A file missing or damaged locally is fetched from the remote.
+ *
+ * The local store remembers which of its entries the remote holds (read from it or written to it).
+ * A local hit on one it does not know of, such as an entry made before the remote was set, is
+ * written to the remote then, so what one machine paid for reaches the others however it was made.
  */
 export class TieredCache {
   constructor(
@@ -16,7 +20,11 @@ export class TieredCache {
 
   async get(key: string, maxAgeMs: number | null): Promise<CacheEntry | undefined> {
     const local = await this.local.get(key, maxAgeMs);
-    if (local || !this.remote) return local;
+    if (local) {
+      await this.share(local);
+      return local;
+    }
+    if (!this.remote) return undefined;
     const entry = await this.remote.getEntry(key, maxAgeMs);
     if (!entry) return undefined;
     for (const file of entry.files) {
@@ -25,13 +33,22 @@ export class TieredCache {
       if (fetched !== 'ok') return undefined;
     }
     await this.local.adopt(entry);
+    await this.local.markShared(this.remote.location, key);
     return entry;
   }
 
   async put(key: string, action: string, outputs: unknown, files: FileToStore[], saved: CacheEntry['saved']) {
     const entry = await this.local.put(key, action, outputs, files, saved);
-    if (entry && this.remote) await this.remote.putEntry(entry, (hash) => this.local.blobs.pathOf(hash));
+    if (entry) await this.share(entry);
     return entry;
+  }
+
+  /** Writes a local entry to the remote unless the remote is known to hold it (or cannot be written). */
+  private async share(entry: CacheEntry): Promise<void> {
+    const remote = this.remote;
+    if (!remote?.canWrite || (await this.local.isShared(remote.location, entry.key))) return;
+    if (await remote.putEntry(entry, (hash) => this.local.blobs.pathOf(hash)))
+      await this.local.markShared(remote.location, entry.key);
   }
 
   async materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {

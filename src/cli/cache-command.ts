@@ -87,6 +87,8 @@ async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> 
   if (flags.remote) {
     const remote = openRemote(flags);
     removed = await onRemote(remote, () => remote.prune(olderThanMs));
+    // What this machine remembers of the remote's entries is out of date: its next hits share them again.
+    await openStore(flags).forgetShared(remote.location);
   } else removed = await openStore(flags).prune(olderThanMs);
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries and ${removed.blobs} files (${removed.bytes} bytes)`);

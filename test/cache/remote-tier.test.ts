@@ -259,6 +259,57 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
   });
 });
 
+describe('entries made before the remote was set', () => {
+  /** The bucket, counting the objects each call creates. */
+  function countingBucket() {
+    const store = bucket();
+    const creates: string[] = [];
+    const create = store.create.bind(store);
+    store.create = async (name, body) => {
+      creates.push(name);
+      return create(name, body);
+    };
+    return { store, creates };
+  }
+
+  it('are shared with the remote at their first local hit, once, and reach another machine', async () => {
+    // Built with no remote: the entry is only in this machine's folder.
+    const entry = await store(machine('a', { remote: false }), 'cat');
+    expect(await objects()).toEqual([]);
+
+    const { store: counted, creates } = countingBucket();
+    const later = machine('a', { store: counted });
+    expect((await later.cache.get(key('cat'), null))?.key).toBe(key('cat'));
+    expect(await objects()).toEqual([`blobs/${entry!.files[0]!.sha256}`, `entries/${key('cat')}.json`]);
+    expect(creates).toHaveLength(2);
+    // Known to be there now: the next hits, in this run or the next, write nothing.
+    await later.cache.get(key('cat'), null);
+    await machine('a', { store: counted }).cache.get(key('cat'), null);
+    expect(creates).toHaveLength(2);
+
+    const other = machine('b');
+    expect((await other.cache.get(key('cat'), null))?.outputs).toEqual(entry!.outputs);
+    expect(warnings).toEqual([]);
+  });
+
+  it('are not written by a read-only machine', async () => {
+    await store(machine('a', { remote: false }), 'cat');
+    await machine('a', { readOnly: true }).cache.get(key('cat'), null);
+    expect(await objects()).toEqual([]);
+  });
+
+  it('are shared again after this machine pruned the remote', async () => {
+    await store(machine('a'), 'cat');
+    const { store: counted, creates } = countingBucket();
+    const a = machine('a', { store: counted });
+    await counted.remove(await objects());
+    await a.local.forgetShared(counted.location);
+    await a.cache.get(key('cat'), null);
+    expect(creates).toHaveLength(2);
+    expect(await objects()).toHaveLength(2);
+  });
+});
+
 describe('the write-once put', () => {
   it('sends If-None-Match: * and takes a 412 (another writer got there first) as "exists"', async () => {
     // s3rver ignores the condition; this stand-in answers as AWS S3, MinIO and R2 do when the
