@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { LocalGatewayOptions } from '../local-gateway/index.js';
 import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
+import { cliIo } from './io.js';
 
 function keyPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.lastIndexOf('=');
@@ -149,7 +150,7 @@ export function registerGatewayCommand(program: Command): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
-      process.stdout.write(
+      cliIo().stdout.write(
         `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,
       );
       await stopped;

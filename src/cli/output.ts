@@ -1,4 +1,5 @@
 import { relative, resolve } from 'node:path';
+import { cliIo } from './io.js';
 /** Tables for people, JSON for scripts; every line passes the secret filter on its way out. */
 
 let secrets: string[] = [];
@@ -13,11 +14,11 @@ export function redact(text: string): string {
 }
 
 export function printLine(text = ''): void {
-  process.stdout.write(`${redact(text)}\n`);
+  cliIo().stdout.write(`${redact(text)}\n`);
 }
 
 export function printError(text: string): void {
-  process.stderr.write(`${redact(text)}\n`);
+  cliIo().stderr.write(`${redact(text)}\n`);
 }
 
 export function printJson(value: unknown): void {
@@ -39,6 +40,7 @@ export function printTable(headers: string[], rows: Array<Array<string | number 
 
 /** A path as the user would type it: relative to the working folder when inside it, else absolute. */
 export const shown = (path: string) => {
-  const rel = relative(process.cwd(), resolve(path));
-  return rel.startsWith('..') ? resolve(path) : rel;
+  const { cwd } = cliIo();
+  const rel = relative(cwd, resolve(cwd, path));
+  return rel.startsWith('..') ? resolve(cwd, path) : rel;
 };
