@@ -1,0 +1,74 @@
+import { PassThrough, Writable } from 'node:stream';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { runCli } from '../../src/cli/program.js';
+import type { LocalGateway } from '../../src/local-gateway/index.js';
+import { ManualClock } from './manual-clock.js';
+import { requestsInFlight, runSkippingTime } from './time-skipping.js';
+
+/** What a command line printed and how it ended, in the shape of execa's result the tests read. */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface InProcessOptions {
+  /** The command's whole environment (nothing of this process's is added, as execa's extendEnv: false). */
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** The clock the command's waits go through. A ManualClock is moved on whenever nothing is under way. */
+  clock?: Clock;
+  /** The gateway that shares the manual clock: time moves on only while it handles no request. */
+  gateway?: LocalGateway;
+}
+
+/** A stream that keeps what is written to it, as text. */
+class Collected extends Writable {
+  private readonly chunks: string[] = [];
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.chunks.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    done();
+  }
+  text(): string {
+    return this.chunks.join('');
+  }
+}
+
+/** Execa's way: the last line feed of an output is not part of it. */
+const trimmed = (text: string) => text.replace(/\r?\n$/, '');
+
+/**
+ * Runs one `pipeline …` command line in this process through the entry point the bin runs
+ * (runCli), with its own streams, environment and working folder. On a manual clock, time skips
+ * whenever the command and the gateway have nothing under way, so no poll or backoff waits in real
+ * time; several commands at once on one manual clock go through `skippingTime` together instead.
+ */
+export async function pipelineInProcess(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+  const { clock } = options;
+  if (clock instanceof ManualClock) return skippingTime(clock, options.gateway, commandLine(args, options));
+  return commandLine(args, options);
+}
+
+/** Runs `work` (commands started with `commandLine` on `clock`) to its end, skipping time while nothing is under way. */
+export function skippingTime<T>(clock: ManualClock, gateway: LocalGateway | undefined, work: Promise<T>): Promise<T> {
+  return runSkippingTime(clock, work, { busy: requestsInFlight(gateway ? { gateway } : {}) });
+}
+
+/** One command line in this process, its time left to whoever drives its clock. */
+export async function commandLine(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+  const stdout = new Collected();
+  const stderr = new Collected();
+  // Not a terminal, and nothing to read: no prompt is shown.
+  const stdin = new PassThrough();
+  stdin.end();
+  const exitCode = await runCli(args, {
+    stdout,
+    stderr,
+    stdin,
+    env: { ...options.env },
+    cwd: options.cwd ?? process.cwd(),
+    argv1: undefined,
+    clock: options.clock ?? systemClock,
+  });
+  return { exitCode, stdout: trimmed(stdout.text()), stderr: trimmed(stderr.text()) };
+}
