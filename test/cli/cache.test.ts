@@ -2,16 +2,13 @@ import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, truncateSy
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal } from '../../src/store/journal.js';
-import { pipelineInProcess } from '../support/cli.js';
+import { pipelineInProcess, pipelineProcess } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway;
@@ -51,8 +48,8 @@ const env = (extra: Record<string, string> = {}) => ({
 const pipeline = (args: string[], extra: Record<string, string> = {}) =>
   pipelineInProcess(args, { env: env(extra), cwd: work, clock, gateway });
 /** `pipeline …` as a process of its own, on real time: for runs that must truly run at once. */
-const pipelineProcess = (args: string[], extra: Record<string, string> = {}) =>
-  execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
+const asProcess = (args: string[], extra: Record<string, string> = {}) =>
+  pipelineProcess(args, { env: env(extra), cwd: work });
 
 /** The reads of the gateway check before a run (the key, and the balance the spend checks use). */
 const PREFLIGHT = ['GET /api/v1/apikey/validate', 'GET /api/v1/team/balance'];
@@ -194,7 +191,7 @@ describe('the step cache, run after run of ci-assets', () => {
     // run on real time, so against a gateway of their own on real time too.
     const onManualClock = gateway;
     gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 9 });
-    const [a, b] = await Promise.all([build([], shared, pipelineProcess), build([], shared, pipelineProcess)]);
+    const [a, b] = await Promise.all([build([], shared, asProcess), build([], shared, asProcess)]);
     await gateway.close();
     gateway = onManualClock;
     expect(a.result.exitCode, a.result.stderr).toBe(0);

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { PassThrough, Writable } from 'node:stream';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { runCli } from '../../src/cli/program.js';
@@ -71,4 +73,23 @@ export async function commandLine(args: string[], options: InProcessOptions = {}
     clock: options.clock ?? systemClock,
   });
   return { exitCode, stdout: trimmed(stdout.text()), stderr: trimmed(stderr.text()) };
+}
+
+const builtCli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/**
+ * `pipeline …` as a process of its own (the built dist/cli/main.js), on real time: for what only a
+ * process shows (signals, two runs truly at once, the bin). Its exit code is -1 when a signal ended it.
+ */
+export async function pipelineProcess(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; cwd?: string } = {},
+): Promise<CliResult> {
+  const result = await execa('node', [builtCli, ...args], {
+    reject: false,
+    env: options.env ?? {},
+    extendEnv: false,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
