@@ -37,10 +37,11 @@ export function processIo(): CliIo {
   };
 }
 
-/** One command line's run: its io and the exit code its command set. */
+/** One command line's run: its io, the exit code its command set, and the values it must never print. */
 interface Invocation {
   io: CliIo;
   exitCode: number;
+  secrets: Set<string>;
 }
 
 /**
@@ -52,7 +53,7 @@ const current = new AsyncLocalStorage<Invocation>();
 
 /** Runs `work` as one invocation on `io`; answers what it returned and the exit code a command set. */
 export async function withInvocation<T>(io: CliIo, work: () => Promise<T>): Promise<{ value: T; exitCode: number }> {
-  const invocation: Invocation = { io, exitCode: 0 };
+  const invocation: Invocation = { io, exitCode: 0, secrets: new Set() };
   const value = await current.run(invocation, work);
   return { value, exitCode: invocation.exitCode };
 }
@@ -60,6 +61,13 @@ export async function withInvocation<T>(io: CliIo, work: () => Promise<T>): Prom
 /** The io of the command running now (the process's own outside any invocation). */
 export function cliIo(): CliIo {
   return current.getStore()?.io ?? processIo();
+}
+
+const processSecrets = new Set<string>();
+
+/** The values (keys) the running command must never print: each invocation has its own. */
+export function secretsOfInvocation(): Set<string> {
+  return current.getStore()?.secrets ?? processSecrets;
 }
 
 /** Sets the exit code the command line ends with, once the command returns. */

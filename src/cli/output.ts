@@ -1,16 +1,16 @@
 import { relative, resolve } from 'node:path';
-import { cliIo } from './io.js';
+import { cliIo, secretsOfInvocation } from './io.js';
 /** Tables for people, JSON for scripts; every line passes the secret filter on its way out. */
-
-let secrets: string[] = [];
 
 /** Registers values (the API key) that must never be printed. */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 4) secrets = [...new Set([...secrets, value])];
+  if (value && value.length >= 4) secretsOfInvocation().add(value);
 }
 
 export function redact(text: string): string {
-  return secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+  let out = text;
+  for (const secret of secretsOfInvocation()) out = out.split(secret).join('***');
+  return out;
 }
 
 export function printLine(text = ''): void {
