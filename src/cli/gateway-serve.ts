@@ -142,13 +142,10 @@ export function registerGatewayCommand(program: Command): void {
       const running = gatewayServer;
       // Listen for the stop signals before announcing the URLs: whoever reads the line may signal at once.
       const stopped = new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
+        const stopListening = cliIo().interrupts.listen(() => {
+          stopListening();
           resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+        });
       });
       cliIo().stdout.write(
         `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,

@@ -6,9 +6,29 @@ import { systemClock, type Clock } from '../clock.js';
 /** A stream the command line prints to; the live view draws on it when it is a sized terminal. */
 export type CliOutput = Writable & { isTTY?: boolean; rows?: number; columns?: number };
 
+/** Where Ctrl-C comes from: the process's SIGINT and SIGTERM, or a test's own button. */
+export interface Interrupts {
+  /** Calls `handler` at each interrupt; answers the function that stops listening. */
+  listen(handler: () => void): () => void;
+  /** A second Ctrl-C: end at once with `code`, whatever is under way. */
+  quitNow(code: number): void;
+}
+
+const processInterrupts: Interrupts = {
+  listen(handler) {
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+    return () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    };
+  },
+  quitNow: (code) => process.exit(code),
+};
+
 /**
  * Everything a command reads from or writes to its process: the streams, the environment, the
- * working folder, the name it was started by, and the clock its waits go through. `pipeline` gives
+ * working folder, the name it was started by, the clock its waits go through, and its signals. `pipeline` gives
  * the process's own; a test gives its own streams, variables, folder and a manual clock, and runs
  * the same commands in its own process.
  */
@@ -22,6 +42,7 @@ export interface CliIo {
   /** The path this program was started by (process.argv[1]): its name in help and usage lines. */
   readonly argv1: string | undefined;
   readonly clock: Clock;
+  readonly interrupts: Interrupts;
 }
 
 /** The process's own streams, variables, folder and time. */
@@ -34,6 +55,7 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     argv1: process.argv[1],
     clock: systemClock,
+    interrupts: processInterrupts,
   };
 }
 

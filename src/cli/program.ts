@@ -18,7 +18,7 @@ import { cliIo, withInvocation, type CliIo } from './io.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
 
-export type { CliIo, CliOutput } from './io.js';
+export type { CliIo, CliOutput, Interrupts } from './io.js';
 export { processIo } from './io.js';
 
 /** The command line's one entry point: `pipeline` runs it on its process, tests on io of their own. */

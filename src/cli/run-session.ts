@@ -305,16 +305,16 @@ async function execute(
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
   let interrupts = 0;
+  const { interrupts: signals } = cliIo();
   const onInterrupt = () => {
     interrupts++;
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) signals.quitNow(130);
     report.note(
       'Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.',
     );
     controller.abort(new Error('interrupted'));
   };
-  process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onInterrupt);
+  const stopListening = signals.listen(onInterrupt);
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
   const env = withoutCredentials(cliIo().env);
   try {
@@ -378,8 +378,7 @@ async function execute(
     });
     return ended.code;
   } finally {
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
+    stopListening();
     journal.close();
     await inbox?.close();
     await connection.durations.flush().catch(() => {});

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { PassThrough, Writable } from 'node:stream';
 import { systemClock, type Clock } from '../../src/clock.js';
-import { runCli } from '../../src/cli/program.js';
+import { type Interrupts, runCli } from '../../src/cli/program.js';
 import type { LocalGateway } from '../../src/local-gateway/index.js';
 import { ManualClock } from './manual-clock.js';
 import { requestsInFlight, runSkippingTime } from './time-skipping.js';
@@ -22,6 +22,34 @@ export interface InProcessOptions {
   clock?: Clock;
   /** The gateway that shares the manual clock: time moves on only while it handles no request. */
   gateway?: LocalGateway;
+  /** The command's Ctrl-C: a test's own button (default: none is ever pressed). */
+  interrupts?: TestInterrupts;
+  /**
+   * Called each time the time-skipping loop looks at the work, many times between two moves of the
+   * clock: where a test acts at a point of the run (presses Ctrl-C after the fourth submission).
+   */
+  observe?: () => void;
+}
+
+/** Ctrl-C for a command in this process: `press()` is the user's key. A second press would quit at once. */
+export class TestInterrupts implements Interrupts {
+  private readonly handlers = new Set<() => void>();
+  /** The exit code a second press asked to quit with at once, if one did. */
+  quitWith: number | undefined;
+  listen(handler: () => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+  quitNow(code: number): void {
+    this.quitWith = code;
+  }
+  press(): void {
+    for (const handler of [...this.handlers]) handler();
+  }
+  /** Whether a command listens now: it has started its run and not yet ended it. */
+  listened(): boolean {
+    return this.handlers.size > 0;
+  }
 }
 
 /** A stream that keeps what is written to it, as text. */
@@ -47,13 +75,26 @@ const trimmed = (text: string) => text.replace(/\r?\n$/, '');
  */
 export async function pipelineInProcess(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
   const { clock } = options;
-  if (clock instanceof ManualClock) return skippingTime(clock, options.gateway, commandLine(args, options));
+  if (clock instanceof ManualClock)
+    return skippingTime(clock, options.gateway, commandLine(args, options), options.observe);
   return commandLine(args, options);
 }
 
 /** Runs `work` (commands started with `commandLine` on `clock`) to its end, skipping time while nothing is under way. */
-export function skippingTime<T>(clock: ManualClock, gateway: LocalGateway | undefined, work: Promise<T>): Promise<T> {
-  return runSkippingTime(clock, work, { busy: requestsInFlight(gateway ? { gateway } : {}) });
+export function skippingTime<T>(
+  clock: ManualClock,
+  gateway: LocalGateway | undefined,
+  work: Promise<T>,
+  observe?: () => void,
+): Promise<T> {
+  const busy = requestsInFlight(gateway ? { gateway } : {});
+  if (observe) {
+    busy['(none: the test looks at the run)'] = () => {
+      observe();
+      return false;
+    };
+  }
+  return runSkippingTime(clock, work, { busy });
 }
 
 /** One command line in this process, its time left to whoever drives its clock. */
@@ -71,6 +112,7 @@ export async function commandLine(args: string[], options: InProcessOptions = {}
     cwd: options.cwd ?? process.cwd(),
     argv1: undefined,
     clock: options.clock ?? systemClock,
+    interrupts: options.interrupts ?? new TestInterrupts(),
   });
   return { exitCode, stdout: trimmed(stdout.text()), stderr: trimmed(stderr.text()) };
 }
