@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { writeFileSync } from 'node:fs';
-import { processIo, runCli } from './program.js';
+import { processIo, runCommandLine } from './program.js';
 
 // For benchmarks: the process's own CPU time and peak memory, written as JSON when it exits.
 const usageFile = process.env.PIPELINE_USAGE_FILE;
@@ -26,7 +26,8 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const exitCode = await runCli(process.argv.slice(2), processIo());
-// A failed command ends at once, as it always has, whatever handles it left open; a command that
-// succeeded ends when its work is done.
-if (exitCode !== 0) process.exit(exitCode);
+const { exitCode, ended } = await runCommandLine(process.argv.slice(2), processIo());
+// A command that threw (its error printed, or --help and --version) ends at once, whatever it left
+// open; one that returned ends when its work is done, with the code it set.
+if (ended === 'threw') process.exit(exitCode);
+process.exitCode = exitCode;

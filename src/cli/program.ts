@@ -70,6 +70,17 @@ function buildProgram(io: CliIo): { program: Command; running: () => Command | u
  * It never exits the process.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  return (await runCommandLine(argv, io)).exitCode;
+}
+
+/**
+ * As runCli, and says how the command ended: it returned (its exit code set or 0), or it threw (an
+ * error it printed). The bin exits at once after a throw, as it always has, whatever is left open.
+ */
+export async function runCommandLine(
+  argv: readonly string[],
+  io: CliIo,
+): Promise<{ exitCode: number; ended: 'returned' | 'threw' }> {
   const { value: thrown, exitCode } = await withInvocation(io, async () => {
     const { program, running } = buildProgram(io);
     try {
@@ -79,7 +90,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return exitCodeOf(error, running());
     }
   });
-  return thrown ?? exitCode;
+  return thrown === undefined ? { exitCode, ended: 'returned' } : { exitCode: thrown, ended: 'threw' };
 }
 
 /** Says what went wrong, and answers the exit code it calls for. */
