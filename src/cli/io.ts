@@ -28,9 +28,9 @@ const processInterrupts: Interrupts = {
 
 /**
  * Everything a command reads from or writes to its process: the streams, the environment, the
- * working folder, the name it was started by, the clock its waits go through, and its signals. `pipeline` gives
- * the process's own; a test gives its own streams, variables, folder and a manual clock, and runs
- * the same commands in its own process.
+ * working folder, the name it was started by, the clock its waits go through, and Ctrl-C.
+ * `pipeline` gives the process's own; a test gives its own streams, variables, folder, a manual
+ * clock and a Ctrl-C button, and runs the same commands in its own process.
  */
 export interface CliIo {
   readonly stdout: CliOutput;
@@ -50,7 +50,10 @@ export function processIo(): CliIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // Read only by a command that asks on a terminal: touching process.stdin opens it.
+    get stdin() {
+      return process.stdin;
+    },
     env: process.env,
     cwd: process.cwd(),
     argv1: process.argv[1],
