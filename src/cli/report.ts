@@ -34,7 +34,7 @@ function openInBrowser(path: string): void {
       : process.platform === 'win32'
         ? ['cmd', ['/c', 'start', '', path]]
         : ['xdg-open', [path]];
-  const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+  const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true, env: cliIo().env });
   child.on('error', (error) =>
     printError(`warning: --open: could not start ${command}: ${error.message}; open ${shown(path)} yourself`),
   );
