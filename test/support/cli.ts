@@ -94,7 +94,10 @@ export function skippingTime<T>(
       return false;
     };
   }
-  return runSkippingTime(clock, work, { busy });
+  // A command does work no check sees (sharp's thumbnails for the report run on threads of their own)
+  // and, on a loaded machine, real I/O that lasts: quiet or busy, it gets far longer than the defaults
+  // before the loop calls it stuck. Neither bound slows a command that ends: they only delay the failure.
+  return runSkippingTime(clock, work, { busy, confirmMs: 10_000, stallMs: 50_000 });
 }
 
 /** One command line in this process, its time left to whoever drives its clock. */
