@@ -6,6 +6,7 @@ import { addConnectionOptions, withConnection, type ConnectionFlags } from './co
 import { printJson, printLine } from './output.js';
 import { lowerBoundReason } from './prices.js';
 import { unwrap } from './unwrap.js';
+import { cliIo } from './io.js';
 
 interface AccountFlags extends ConnectionFlags {
   json?: boolean;
@@ -27,7 +28,7 @@ async function recipeCost(flags: AccountFlags): Promise<TotalCost | undefined> {
   ]);
   const loaded = loadRecipe(flags.recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
   if (!loaded.ok) {
-    process.stderr.write(`${formatDiagnostics(loaded.error)}\n`);
+    cliIo().stderr.write(`${formatDiagnostics(loaded.error)}\n`);
     throw new UsageError(`${flags.recipe} is not a valid recipe`);
   }
   return estimatePlan(loaded.value, { pricing: runPricing(loaded.value, flags.prices) }).totals.cost;

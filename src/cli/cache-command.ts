@@ -6,18 +6,17 @@ import { cacheDir, openRemoteTier, remoteChoice } from './cache-setup.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, redact, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
+import { cliIo } from './io.js';
 
 /** Every line passes the secret filter: a remote's error could quote anything. */
-const warning = (message: string) => process.stderr.write(redact(`warning: ${message}\n`));
+const warning = (message: string) => cliIo().stderr.write(redact(`warning: ${message}\n`));
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
 function openStore(flags: { cacheDir?: string }): CacheStore {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
-  const store = CacheStore.open(dir, {
-    now: Date.now,
-    warn: warning,
-  });
+  const { clock } = cliIo();
+  const store = CacheStore.open(dir, { now: () => clock.now(), warn: warning });
   if (!store.ok) throw new UsageError(store.error);
   return store.value;
 }
@@ -36,7 +35,8 @@ function openRemote(flags: CacheFlags): RemoteTier {
   if (!choice.ok) throw new UsageError(choice.error);
   if (!choice.value)
     throw new UsageError('--remote needs a remote cache: --cache-remote s3://bucket/prefix, or PIPELINE_CACHE_REMOTE');
-  return openRemoteTier(choice.value, { now: Date.now, warn: warning });
+  const { clock } = cliIo();
+  return openRemoteTier(choice.value, { now: () => clock.now(), warn: warning });
 }
 
 /** A call to the remote whose whole point is the remote: its failure is the command's, exit 1. */

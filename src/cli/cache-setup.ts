@@ -8,9 +8,10 @@ import type { Clock } from '../clock.js';
 import { RunCache } from '../engine/run-cache.js';
 import { err, ok, type Result } from '../result.js';
 import { registerSecret } from './output.js';
+import { cliIo } from './io.js';
 
 /** The step cache folder: `--cache-dir`, else PIPELINE_CACHE_DIR, else `cache` in the pipeline home. */
-export function cacheDir(flag: string | undefined, home: string, env: NodeJS.ProcessEnv = process.env): string {
+export function cacheDir(flag: string | undefined, home: string, env: NodeJS.ProcessEnv = cliIo().env): string {
   return flag ?? env.PIPELINE_CACHE_DIR ?? join(home, 'cache');
 }
 
@@ -39,7 +40,7 @@ const isTrue = (value: string | undefined) => value !== undefined && /^(1|true|y
 export function remoteChoice(
   flags: RemoteFlags,
   recipeRemote: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliIo().env,
 ): Result<RemoteChoice | undefined, string> {
   if (flags.cacheRemote === false) return ok(undefined);
   const [source, url] =
@@ -63,7 +64,7 @@ export function remoteChoice(
 export function openRemoteTier(
   choice: RemoteChoice,
   options: { now: () => number; warn: (message: string) => void },
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliIo().env,
 ): RemoteTier {
   for (const name of ['PIPELINE_CACHE_SIGNING_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
     registerSecret(env[name]);

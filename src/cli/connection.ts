@@ -5,11 +5,12 @@ import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget } from '../scheduler/budget-interface.js';
 import type { RedisPair } from '../scheduler/redis-connection.js';
 import { TrafficMeter } from '../engine/traffic.js';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { join } from 'node:path';
 import { UsageError } from './errors.js';
 import { pipelineHome } from './pipeline-home.js';
 import { redact, registerSecret } from './output.js';
+import { cliIo } from './io.js';
 
 /** Flags every command that talks to the gateway takes. */
 export interface ConnectionFlags {
@@ -119,8 +120,8 @@ export function resolveEndpoints(
 export async function connect(
   flags: ConnectionFlags,
   budgetOptions: BudgetOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-  clock: Clock = systemClock,
+  env: NodeJS.ProcessEnv = cliIo().env,
+  clock: Clock = cliIo().clock,
 ): Promise<Connection> {
   let endpoints: GatewayEndpoints;
   let apiKey: string;
@@ -137,7 +138,7 @@ export async function connect(
     // Its tasks, uploads and results are kept under the home, so that a resume, or `task get`,
     // in a later process finds them, as it would on the hosted gateway.
     const dataDir = join(budgetOptions.home ?? pipelineHome(env), 'local-gateway');
-    const gateway = await startLocalGateway({ latencyScale: scale, dataDir });
+    const gateway = await startLocalGateway({ latencyScale: scale, dataDir, clock });
     endpoints = {
       baseUrl: gateway.baseUrl,
       toolUrl: gateway.toolUrl,
@@ -233,7 +234,7 @@ async function makeBudget(
     redis: redis.pair,
     scope: budgetScope(apiKey, baseUrl),
     shownUrl: redis.shownUrl,
-    warn: (text) => process.stderr.write(`${redact(text)}\n`),
+    warn: (text) => cliIo().stderr.write(`${redact(text)}\n`),
     ...options,
   });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { LocalGatewayOptions } from '../local-gateway/index.js';
 import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
+import { cliIo } from './io.js';
 
 function keyPair(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.lastIndexOf('=');
@@ -141,15 +142,12 @@ export function registerGatewayCommand(program: Command): void {
       const running = gatewayServer;
       // Listen for the stop signals before announcing the URLs: whoever reads the line may signal at once.
       const stopped = new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
+        const stopListening = cliIo().interrupts.listen(() => {
+          stopListening();
           resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
+        });
       });
-      process.stdout.write(
+      cliIo().stdout.write(
         `${JSON.stringify({ base_url: running.baseUrl, tool_url: running.toolUrl, llm_url: running.llmUrl, schema_url: running.schemaUrl, api_key: running.apiKey })}\n`,
       );
       await stopped;

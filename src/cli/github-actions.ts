@@ -9,9 +9,10 @@ import { type Annotation, annotationLines, workspacePath } from '../report/githu
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
 import type { RunSummary } from '../store/summary.js';
 import { redact } from './output.js';
+import { cliIo } from './io.js';
 
 /** GitHub Actions sets GITHUB_ACTIONS=true in every step it runs. */
-export const inGitHubActions = (env: NodeJS.ProcessEnv = process.env) => env.GITHUB_ACTIONS === 'true';
+export const inGitHubActions = (env: NodeJS.ProcessEnv = cliIo().env) => env.GITHUB_ACTIONS === 'true';
 
 /** Sources that are no file in the workspace: GitHub can annotate them only without a place. */
 const NOT_A_FILE = new Set(['command line']);
@@ -31,10 +32,10 @@ export function diagnosticAnnotation(diagnostic: Diagnostic): Annotation {
  * Writes the workflow commands to stderr: the runner reads commands from both streams, and stdout
  * may be JSON that a later step parses.
  */
-export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessEnv = process.env): void {
+export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessEnv = cliIo().env): void {
   if (!inGitHubActions(env) || annotations.length === 0) return;
-  const lines = annotationLines(annotations, env.GITHUB_WORKSPACE, process.cwd());
-  process.stderr.write(`${lines.join('\n')}\n`);
+  const lines = annotationLines(annotations, env.GITHUB_WORKSPACE, cliIo().cwd);
+  cliIo().stderr.write(`${lines.join('\n')}\n`);
 }
 
 export const annotateDiagnostics = (diagnostics: Diagnostic[]) =>
@@ -52,7 +53,7 @@ export function failedStepAnnotations(plan: Plan, recipeText: string, result: Ru
       const where = plan.rows.length > 1 ? `row ${row + 1} ` : '';
       annotations.push({
         kind: 'error',
-        file: relative(process.cwd(), plan.recipePath),
+        file: relative(cliIo().cwd, plan.recipePath),
         line: start.line,
         col: start.col,
         title: `pipeline: ${where}step ${id} failed`,
@@ -85,14 +86,14 @@ export const REPORT_ARTIFACT_ENV = 'PIPELINE_REPORT_ARTIFACT';
 
 /** A folder as the summary names it: relative to the workspace, ending in `/`. */
 const folderShown = (dir: string, env: NodeJS.ProcessEnv) =>
-  `${workspacePath(dir, env.GITHUB_WORKSPACE, process.cwd()).replace(/\/$/, '')}/`;
+  `${workspacePath(dir, env.GITHUB_WORKSPACE, cliIo().cwd).replace(/\/$/, '')}/`;
 
 /**
  * The run as the step summary shows it: one table row per step (and row of a batch), and the
  * output files that exist: those `--out` copied after a success, else the run's own (a file the
  * journal names may be gone, and a failed run copies nothing to `--out`).
  */
-export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJS.ProcessEnv = process.env) {
+export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJS.ProcessEnv = cliIo().env) {
   const { summary, counts } = end;
   const copied = end.out && end.out.copied.length > 0;
   const filesDir = copied ? end.out!.dir : end.outputsDir;
@@ -150,12 +151,12 @@ function appendSummary(markdown: string, env: NodeJS.ProcessEnv): void {
   try {
     appendFileSync(path, redact(markdown));
   } catch (error) {
-    process.stderr.write(`warning: cannot append to GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
+    cliIo().stderr.write(`warning: cannot append to GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
   }
 }
 
 /** Appends the run's Markdown summary to $GITHUB_STEP_SUMMARY, when GitHub gave one. */
-export function appendStepSummary(report: RunReport, env: NodeJS.ProcessEnv = process.env): void {
+export function appendStepSummary(report: RunReport, env: NodeJS.ProcessEnv = cliIo().env): void {
   appendSummary(stepSummaryMarkdown(report), env);
 }
 
@@ -164,7 +165,7 @@ export function appendNotRunSummary(
   target: string,
   message: string,
   details?: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliIo().env,
 ): void {
   appendSummary(notRunMarkdown(target, message, details), env);
 }

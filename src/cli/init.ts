@@ -1,9 +1,10 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { packageRoot } from '../package-root.js';
 import { UsageError } from './errors.js';
 import { commandName } from './invocation.js';
+import { fromCwd } from './io.js';
 import { printLine } from './output.js';
 
 /** Where `init` puts the starter files, relative to the project folder. */
@@ -56,7 +57,7 @@ export function registerInitCommand(program: Command): void {
     .option('--dir <folder>', 'the project folder', '.')
     .option('--force', 'overwrite the starter recipe and workflow when they exist')
     .action((flags: InitFlags) => {
-      const project = resolve(flags.dir);
+      const project = fromCwd(flags.dir);
       const existing = [RECIPE, WORKFLOW].filter((path) => existsSync(join(project, path)));
       if (existing.length > 0 && !flags.force)
         throw new UsageError(

@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
+import { cliIo } from './io.js';
 
 /** The package's two bins: `media-pipeline` is the name that is safe anywhere, `pipeline` the short one. */
 const BIN_NAMES = ['pipeline', 'media-pipeline'] as const;
@@ -19,7 +20,7 @@ function realpath(path: string): string | undefined {
 }
 
 /** The name this process was started by, for its help and usage lines: `media-pipeline` or `pipeline`. */
-export function programName(argv1 = process.argv[1]): string {
+export function programName(argv1 = cliIo().argv1): string {
   return argv1 && basename(argv1) === 'media-pipeline' ? 'media-pipeline' : 'pipeline';
 }
 
@@ -27,7 +28,7 @@ export function programName(argv1 = process.argv[1]): string {
  * How the user can run this tool again from a shell: `pipeline` (or `media-pipeline`) when that
  * name on PATH is this very program (installed globally or linked), else `npx media-pipeline`.
  */
-export function commandName(argv1 = process.argv[1], path = process.env.PATH ?? ''): string {
+export function commandName(argv1 = cliIo().argv1, path = cliIo().env.PATH ?? ''): string {
   const self = argv1 ? realpath(argv1) : undefined;
   if (!self) return NPX;
   const preferred = programName(argv1);

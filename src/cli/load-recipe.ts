@@ -8,6 +8,7 @@ import type { Diagnostic } from '../recipe/diagnostics.js';
 import type { Result } from '../result.js';
 import { UsageError } from './errors.js';
 import { pipelineHome, schemaCacheDir } from './pipeline-home.js';
+import { cliIo, fromCwd } from './io.js';
 
 /** Schemas as offline analysis sees them: the last live copy cached on disk, else the bundled one. */
 export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSchema | undefined {
@@ -35,7 +36,7 @@ export function offlineSchemas(home = pipelineHome()): (slug: string) => JsonSch
 
 function readText(path: string, what: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readFileSync(fromCwd(path), 'utf8');
   } catch {
     throw new UsageError(`cannot read the ${what} ${path}`);
   }
@@ -58,7 +59,7 @@ export function loadRecipe(
     {
       path,
       text,
-      cwd: process.cwd(),
+      cwd: cliIo().cwd,
       ...(options.set?.length ? { sets: options.set } : {}),
       ...(batch ? { batch } : {}),
       ...(options.skipInvalidRows ? { skipInvalidRows: true } : {}),

@@ -1,23 +1,24 @@
 import { relative, resolve } from 'node:path';
+import { cliIo, secretsOfInvocation } from './io.js';
 /** Tables for people, JSON for scripts; every line passes the secret filter on its way out. */
-
-let secrets: string[] = [];
 
 /** Registers values (the API key) that must never be printed. */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 4) secrets = [...new Set([...secrets, value])];
+  if (value && value.length >= 4) secretsOfInvocation().add(value);
 }
 
 export function redact(text: string): string {
-  return secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+  let out = text;
+  for (const secret of secretsOfInvocation()) out = out.split(secret).join('***');
+  return out;
 }
 
 export function printLine(text = ''): void {
-  process.stdout.write(`${redact(text)}\n`);
+  cliIo().stdout.write(`${redact(text)}\n`);
 }
 
 export function printError(text: string): void {
-  process.stderr.write(`${redact(text)}\n`);
+  cliIo().stderr.write(`${redact(text)}\n`);
 }
 
 export function printJson(value: unknown): void {
@@ -39,6 +40,7 @@ export function printTable(headers: string[], rows: Array<Array<string | number 
 
 /** A path as the user would type it: relative to the working folder when inside it, else absolute. */
 export const shown = (path: string) => {
-  const rel = relative(process.cwd(), resolve(path));
-  return rel.startsWith('..') ? resolve(path) : rel;
+  const { cwd } = cliIo();
+  const rel = relative(cwd, resolve(cwd, path));
+  return rel.startsWith('..') ? resolve(cwd, path) : rel;
 };

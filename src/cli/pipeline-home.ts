@@ -1,8 +1,9 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { cliIo, fromCwd } from './io.js';
 
 /** `.pipeline` in the working directory, or where PIPELINE_HOME points: runs, caches and logs live there. */
-export function pipelineHome(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.PIPELINE_HOME ?? '.pipeline');
+export function pipelineHome(env: NodeJS.ProcessEnv = cliIo().env): string {
+  return fromCwd(env.PIPELINE_HOME ?? '.pipeline');
 }
 
 /** Where live model schemas are cached: `pipeline models schema` writes there, offline analysis reads there. */

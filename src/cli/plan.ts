@@ -14,6 +14,7 @@ import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
 import { describeStepCost, describeTotalCost } from './prices.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
+import { cliIo, setExitCode } from './io.js';
 
 /** `badge[i] ← bg[i]` for an item-by-item step; `collage ← all of bg (…)` for one that iterates a whole step. */
 function describeLineage(step: PlanEstimate['steps'][number]): string | undefined {
@@ -93,9 +94,10 @@ export async function cacheForecastOf(
 ): Promise<CacheForecast> {
   const dir = cacheDir(flags.cacheDir, pipelineHome());
   if (flags.cache === false || !existsSync(dir)) return uncachedForecast(plan);
-  const store = CacheStore.open(dir, { now: Date.now, warn });
+  const { clock } = cliIo();
+  const store = CacheStore.open(dir, { now: () => clock.now(), warn });
   if (!store.ok) return uncachedForecast(plan);
-  return forecastFromCache(plan, store.value, withoutCredentials(process.env));
+  return forecastFromCache(plan, store.value, withoutCredentials(cliIo().env));
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -154,7 +156,7 @@ export function registerPlanCommand(program: Command): void {
         if (!result.ok) {
           printError(formatDiagnostics(result.error));
           annotateDiagnostics(result.error);
-          process.exitCode = 2;
+          setExitCode(2);
           return;
         }
         const { cached } = await cacheForecastOf(result.value, flags);

@@ -6,6 +6,7 @@ import type { Plan } from '../plan.js';
 import type { StepCost, TotalCost } from '../recipe/estimate-cost.js';
 import { UsageError } from './errors.js';
 import { offlineSchemas } from './load-recipe.js';
+import { fromCwd } from './io.js';
 
 /** `--prices FILE`: a YAML or JSON map of model slug to price; anything malformed is a usage error naming the file. */
 export function readPriceFile(
@@ -14,7 +15,7 @@ export function readPriceFile(
 ): Record<string, PriceRule> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(fromCwd(path), 'utf8');
   } catch {
     throw new UsageError(`--prices: cannot read ${path}`);
   }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { writeReport } from '../report/write-report.js';
@@ -9,6 +9,7 @@ import { UsageError } from './errors.js';
 import { printError, printLine, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 import { RUN_ID_HELP, resolveRunId } from './run-id.js';
+import { cliIo, fromCwd } from './io.js';
 
 export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
 
@@ -17,7 +18,7 @@ export async function writeRunReport(paths: RunPaths, log: Logger): Promise<void
   try {
     const written = await writeReport(paths.journal, reportPathOf(paths));
     if (!written.ok) throw new Error(written.error.message);
-    process.stderr.write(`report: ${shown(written.value.path)}\n`);
+    cliIo().stderr.write(`report: ${shown(written.value.path)}\n`);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.warn({ error: message }, 'report not written');
@@ -33,7 +34,7 @@ function openInBrowser(path: string): void {
       : process.platform === 'win32'
         ? ['cmd', ['/c', 'start', '', path]]
         : ['xdg-open', [path]];
-  const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+  const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true, env: cliIo().env });
   child.on('error', (error) =>
     printError(`warning: --open: could not start ${command}: ${error.message}; open ${shown(path)} yourself`),
   );
@@ -41,7 +42,7 @@ function openInBrowser(path: string): void {
 }
 
 function checkOut(out: string): string {
-  const path = resolve(out);
+  const path = fromCwd(out);
   if (existsSync(path) && statSync(path).isDirectory())
     throw new UsageError(`--out must name a file, and ${shown(path)} is a folder`);
   if (!existsSync(dirname(path))) throw new UsageError(`--out: the folder ${shown(dirname(path))} does not exist`);

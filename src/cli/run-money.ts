@@ -10,6 +10,7 @@ import { GatewayRefusal, UsageError } from './errors.js';
 import { cacheForecastOf, uncachedForecast } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
 import { type ResumeContext, resumeCommand } from './resume-hint.js';
+import { cliIo } from './io.js';
 
 /** The money flags of `run` and `resume`. */
 export interface MoneyFlags {
@@ -91,10 +92,10 @@ export async function checkBalance(
     );
   }
   const threshold = flags.confirmAbove ?? DEFAULT_CONFIRM_ABOVE_USD;
-  if (estimate > threshold && process.stdin.isTTY && process.stderr.isTTY) {
+  if (estimate > threshold && cliIo().stdin.isTTY && cliIo().stderr.isTTY) {
     const estimated = `This run is estimated at ${describeTotalCost(money.estimate)}`;
     const asked = `${estimated}; the balance is ${formatUsd(balance)}. Start it? [y/N] `;
-    const lines = createInterface({ input: process.stdin, output: process.stderr });
+    const lines = createInterface({ input: cliIo().stdin, output: cliIo().stderr });
     const answer = await lines.question(asked).finally(() => lines.close());
     if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('not started; nothing was sent');
   }
@@ -114,13 +115,13 @@ export const spentPhrase = (cost: RunCost): string => `spent ${spendFigures(cost
 export function writeMoneyAdvice(summary: RunSummary, runId: string, flags: ResumeContext): void {
   const reasons = new Set(summary.steps.map((s) => s.error?.reason));
   if (reasons.has('insufficient-balance')) {
-    process.stderr.write(
+    cliIo().stderr.write(
       "The team's balance ran out: no submission was sent after the gateway's 402. " +
         `Recharge, then:\n  ${resumeCommand(runId, flags)}\n`,
     );
   }
   if (reasons.has('spend-cap')) {
-    process.stderr.write(
+    cliIo().stderr.write(
       `The run reached its spending cap after committing ${formatUsd(summary.cost.committed_usd)}. ` +
         'To go on, with a higher cap:\n' +
         `  ${resumeCommand(runId, flags, ['--max-cost', 'USD'])}\n`,

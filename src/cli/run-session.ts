@@ -51,6 +51,7 @@ import {
 import { SpendMeter } from '../engine/spend.js';
 import type { StepSummary } from '../store/summary.js';
 import { resumeCommand } from './resume-hint.js';
+import { cliIo, fromCwd } from './io.js';
 
 /** One line for every step that never ran: after a stop they can be thousands. */
 function cancelledLine(steps: StepSummary[], rows: number): string {
@@ -99,7 +100,7 @@ export function keepRecipe(
   writeFileSync(paths.recipe, recipeText);
   if (!batchPath) return null;
   const kept = `${paths.batch}${extname(batchPath)}`;
-  copyFileSync(batchPath, kept);
+  copyFileSync(fromCwd(batchPath), kept);
   return kept;
 }
 
@@ -108,7 +109,7 @@ export function keepRecipe(
  * number, unless `--rpm auto` says to follow the gateway's headers only.
  */
 function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOptions {
-  const redisUrl = flags.redis ?? process.env.PIPELINE_REDIS_URL;
+  const redisUrl = flags.redis ?? cliIo().env.PIPELINE_REDIS_URL;
   const shared = { ...(home ? { home } : {}), ...(redisUrl ? { redisUrl } : {}) };
   if (flags.rpm === 'auto') return shared;
   const cap = flags.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : undefined);
@@ -145,8 +146,8 @@ export async function startRun(
     rows: plan.rows,
     sets: flags.set,
     batch,
-    cwd: process.cwd(),
-    batch_source: source.batchPath ? resolve(source.batchPath) : null,
+    cwd: cliIo().cwd,
+    batch_source: source.batchPath ? fromCwd(source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),
     cost: { estimated_usd: money.estimate.usd, lower_bound: money.estimate.lower_bound },
     ...(plan.skippedRows?.length ? { skipped_rows: plan.skippedRows } : {}),
@@ -211,7 +212,7 @@ function checkJournalDamage(runId: string, state: ReplayedState, flags: RunFlags
         "which a resume would submit again. Check the team's tasks, then resume with --force to go on from what could be read",
     );
   }
-  process.stderr.write(
+  cliIo().stderr.write(
     `warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted\n`,
   );
 }
@@ -228,14 +229,14 @@ function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState): Plan {
     {
       path: state.recipePath,
       text: readFileSync(paths.recipe, 'utf8'),
-      cwd: state.cwd ?? process.cwd(),
+      cwd: state.cwd ?? cliIo().cwd,
       ...(state.sets.length ? { sets: state.sets } : {}),
       ...(batch ? { batch } : {}),
     },
     analyzerDeps(),
   );
   if (!loaded.ok) {
-    process.stderr.write(`${formatDiagnostics(loaded.error)}\n`);
+    cliIo().stderr.write(`${formatDiagnostics(loaded.error)}\n`);
     annotateDiagnostics(loaded.error);
     throw new UsageError(`the recipe kept in ${shown(paths.recipe)} no longer analyzes; the run cannot be resumed`);
   }
@@ -251,7 +252,7 @@ function checkLocalFiles(state: ReplayedState, flags: RunFlags): void {
     throw new UsageError(
       `local files changed since the run started: ${list}. Resume with --force to use them as they are now`,
     );
-  process.stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
+  cliIo().stderr.write(`warning: --force: local files changed since the run started: ${list}\n`);
 }
 
 /**
@@ -287,34 +288,35 @@ async function execute(
     pino.destination({ dest: paths.log, sync: true, mkdir: true }),
   );
   // A terminal of no rows (a pseudo-terminal nobody sized) could show no frame: it gets plain lines.
-  const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.stderr.rows !== 0;
+  const { stderr } = cliIo();
+  const live = Boolean(stderr.isTTY) && !cliIo().env.CI && stderr.rows !== 0;
   const report = live
     ? new LiveView({
-        stream: process.stderr,
+        stream: stderr,
         clock,
         traffic: gaugeOf(connection, budgetOptions(plan, flags).maxPerMinute),
         redact,
       })
     : new ConsoleReporter(
-        (text) => process.stderr.write(redact(text)),
+        (text) => stderr.write(redact(text)),
         () => clock.now(),
       );
   const controller = new AbortController();
   // Every wait of every task listens to this signal: thousands of listeners are expected.
   setMaxListeners(0, controller.signal);
   let interrupts = 0;
+  const { interrupts: signals } = cliIo();
   const onInterrupt = () => {
     interrupts++;
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) signals.quitNow(130);
     report.note(
       'Stopping: no new submissions; tasks in flight stay in the journal. Press Ctrl-C again to quit at once.',
     );
     controller.abort(new Error('interrupted'));
   };
-  process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onInterrupt);
+  const stopListening = signals.listen(onInterrupt);
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
-  const env = withoutCredentials(process.env);
+  const env = withoutCredentials(cliIo().env);
   try {
     if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
@@ -365,7 +367,7 @@ async function execute(
       cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
       traffic: (key: string) => traffic.byStep.get(key),
     };
-    const out = flags.out ? { dir: resolve(flags.out), copied: ended.copied } : undefined;
+    const out = flags.out ? { dir: fromCwd(flags.out), copied: ended.copied } : undefined;
     reportToGitHub(plan, result, paths, {
       summary: ended.summary,
       counts,
@@ -376,8 +378,7 @@ async function execute(
     });
     return ended.code;
   } finally {
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onInterrupt);
+    stopListening();
     journal.close();
     await inbox?.close();
     await connection.durations.flush().catch(() => {});
@@ -423,24 +424,24 @@ async function finish(
   writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
   log.info({ status: result.status }, 'run ended');
   if (flags.report !== false) await writeRunReport(paths, log);
-  const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(flags.out, outputs) : [];
+  const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(fromCwd(flags.out), outputs) : [];
   const cancelled = cancelledLine(summary.steps, plan.rows.length);
   // The live view shows the 429s as they come; plain output (CI, pipes) says them in the last line.
   const limited = rateLimited > 0 ? `; ${rateLimitedPhrase(rateLimited)}` : '';
   if (result.status === 'interrupted') {
-    process.stderr.write(
+    cliIo().stderr.write(
       `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(paths.id, flags)}\n`,
     );
     return { code: 130, summary, copied };
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
-  process.stderr.write(
+  cliIo().stderr.write(
     `\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
   writeMoneyAdvice(summary, paths.id, flags);
   if (flags.json) {
     // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
-    for (const line of describeItems(summary.steps, plan.rows.length)) process.stderr.write(`  ${line}\n`);
+    for (const line of describeItems(summary.steps, plan.rows.length)) cliIo().stderr.write(`  ${line}\n`);
     printJson({
       run_id: paths.id,
       status: result.status,
@@ -467,24 +468,24 @@ async function finish(
       for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);
     }
     if (copied.length > 0)
-      printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(flags.out!, p)).join(', ')}`);
+      printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
     for (const step of failed)
-      process.stderr.write(
+      cliIo().stderr.write(
         `  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
       );
-    if (cancelled) process.stderr.write(`  ${cancelled}\n`);
+    if (cancelled) cliIo().stderr.write(`  ${cancelled}\n`);
     const items = describeItems(summary.steps, plan.rows.length);
-    for (const line of items) process.stderr.write(`  ${line}\n`);
+    for (const line of items) cliIo().stderr.write(`  ${line}\n`);
     if (failed.length > 0 || cancelled || items.length > 0)
-      process.stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
+      cliIo().stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
   }
   return { code: EXIT_CODES[result.status], summary, copied };
 }
 
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
 function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, end: RunEnd): void {
-  if (!process.env.GITHUB_STEP_SUMMARY && !process.env.GITHUB_ACTIONS) return;
+  if (!cliIo().env.GITHUB_STEP_SUMMARY && !cliIo().env.GITHUB_ACTIONS) return;
   printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
   appendStepSummary(runReport(plan, result, end));
 }

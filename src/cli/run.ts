@@ -8,6 +8,7 @@ import { collectSet, numberFlag } from './flags.js';
 import { pipelineHome } from './pipeline-home.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
+import { cliIo, fromCwd, setExitCode } from './io.js';
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
@@ -66,11 +67,12 @@ function parseRpm(value: string): RpmFlag {
 
 function checkExecution(flags: RunFlags): RunFlags {
   // The recipe's settings.cache_remote is checked with the recipe; the flag and the variable here.
+  const fromEnv = cliIo().env.PIPELINE_CACHE_REMOTE;
   const remote =
     typeof flags.cacheRemote === 'string'
       ? { source: '--cache-remote', url: flags.cacheRemote }
-      : flags.cacheRemote === undefined && process.env.PIPELINE_CACHE_REMOTE
-        ? { source: 'PIPELINE_CACHE_REMOTE', url: process.env.PIPELINE_CACHE_REMOTE }
+      : flags.cacheRemote === undefined && fromEnv
+        ? { source: 'PIPELINE_CACHE_REMOTE', url: fromEnv }
         : undefined;
   const address = remote && parseRemoteUrl(remote.url);
   if (address && !address.ok) throw new UsageError(`${remote!.source}: ${address.error}`);
@@ -107,7 +109,7 @@ export function registerRunCommands(program: Command): void {
       const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
         const diagnostics = formatDiagnostics(result.error);
-        process.stderr.write(`${diagnostics}\n`);
+        cliIo().stderr.write(`${diagnostics}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
         throw new UsageError(
           `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
@@ -115,13 +117,15 @@ export function registerRunCommands(program: Command): void {
         );
       }
       const skipped = skippedRowsWarning(result.value);
-      if (skipped) process.stderr.write(`${skipped}\n`);
+      if (skipped) cliIo().stderr.write(`${skipped}\n`);
       const { startRun } = await import('./run-session.js');
-      process.exitCode = await startRun(result.value, flags, {
-        recipeText: readFileSync(recipe, 'utf8'),
-        batchPath: flags.batch,
-        home: pipelineHome(),
-      });
+      setExitCode(
+        await startRun(result.value, flags, {
+          recipeText: readFileSync(fromCwd(recipe), 'utf8'),
+          batchPath: flags.batch,
+          home: pipelineHome(),
+        }),
+      );
     });
 
   addExecutionOptions(
@@ -144,6 +148,6 @@ export function registerRunCommands(program: Command): void {
       const flags = checkExecution({ ...raw, set: [] });
       const { resumeRun } = await import('./run-session.js');
       const home = pipelineHome();
-      process.exitCode = await resumeRun(resolveRunId(home, runId), flags, home);
+      setExitCode(await resumeRun(resolveRunId(home, runId), flags, home));
     });
 }

@@ -13,6 +13,7 @@ import { formatUsd } from '../model-schemas/prices.js';
 import { spendFigures } from '../store/summary.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 import { itemLabel } from '../item-label.js';
+import { cliIo } from './io.js';
 
 /** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */
 const cachedItems = (step: string, indexes: number[]) =>
@@ -69,9 +70,9 @@ export function registerRunsCommand(program: Command): void {
       if (runs.length === 0) return printLine(`no runs in ${shown(home)}/runs`);
       printTable(['RUN', 'STATUS', 'STARTED', 'TOOK', 'STEPS', 'SPENT', 'FILES'], runs.map(listRow));
       for (const run of runs) {
-        if (!run.ok) process.stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
+        if (!run.ok) cliIo().stderr.write(`run ${run.id} is unreadable: ${run.problem}\n`);
         else if (run.value.damaged_lines.length > 0)
-          process.stderr.write(
+          cliIo().stderr.write(
             `run ${run.value.run_id}: ${describeLines(run.value.damaged_lines)} of its journal could not be read\n`,
           );
       }

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { GatewayClient } from '../gateway/client.js';
 import type { TaskResult } from '../gateway/types.js';
@@ -9,6 +8,7 @@ import { addConnectionOptions, withConnection, type ConnectionFlags } from './co
 import { GatewayRefusal, UsageError } from './errors.js';
 import { printJson, printLine, printTable } from './output.js';
 import { unwrap } from './unwrap.js';
+import { fromCwd, setExitCode } from './io.js';
 
 const taskJson = (t: TaskResult) => ({
   task_id: t.taskId,
@@ -84,11 +84,11 @@ export function registerTaskCommand(program: Command): void {
         const { result } = unwrap(await waitForTask(client, clock, taskId, { ...byIdSchedule(), timeoutMs }));
         const files =
           flags.download && result.state === 'succeeded'
-            ? await downloadTaskFiles(client, result, resolve(flags.download))
+            ? await downloadTaskFiles(client, result, fromCwd(flags.download))
             : [];
         if (flags.json) printJson({ ...taskJson(result), files });
         else printTask(result, files);
-        if (result.state === 'failed') process.exitCode = 1;
+        if (result.state === 'failed') setExitCode(1);
       });
     });
 }

@@ -9,6 +9,7 @@ import {
   skippedRowCount,
   skippedRowsWarning,
 } from './skipped-rows.js';
+import { setExitCode } from './io.js';
 
 interface ValidateFlags {
   set: string[];
@@ -42,7 +43,7 @@ export function registerValidateCommand(program: Command): void {
         annotateDiagnostics(result.error);
         if (!flags.json)
           printError(`\n${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}`);
-        process.exitCode = 2;
+        setExitCode(2);
         return;
       }
       const plan = result.value;

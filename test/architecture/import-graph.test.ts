@@ -30,4 +30,9 @@ describe('the import graph', () => {
     const found = await violations(join(import.meta.dirname, 'fixtures', 'back-edge'), ['src']);
     expect(found).toEqual(['recipe-above-execution src/recipe/analyzer.ts -> src/engine/engine.ts']);
   });
+
+  it('lets a test into the command line through runCli alone: program.ts passes, a command module fails', async () => {
+    const found = await violations(join(import.meta.dirname, 'fixtures', 'cli-entry'), ['src', 'test']);
+    expect(found).toEqual(['tests-enter-the-cli-at-its-entry test/cli/commands.ts -> src/cli/run.ts']);
+  });
 });

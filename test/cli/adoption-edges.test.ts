@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../src/local-gateway/index.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 /**
  * The rough edges a new user met adopting the tool in CI (issue 21), each as the command line
@@ -15,14 +17,12 @@ import { startLocalGateway } from '../../src/local-gateway/index.js';
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 let home: string;
+/** The time of the in-process commands and of the built-in gateway `--local` starts: waits take no real time. */
+const clock = new ManualClock();
 
+/** `pipeline …` in this process, through the bin's entry point; the kill and Ctrl-C tests below spawn the bin. */
 const pipeline = (args: string[]) =>
-  execa('node', [cli, ...args], {
-    reject: false,
-    extendEnv: false,
-    env: { PATH: process.env.PATH ?? '', PIPELINE_HOME: home },
-    cwd: home,
-  });
+  pipelineInProcess(args, { env: { PATH: process.env.PATH ?? '', PIPELINE_HOME: home }, cwd: home, clock });
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'pipeline-adoption-'));

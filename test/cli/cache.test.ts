@@ -2,23 +2,24 @@ import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, truncateSy
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal } from '../../src/store/journal.js';
+import { pipelineInProcess, pipelineProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway;
+// The gateway and every in-process run share it: polls and task latencies take no real time.
+const clock = new ManualClock();
 let work: string;
 let home: string;
 let recipe: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 9 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 9 });
 });
 afterAll(() => gateway.close());
 beforeEach(async (context) => {
@@ -39,18 +40,24 @@ const env = (extra: Record<string, string> = {}) => ({
   PIPELINE_SCHEMA_URL: gateway.schemaUrl,
   PIPELINE_API_KEY: gateway.apiKey,
   CI: 'true',
+  // The manifest step runs node.
+  PATH: process.env.PATH ?? '',
   ...extra,
 });
+/** `pipeline …` in this process, through the bin's entry point, on the shared manual clock. */
 const pipeline = (args: string[], extra: Record<string, string> = {}) =>
-  execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
+  pipelineInProcess(args, { env: env(extra), cwd: work, clock, gateway });
+/** `pipeline …` as a process of its own, on real time: for runs that must truly run at once. */
+const asProcess = (args: string[], extra: Record<string, string> = {}) =>
+  pipelineProcess(args, { env: env(extra), cwd: work });
 
 /** The reads of the gateway check before a run (the key, and the balance the spend checks use). */
 const PREFLIGHT = ['GET /api/v1/apikey/validate', 'GET /api/v1/team/balance'];
 
 /** Runs the recipe, and counts the gateway requests it made by route. */
-async function build(args: string[] = [], extra: Record<string, string> = {}) {
+async function build(args: string[] = [], extra: Record<string, string> = {}, run = pipeline) {
   const before = gateway.stats().requests.by_route;
-  const result = await pipeline(['run', recipe, '--json', ...args], extra);
+  const result = await run(['run', recipe, '--json', ...args], extra);
   await gateway.settle();
   const after = gateway.stats().requests.by_route;
   const made: Record<string, number> = {};
@@ -180,7 +187,13 @@ describe('the step cache, run after run of ci-assets', () => {
 
   it('two runs at once sharing one cache folder both succeed and leave valid entries', async () => {
     const shared = { PIPELINE_CACHE_DIR: join(work, 'shared-cache') };
-    const [a, b] = await Promise.all([build([], shared), build([], shared)]);
+    // Two processes: two runs truly at once, each writing the folder while the other reads it; they
+    // run on real time, so against a gateway of their own on real time too.
+    const onManualClock = gateway;
+    gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 9 });
+    const [a, b] = await Promise.all([build([], shared, asProcess), build([], shared, asProcess)]);
+    await gateway.close();
+    gateway = onManualClock;
     expect(a.result.exitCode, a.result.stderr).toBe(0);
     expect(b.result.exitCode, b.result.stderr).toBe(0);
     const listed = await pipeline(['cache', 'list', '--json'], shared);

@@ -2,31 +2,33 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
 const SECRET = 'sk-live-9f8e7d6c5b4a39281706';
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: task waits and retry backoffs take no real time. */
+const clock = new ManualClock();
 let home: string;
 const everything: string[] = [];
 
 /** Runs the CLI against the gateway with the secret key; keeps all output for the secret check. */
 async function pipeline(args: string[], env: Record<string, string | undefined> = {}) {
-  const result = await execa('node', [cli, ...args], {
-    reject: false,
+  const result = await pipelineInProcess(args, {
     env: { PIPELINE_API_KEY: SECRET, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_HOME: home, ...env },
-    extendEnv: false,
+    clock,
+    gateway,
   });
   everything.push(result.stdout, result.stderr);
   return result;
 }
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ keys: { [SECRET]: 'acme' }, latencyScale: 0, seed: 4 });
+  gateway = await startLocalGateway({ clock, keys: { [SECRET]: 'acme' }, latencyScale: 0, seed: 4 });
   home = await mkdtemp(join(tmpdir(), 'pipeline-home-'));
 });
 afterAll(async () => {

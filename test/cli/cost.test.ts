@@ -3,9 +3,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal } from '../../src/store/journal.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const recipes = fileURLToPath(new URL('../../recipes/', import.meta.url));
@@ -20,39 +23,33 @@ interface Stats {
 
 interface Gateway {
   urls: Record<string, string>;
-  process: ResultPromise;
+  local: LocalGateway;
   stats(): Promise<Stats>;
 }
 
-async function serve(...flags: string[]): Promise<Gateway> {
-  const args = [
-    cli,
-    'gateway',
-    'serve',
-    '--port',
-    '0',
-    '--latency-scale',
-    '0',
-    '--no-ffmpeg',
-    '--seed',
-    '12',
-    ...flags,
-  ];
-  const child = execa('node', args, { reject: false });
-  const line = await new Promise<string>((resolve) =>
-    child.stdout!.once('data', (c: Buffer) => resolve(c.toString().split('\n')[0]!)),
-  );
-  const urls = JSON.parse(line) as Record<string, string>;
+/** The runs' and the gateways' time: polls and task latencies take no real time. */
+const clock = new ManualClock();
+
+/** The built-in gateway in this process, as `pipeline gateway serve --latency-scale 0 --no-ffmpeg --seed 12` runs it. */
+async function serve(options: { balanceUsd?: number; realTime?: boolean } = {}): Promise<Gateway> {
+  const { realTime, ...more } = options;
+  const local = await startLocalGateway({
+    ...(realTime ? {} : { clock }),
+    latencyScale: 0,
+    useFfmpeg: false,
+    seed: 12,
+    ...more,
+  });
+  const urls = { base_url: local.baseUrl, schema_url: local.schemaUrl, api_key: local.apiKey };
   return {
     urls,
-    process: child,
+    local,
     stats: async () => (await fetch(`${urls.schema_url}/__emulator/stats`)).json() as Promise<Stats>,
   };
 }
 
 async function stop(gateway: Gateway): Promise<void> {
-  gateway.process.kill('SIGTERM');
-  await gateway.process;
+  await gateway.local.close();
 }
 
 let home: string;
@@ -69,8 +66,18 @@ const envFor = (gateway: Gateway) => ({
   PIPELINE_API_KEY: gateway.urls.api_key!,
   CI: 'true',
 });
-const pipeline = (args: string[], env: Record<string, string> = { PIPELINE_HOME: home, CI: 'true' }) =>
-  execa('node', [cli, ...args], { reject: false, env, cwd: home });
+/** `pipeline …` in this process, through the bin's entry point, its environment over this process's. */
+const pipeline = (
+  args: string[],
+  env: Record<string, string> = { PIPELINE_HOME: home, CI: 'true' },
+  gateway?: Gateway,
+) =>
+  pipelineInProcess(args, {
+    env: { ...process.env, ...env },
+    cwd: home,
+    clock,
+    ...(gateway ? { gateway: gateway.local } : {}),
+  });
 const summaryOf = (runId: string) => JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
 const runIdIn = (stderr: string) => /[✓✗] run (\S+) (?:succeeded|failed|stopped)/.exec(stderr)![1]!;
 const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
@@ -288,7 +295,7 @@ describe('pipeline run against a gateway with $100', () => {
 
   it('charges what plan estimated: launch-kit costs its steps, 3 heroes included', async () => {
     const before = (await gateway.stats()).balances.local!;
-    const run = await pipeline(['run', join(recipes, 'launch-kit.yaml')], envFor(gateway));
+    const run = await pipeline(['run', join(recipes, 'launch-kit.yaml')], envFor(gateway), gateway);
     expect(run.exitCode, run.stderr).toBe(0);
     const charged = usd(before - (await gateway.stats()).balances.local!);
     expect(charged).toBe(usd(0.34 + 3 * 0.06));
@@ -309,7 +316,7 @@ describe('pipeline run against a gateway with $100', () => {
     const before = (await gateway.stats()).balances.local!;
     const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
     // Off a terminal nothing is asked, even over --confirm-above.
-    const run = await pipeline([...args, '--confirm-above', '0'], envFor(gateway));
+    const run = await pipeline([...args, '--confirm-above', '0'], envFor(gateway), gateway);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(usd(before - (await gateway.stats()).balances.local!)).toBe(0.18);
     const runId = runIdIn(run.stderr);
@@ -323,9 +330,11 @@ describe('pipeline run against a gateway with $100', () => {
   it.skipIf(!hasScript && !process.env.CI)(
     'on a terminal, asks before a run over --confirm-above; no means nothing sent',
     async () => {
-      const submissions = async () => (await gateway.stats()).requests.by_route[SUBMIT] ?? 0;
+      // A process on a terminal runs on real time: a gateway of its own on real time too.
+      const realTime = await serve({ realTime: true });
+      const submissions = async () => (await realTime.stats()).requests.by_route[SUBMIT] ?? 0;
       const before = await submissions();
-      const { CI: _ci, ...env } = envFor(gateway);
+      const { CI: _ci, ...env } = envFor(realTime);
       const command = `node ${cli} run ${join(recipes, 'batch-thumbnails.yaml')} --set title=x --confirm-above 0.01`;
       const terminal = (answer: string) =>
         execa('script', ['-qec', command, '/dev/null'], { reject: false, input: answer, env, cwd: home });
@@ -337,6 +346,7 @@ describe('pipeline run against a gateway with $100', () => {
       const accepted = await terminal('y\n');
       expect(accepted.exitCode, accepted.stdout).toBe(0);
       expect(await submissions()).toBe(before + 1);
+      await stop(realTime);
     },
   );
 
@@ -344,7 +354,7 @@ describe('pipeline run against a gateway with $100', () => {
     const before = await gateway.stats();
     const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
     // Without the step cache, which holds these six pictures since the test above.
-    const run = await pipeline([...args, '--max-cost', '0.17', '--no-cache'], envFor(gateway));
+    const run = await pipeline([...args, '--max-cost', '0.17', '--no-cache'], envFor(gateway), gateway);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('the estimated cost $0.1800 is over --max-cost $0.1700; nothing was sent');
     const recipe = join(home, 'capped.yaml');
@@ -360,7 +370,7 @@ describe('pipeline run against a gateway with $100', () => {
         '    with: { prompt: x }',
       ),
     );
-    const capped = await pipeline(['run', recipe, '--no-cache'], envFor(gateway));
+    const capped = await pipeline(['run', recipe, '--no-cache'], envFor(gateway), gateway);
     expect(capped.exitCode).toBe(2);
     expect(capped.stderr).toContain(
       `the estimated cost $0.0300 is over settings.max_cost of ${recipe} $0.0200; nothing was sent`,
@@ -375,7 +385,7 @@ describe('pipeline run against a gateway with $100', () => {
     expect(plan.totals.cost.usd).toBe(0);
     const before = await gateway.stats();
     // A cap of nothing is enough: every run comes from the cache.
-    const run = await pipeline(['run', ...args, '--max-cost', '0'], envFor(gateway));
+    const run = await pipeline(['run', ...args, '--max-cost', '0'], envFor(gateway), gateway);
     expect(run.exitCode, run.stderr).toBe(0);
     expect((await gateway.stats()).balances.local).toBe(before.balances.local);
     expect(run.stderr).toMatch(/succeeded in [\d.]+s, spent \$0\.0000 of an estimated \$0\.0000/);
@@ -390,12 +400,12 @@ describe('pipeline run against a gateway with $100', () => {
       '--batch',
       join(recipes, 'data', 'thumbnails.csv'),
     ];
-    const account = await pipeline([...args, '--json'], envFor(gateway));
+    const account = await pipeline([...args, '--json'], envFor(gateway), gateway);
     expect(account.exitCode, account.stderr).toBe(0);
     const answer = JSON.parse(account.stdout);
     expect(answer.balance_usd).toBe(balance);
     expect(answer.recipe.runs_paid).toBe(Math.floor(Math.round(balance * 10_000) / 1800));
-    const text = await pipeline(args, envFor(gateway));
+    const text = await pipeline(args, envFor(gateway), gateway);
     expect(text.stdout).toMatch(
       new RegExp(`costs \\$0\\.1800 a run: the balance pays for ${answer.recipe.runs_paid} runs`),
     );
@@ -405,7 +415,7 @@ describe('pipeline run against a gateway with $100', () => {
     const recipe = join(home, 'dynamic.yaml');
     await writeFile(recipe, DYNAMIC);
     const before = await gateway.stats();
-    const run = await pipeline(['run', recipe, '--max-cost', '0.1'], envFor(gateway));
+    const run = await pipeline(['run', recipe, '--max-cost', '0.1'], envFor(gateway), gateway);
     // Stopped for money: its own exit code, never 0 nor the 1 of a failure.
     expect(run.exitCode).toBe(3);
     expect(run.stderr).toMatch(/✗ run \S+ stopped/);
@@ -423,7 +433,7 @@ describe('pipeline run against a gateway with $100', () => {
     // A step failure of spend-cap is not retried: one attempt, no "retrying" note.
     expect(run.stderr).not.toMatch(/retrying/);
 
-    const resumed = await pipeline(['resume', runId, '--max-cost', '0.15'], envFor(gateway));
+    const resumed = await pipeline(['resume', runId, '--max-cost', '0.15'], envFor(gateway), gateway);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     const end = await gateway.stats();
     expect(end.tasks.submitted[T2I]! - (before.tasks.submitted[T2I] ?? 0)).toBe(5);
@@ -434,7 +444,7 @@ describe('pipeline run against a gateway with $100', () => {
   it('is never green when the cap stops items, whatever continue_on_error says', async () => {
     const recipe = join(home, 'tolerant-dynamic.yaml');
     await writeFile(recipe, DYNAMIC.replace('    for_each:', '    continue_on_error: true\n    for_each:'));
-    const run = await pipeline(['run', recipe, '--max-cost', '0.1', '--json', '--no-cache'], envFor(gateway));
+    const run = await pipeline(['run', recipe, '--max-cost', '0.1', '--json', '--no-cache'], envFor(gateway), gateway);
     expect(run.exitCode).toBe(3);
     expect(JSON.parse(run.stdout).status).toBe('stopped');
   });
@@ -443,19 +453,19 @@ describe('pipeline run against a gateway with $100', () => {
 describe('pipeline run against a gateway with $0.10', () => {
   let gateway: Gateway;
   beforeAll(async () => {
-    gateway = await serve('--balance', '0.1');
+    gateway = await serve({ balanceUsd: 0.1 });
   });
   afterAll(async () => stop(gateway));
 
   it('refuses an estimate over the balance unless --yes; nothing sent after a 402; resumes on a recharge', async () => {
     const recipe = join(home, 'five.yaml');
     await writeFile(recipe, FIVE);
-    const refused = await pipeline(['run', recipe], envFor(gateway));
+    const refused = await pipeline(['run', recipe], envFor(gateway), gateway);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain("the estimated cost $0.1500 is over the team's balance $0.1000");
     expect((await gateway.stats()).requests.by_route[SUBMIT]).toBeUndefined();
 
-    const run = await pipeline(['run', recipe, '--yes'], envFor(gateway));
+    const run = await pipeline(['run', recipe, '--yes'], envFor(gateway), gateway);
     expect(run.exitCode).toBe(3);
     const runId = runIdIn(run.stderr);
     expect(run.stderr).toContain(`Recharge, then:\n  npx media-pipeline resume ${runId}\n`);
@@ -474,7 +484,7 @@ describe('pipeline run against a gateway with $0.10', () => {
       body: JSON.stringify({ team: 'local', balance: 1 }),
     });
     expect(recharge.status).toBe(200);
-    const resumed = await pipeline(['resume', runId, '--json'], envFor(gateway));
+    const resumed = await pipeline(['resume', runId, '--json'], envFor(gateway), gateway);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout).files).toHaveLength(5);
     const end = await gateway.stats();

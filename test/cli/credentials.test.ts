@@ -2,13 +2,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
-
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 /** Markers that must appear nowhere: the Redis password, and a token the recipe does not pass. */
 const REDIS_PASSWORD = 'redis-pw-marker-5f1c';
@@ -16,11 +14,13 @@ const UNPASSED_TOKEN = 'unpassed-token-marker-9a2e';
 const PASSED_VALUE = 'passed-value-7b3d';
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: polls and task latencies take no real time. */
+const clock = new ManualClock();
 let redis: RedisServer;
 let work: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 3 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 3 });
   if (redisTestsRun) redis = await startRedis(REDIS_PASSWORD);
   work = await mkdtemp(join(tmpdir(), 'pipeline-credentials-'));
 });
@@ -43,7 +43,7 @@ const env = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 const pipeline = (args: string[], extra: Record<string, string> = {}) =>
-  execa('node', [cli, ...args], { reject: false, env: env(extra), extendEnv: false, cwd: work });
+  pipelineInProcess(args, { env: env(extra), cwd: work, clock, gateway });
 
 /** Every file under `dir`, with its text. */
 function filesUnder(dir: string): Array<[string, string]> {

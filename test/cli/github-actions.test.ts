@@ -2,18 +2,18 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
-
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: polls and task latencies take no real time. */
+const clock = new ManualClock();
 let work: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 4 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 4 });
   work = await mkdtemp(join(tmpdir(), 'pipeline-gha-'));
   cpSync('recipes/ci-assets.yaml', join(work, 'recipes', 'ci-assets.yaml'));
   cpSync('recipes/assets', join(work, 'recipes', 'assets'), { recursive: true });
@@ -25,10 +25,10 @@ afterAll(async () => {
 
 const summaryPath = () => join(work, 'summary.md');
 const pipeline = (args: string[]) =>
-  execa('node', [cli, ...args], {
-    reject: false,
+  pipelineInProcess(args, {
     cwd: join(work, 'recipes'),
-    extendEnv: false,
+    clock,
+    gateway,
     env: {
       PATH: process.env.PATH,
       PIPELINE_HOME: join(work, 'home'),

@@ -6,19 +6,20 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway;
+/** The gateways' and the runs' time: polls, latencies and rate-limit waits take no real time. */
+const clock = new ManualClock();
 let work: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 5 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 5 });
   work = await mkdtemp(join(tmpdir(), 'pipeline-job-summary-'));
   cpSync('recipes/ci-assets.yaml', join(work, 'recipes', 'ci-assets.yaml'));
   cpSync('recipes/assets', join(work, 'recipes', 'assets'), { recursive: true });
@@ -32,11 +33,11 @@ beforeEach(() => writeFileSync(summaryPath(), ''));
 const summaryPath = () => join(work, 'summary.md');
 const summary = () => readFileSync(summaryPath(), 'utf8');
 /** The CLI as a GitHub step runs it: in the workspace, no terminal, CI=true. */
-const pipeline = (args: string[], env: Record<string, string> = {}) =>
-  execa('node', [cli, ...args], {
-    reject: false,
+const pipeline = (args: string[], env: Record<string, string> = {}, on: LocalGateway = gateway) =>
+  pipelineInProcess(args, {
     cwd: work,
-    extendEnv: false,
+    clock,
+    gateway: on,
     env: {
       PATH: process.env.PATH,
       PIPELINE_HOME: join(work, '.pipeline'),
@@ -164,10 +165,10 @@ describe('the job summary', () => {
 
   it('counts the 429s the run met, in the plain output and in the summary', async () => {
     // A one-second window: the client waits out an injected 429 until its reset, not for a minute.
-    const limited = await startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 6, windowSeconds: 1 });
+    const limited = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 6, windowSeconds: 1 });
     limited.injectFault({ kind: 'status', status: 429, route: SUBMIT, times: 2 });
     const gatewayEnv = { PIPELINE_BASE_URL: limited.baseUrl, PIPELINE_API_KEY: limited.apiKey };
-    const run = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache'], gatewayEnv).finally(() =>
+    const run = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache'], gatewayEnv, limited).finally(() =>
       limited.close(),
     );
     expect(run.exitCode, run.stderr).toBe(0);

@@ -5,6 +5,8 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
@@ -73,6 +75,13 @@ async function startRun() {
   return { run, exited: () => ended };
 }
 
+/**
+ * The resume, in this process through the bin's entry point, on a manual clock that starts at real
+ * time now (the killed run dated its tasks by real time): the tasks' remaining latency takes no real time.
+ */
+const resume = (args: string[]) =>
+  pipelineInProcess(args, { cwd: home, env: { ...process.env, ...env() }, clock: new ManualClock(Date.now()) });
+
 const count = (events: Event[], type: string, step?: string) =>
   events.filter((event) => event.type === type && (step === undefined || event.step === step)).length;
 
@@ -90,7 +99,7 @@ describe('a --local run, killed and resumed', () => {
     expect(count(before, 'run-finished')).toBe(0);
     expect(count(before, 'task-finished', 'slow')).toBe(0);
 
-    const resumed = await execa('node', [cli, 'resume', runId, '--local'], { cwd: home, env: env(), reject: false });
+    const resumed = await resume(['resume', runId, '--local']);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(new RegExp(`✓ run ${runId} succeeded`));
 
@@ -117,7 +126,7 @@ describe('a --local run, killed and resumed', () => {
     // Not installed globally here, so the command goes through npx, which runs this package's bin.
     expect(printed).toBe(`npx media-pipeline resume ${runId} --local`);
     const [, , ...args] = printed!.split(' ');
-    const resumed = await execa('node', [cli, ...args], { cwd: home, env: env(), reject: false });
+    const resumed = await resume(args);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     const events = await journalOf(runId);
     expect(count(events, 'task-submitted', 'slow')).toBe(3);

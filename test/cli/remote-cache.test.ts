@@ -3,19 +3,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../src/cache/s3-object-store.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 /** The reads of the gateway check before a run (the key, and the balance the spend checks use). */
 const PREFLIGHT = ['GET /api/v1/apikey/validate', 'GET /api/v1/team/balance'];
 
 let gateway: LocalGateway;
+/** The gateway's and every run's: polls and task latencies take no real time. */
+const clock = new ManualClock();
 let s3: S3Server;
 let work: string;
 /** s3://steps/<a prefix of this test's own> */
@@ -24,7 +25,7 @@ let prefix: string;
 
 beforeAll(async () => {
   [gateway, s3] = await Promise.all([
-    startLocalGateway({ latencyScale: 0.01, latencyJitter: 0, seed: 9 }),
+    startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 9 }),
     startS3Server(),
   ]);
 });
@@ -55,12 +56,14 @@ function machine(name: string, extra: Record<string, string> = {}) {
     PIPELINE_SCHEMA_URL: gateway.schemaUrl,
     PIPELINE_API_KEY: gateway.apiKey,
     CI: 'true',
+    // The manifest step runs node.
+    PATH: process.env.PATH ?? '',
     ...s3.env,
     ...extra,
     ...more,
   });
   const pipeline = (args: string[], more: Record<string, string> = {}) =>
-    execa('node', [cli, ...args], { reject: false, env: env(more), extendEnv: false, cwd: root });
+    pipelineInProcess(args, { env: env(more), cwd: root, clock, gateway });
   /** Runs the recipe, and counts the gateway requests it made by route. */
   const build = async (args: string[] = [], more: Record<string, string> = {}) => {
     const before = gateway.stats().requests.by_route;
@@ -215,6 +218,9 @@ describe('a remote step cache shared by two machines', () => {
       PIPELINE_CACHE_REMOTE: remote,
     });
     expect(JSON.parse(kept.stdout).removed).toEqual({ entries: 0, blobs: 0, bytes: 0 });
+    // A moment later. The bucket dates its blobs by real time, and on the manual clock no time passes
+    // between commands unless the test says so: it moves to a second past real time now.
+    await clock.advance(Math.max(0, Date.now() - clock.now()) + 1_000);
     const all = await m.pipeline([
       'cache',
       '--cache-remote',

@@ -3,18 +3,22 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: polls and task latencies take no real time. */
+const clock = new ManualClock();
 let home: string;
 
 async function pipeline(args: string[], env: Record<string, string> = {}) {
-  return execa('node', [cli, ...args], {
-    reject: false,
+  return pipelineInProcess(args, {
+    clock,
+    gateway,
     env: {
       PIPELINE_API_KEY: gateway.apiKey,
       PIPELINE_BASE_URL: gateway.baseUrl,
@@ -22,12 +26,11 @@ async function pipeline(args: string[], env: Record<string, string> = {}) {
       PATH: process.env.PATH ?? '',
       ...env,
     },
-    extendEnv: false,
   });
 }
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0 });
   home = await mkdtemp(join(tmpdir(), 'pipeline-edges-'));
 });
 afterAll(async () => {
@@ -126,9 +129,10 @@ describe('the command line without rough edges', () => {
     const recipe = join(home, 'paid.yaml');
     await writeFile(recipe, PAID);
     const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
-    const started = performance.now();
+    // On the manual clock every wait of the command (a retry's backoff) counts, and nothing else.
+    const started = clock.now();
     const result = await pipeline(['run', recipe], { PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1' });
-    const took = performance.now() - started;
+    const took = clock.now() - started;
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toBe(
       'pipeline: could not connect to 127.0.0.1:9 (PIPELINE_BASE_URL): connection refused. Is the gateway running there? --local uses the built-in one',
@@ -175,19 +179,19 @@ describe('--help', () => {
     'init',
   ];
   it.each(commands)('%s has examples and the exit codes', async (command) => {
-    const help = await execa('node', [cli, ...command.split(' '), '--help'], { reject: false });
+    const help = await pipeline([...command.split(' '), '--help']);
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toMatch(new RegExp(`\\nExamples:\\n  npx media-pipeline ${command}[ \\n]`));
     expect(help.stdout).toMatch(/\nExit codes:\n {2}0 {4}it worked\n {2}1 {4}.+\n {2}2 {4}a usage error/);
   });
 
   it('run --help names PIPELINE_HOME and its default; resume describes its argument', async () => {
-    const run = await execa('node', [cli, 'run', '--help']);
+    const run = await pipeline(['run', '--help']);
     expect(run.stdout).toContain(
       'PIPELINE_HOME      where runs, logs and caches are kept (default: .pipeline in the working directory)',
     );
     expect(run.stdout).toContain('130  stopped by Ctrl-C');
-    const resume = await execa('node', [cli, 'resume', '--help']);
+    const resume = await pipeline(['resume', '--help']);
     expect(resume.stdout.replace(/\s+/g, ' ')).toContain(
       'run_id a run id, a prefix of exactly one run id, or latest (the newest run)',
     );

@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+/** The commands' time, and the built-in gateway's that --local starts: waits take no real time. */
+const clock = new ManualClock();
 let work: string;
 
 beforeAll(async () => {
@@ -15,10 +16,10 @@ beforeAll(async () => {
 afterAll(() => rm(work, { recursive: true, force: true }));
 
 const pipeline = (args: string[]) =>
-  execa('node', [cli, ...args], {
-    reject: false,
+  pipelineInProcess(args, {
     cwd: work,
-    env: { PIPELINE_HOME: join(work, 'home'), PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true' },
+    clock,
+    env: { ...process.env, PIPELINE_HOME: join(work, 'home'), PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true' },
   });
 
 /** Each value reaches a text command from an input, and from an earlier step's output. */

@@ -1,22 +1,23 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { FIVE_ROWS, POSTER_RECIPE, RUN_TIME_RATIO_RECIPE, rowMessages } from '../support/bad-rows.js';
+import { pipelineInProcess } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: polls and task latencies take no real time. */
+const clock = new ManualClock();
 let dir: string;
 let recipe: string;
 let rows: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0 });
   dir = await mkdtemp(join(tmpdir(), 'pipeline-rows-'));
   recipe = join(dir, 'posters.yaml');
   rows = join(dir, 'rows.csv');
@@ -29,15 +30,15 @@ afterAll(async () => {
 });
 
 const pipeline = (args: string[]) =>
-  execa('node', [cli, ...args], {
-    reject: false,
+  pipelineInProcess(args, {
+    clock,
+    gateway,
     env: {
       PIPELINE_API_KEY: gateway.apiKey,
       PIPELINE_BASE_URL: gateway.baseUrl,
       PIPELINE_HOME: join(dir, 'home'),
       PATH: process.env.PATH ?? '',
     },
-    extendEnv: false,
   });
 
 /** Runs the command and counts the POSTs the gateway received meanwhile, and the model submissions among them. */

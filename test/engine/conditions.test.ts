@@ -1,22 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runPlan } from '../../src/engine/engine.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
-import { systemClock } from '../../src/clock.js';
 import { engineFor } from '../support/engine.js';
+import { ManualClock } from '../support/manual-clock.js';
+import { runPlanSkippingTime } from '../support/run-engine.js';
 
 const SUBMIT = 'POST /api/v1/{provider}/{model_id}';
 
 let gateway: LocalGateway | undefined;
+/** The engine's and the gateway's time: task and poll waits take no real time. */
+const clock = new ManualClock();
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
 });
 
 async function run(recipe: string) {
-  gateway ??= await startLocalGateway({ latencyScale: 0 });
-  const engine = await engineFor(recipe, gateway, systemClock);
-  const result = await runPlan(engine.ctx);
+  gateway ??= await startLocalGateway({ clock, latencyScale: 0 });
+  const engine = await engineFor(recipe, gateway, clock);
+  const result = await runPlanSkippingTime(engine, gateway, clock);
   const events = engine.events();
   await engine.close();
   return { result, steps: result.rows[0]!.steps, events };
@@ -99,7 +101,7 @@ describe('recipes/fallback-model.yaml', () => {
   const recipe = readFileSync(new URL('../../recipes/fallback-model.yaml', import.meta.url), 'utf8');
 
   it('runs the fallback model with if: failure() when the first model fails', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0 });
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
     gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, times: 1 });
     const { result, steps } = await run(recipe);
     expect(steps.primary).toMatchObject({ status: 'failed', failure: { reason: 'invalid-parameters' } });
@@ -122,7 +124,7 @@ describe('recipes/fallback-model.yaml', () => {
 
 describe('a video model on a machine without ffmpeg', () => {
   it('says on the console that the clip was passed through unchanged', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, useFfmpeg: false });
+    gateway = await startLocalGateway({ clock, latencyScale: 0, useFfmpeg: false });
     const notes: string[] = [];
     const { silentReporter } = await import('../../src/engine/reporter.js');
     const recipe = `version: 1
@@ -130,10 +132,10 @@ name: clip
 steps:
   clip: { uses: vendor-b/vendor-b-2.0-mini-v2v, with: { prompt: dusk, video_urls: [./assets/ride.mp4] } }
 `;
-    const engine = await engineFor(recipe, gateway, systemClock, {
+    const engine = await engineFor(recipe, gateway, clock, {
       report: { ...silentReporter, note: (text) => notes.push(text) },
     });
-    const result = await runPlan(engine.ctx);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
     await engine.close();
     expect(result.status).toBe('succeeded');
     expect(notes).toContain(

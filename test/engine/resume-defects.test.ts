@@ -3,14 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { withPngText } from '../../src/local-gateway/media/codecs.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal, readJournalFile, type JournalEvent } from '../../src/store/journal.js';
+import { type InProcessOptions, pipelineInProcess, TestInterrupts } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { IMAGE_SLUG, twelveImages } from '../support/recipes.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
 const SLUG = IMAGE_SLUG;
 const EDIT = 'vendor-b/vendor-b-5.0-lite-edit';
@@ -28,11 +28,13 @@ steps:
 `;
 
 let gateway: LocalGateway;
+/** The gateway's and the commands' time: task latencies and polls take no real time. */
+const clock = new ManualClock();
 let root: string;
 let home: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.3, latencyJitter: 0, seed: 3 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.3, latencyJitter: 0, seed: 3 });
   root = await mkdtemp(join(tmpdir(), 'pipeline-resume-defects-'));
   writeFileSync(join(root, 'twelve.yaml'), TWELVE);
 });
@@ -50,25 +52,47 @@ const env = () => ({
   PIPELINE_API_KEY: gateway.apiKey,
   CI: 'true',
 });
-const pipeline = (args: string[], cwd = root) => execa('node', [cli, ...args], { reject: false, env: env(), cwd });
+/** `pipeline …` in this process, through the bin's entry point, on the gateway's manual clock. */
+const pipeline = (args: string[], cwd = root, more: Pick<InProcessOptions, 'interrupts' | 'observe'> = {}) =>
+  pipelineInProcess(args, { env: env(), cwd, clock, gateway, ...more });
 const journalPath = (runId: string) => join(home, 'runs', runId, 'journal.jsonl');
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
 const submitted = (slug: string) => gateway.stats().tasks.submitted[slug] ?? 0;
 
+/**
+ * Runs `args` and presses Ctrl-C once `enough` holds; `enough` is looked at only after `submissions`
+ * more tasks reached the gateway, a cheap check before the journal is read.
+ */
+async function interrupted(args: string[], submissions: number, enough: () => boolean) {
+  const start = submitted(SLUG);
+  const interrupts = new TestInterrupts();
+  let pressed = false;
+  const result = await pipeline(args, root, {
+    interrupts,
+    observe: () => {
+      if (pressed || submitted(SLUG) - start < submissions || !enough()) return;
+      pressed = true;
+      interrupts.press();
+    },
+  });
+  expect(pressed, 'the run ended before it was interrupted').toBe(true);
+  expect(result.exitCode, result.stderr).toBe(130);
+  return result;
+}
+
 /** Starts the twelve-picture run and stops it with Ctrl-C once `after` tasks are submitted: nothing is left in doubt. */
 async function interruptedRun(after: number): Promise<string> {
-  // --no-cache: every test runs the same recipe in one home, and each must submit its own tasks.
-  const run = pipeline(['run', join(root, 'twelve.yaml'), '--no-cache']);
-  let runId: string | undefined;
-  for (let i = 0; i < 800 && !runId; i++) {
+  const journalOfRun = () => {
     const ids = existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : [];
-    if (ids[0] && existsSync(journalPath(ids[0])) && count(readJournal(journalPath(ids[0])), 'task-submitted') >= after)
-      runId = ids[0];
-    else await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  if (!runId) throw new Error('the run never submitted enough tasks');
-  run.kill('SIGINT');
-  expect((await run).exitCode).toBe(130);
+    return ids[0] && existsSync(journalPath(ids[0])) ? journalPath(ids[0]) : undefined;
+  };
+  const submittedInJournal = () => {
+    const path = journalOfRun();
+    return path ? count(readJournal(path), 'task-submitted') : 0;
+  };
+  // --no-cache: every test runs the same recipe in one home, and each must submit its own tasks.
+  await interrupted(['run', join(root, 'twelve.yaml'), '--no-cache'], after, () => submittedInJournal() >= after);
+  const runId = readdirSync(join(home, 'runs'))[0]!;
   const events = readJournal(journalPath(runId));
   expect(count(events, 'request-sent')).toBe(count(events, 'task-submitted'));
   return runId;
@@ -115,18 +139,10 @@ describe('resume over a damaged journal', () => {
     expect(refused.stderr).toMatch(new RegExp(`1 line \\(${lineCount}\\) that could not be read`));
 
     // Stopped again at once: the forced resume's records must survive the cut line before them.
-    const forced = pipeline(['resume', runId, '--force']);
-    for (
-      let i = 0;
-      i < 800 &&
-      count(readJournal(journalPath(runId)), 'task-submitted') <
-        count(readJournal(journalPath(runId)), 'run-resumed') + 4;
-      i++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    forced.kill('SIGINT');
-    expect((await forced).exitCode).toBe(130);
+    await interrupted(['resume', runId, '--force'], 4, () => {
+      const events = readJournal(journalPath(runId));
+      return count(events, 'task-submitted') >= count(events, 'run-resumed') + 4;
+    });
     const read = readJournalFile(journalPath(runId));
     expect(read.damagedLines).toEqual([lineCount]);
     expect(read.events.filter((e) => e.type === 'run-resumed')).toHaveLength(1);

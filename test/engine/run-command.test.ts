@@ -1,28 +1,29 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalGateway } from '../../src/local-gateway/index.js';
+import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
 import { readMp4Info } from '../../src/local-gateway/media/mp4.js';
+import { pipelineInProcess } from '../support/cli.js';
 import { pngSize } from '../support/http.js';
+import { ManualClock } from '../support/manual-clock.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 let home: string;
+/** The runs' time, and the built-in gateway's that `--local` starts: polls and latencies take no real time. */
+const clock = new ManualClock();
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'pipeline-run-'));
 });
 afterAll(() => rm(home, { recursive: true, force: true }));
 
-/** `pipeline run … --local`, on a faster built-in gateway so that the suite stays quick. */
-const run = (args: string[], env: Record<string, string> = {}) =>
-  execa('node', [cli, 'run', ...args], {
-    reject: false,
-    env: { PIPELINE_HOME: home, PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true', ...env },
-    extendEnv: true,
+/** `pipeline run …` in this process, through the bin's entry point, its environment over this process's. */
+const run = (args: string[], env: Record<string, string> = {}, gateway?: LocalGateway) =>
+  pipelineInProcess(['run', ...args], {
+    env: { ...process.env, PIPELINE_HOME: home, PIPELINE_LOCAL_LATENCY_SCALE: '0.02', CI: 'true', ...env },
+    clock,
+    ...(gateway ? { gateway } : {}),
   });
 
 describe('pipeline run --local', () => {
@@ -96,12 +97,13 @@ describe('pipeline run --local', () => {
 
 describe('pipeline run --webhook-listen', () => {
   it('takes every result by webhook at a free port it binds itself, with no --webhook-url', async () => {
-    const gateway = await startLocalGateway({ latencyScale: 0.02, seed: 5 });
+    const gateway = await startLocalGateway({ clock, latencyScale: 0.02, seed: 5 });
     try {
       const env = { PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_API_KEY: gateway.apiKey };
       const result = await run(
         ['recipes/ci-assets.yaml', '--set', 'palette=["teal","amber"]', '--webhook-listen', '127.0.0.1:0', '--json'],
         env,
+        gateway,
       );
       expect(result.exitCode, result.stderr).toBe(0);
       const stats = gateway.stats();

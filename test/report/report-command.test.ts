@@ -7,6 +7,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { readJournal, type JournalEvent } from '../../src/store/journal.js';
+import { pipelineInProcess, TestInterrupts } from '../support/cli.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { twelveImages } from '../support/recipes.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -23,44 +25,79 @@ steps:
     needs: [icon]
 `;
 
+/** For the runs in this process: on the manual clock, so that polls and latencies take no real time. */
 let gateway: LocalGateway;
+const clock = new ManualClock();
+/** For the runs in a process of their own (a run killed with SIGKILL), on real time. */
+let realTimeGateway: LocalGateway;
 let root: string;
 let home: string;
 
 beforeAll(async () => {
-  gateway = await startLocalGateway({ latencyScale: 0.3, latencyJitter: 0, seed: 3 });
+  gateway = await startLocalGateway({ clock, latencyScale: 0.3, latencyJitter: 0, seed: 3 });
+  realTimeGateway = await startLocalGateway({ latencyScale: 0.3, latencyJitter: 0, seed: 3 });
   root = await mkdtemp(join(tmpdir(), 'pipeline-report-command-'));
   writeFileSync(join(root, 'twelve.yaml'), TWELVE);
   writeFileSync(join(root, 'failing.yaml'), FAILING);
 });
 afterAll(async () => {
   await gateway.close();
+  await realTimeGateway.close();
   await rm(root, { recursive: true, force: true });
 });
 beforeEach(() => {
   home = join(root, `home-${Math.random().toString(36).slice(2)}`);
 });
 
-const env = () => ({
+const env = (on = gateway) => ({
   PIPELINE_HOME: home,
-  PIPELINE_BASE_URL: gateway.baseUrl,
-  PIPELINE_API_KEY: gateway.apiKey,
+  PIPELINE_BASE_URL: on.baseUrl,
+  PIPELINE_API_KEY: on.apiKey,
   CI: 'true',
 });
-const pipeline = (args: string[]) => execa('node', [cli, ...args], { reject: false, env: env(), cwd: root });
+/** `pipeline …` in this process, through the bin's entry point, on the manual clock. */
+const pipeline = (args: string[], more: { interrupts?: TestInterrupts; observe?: () => void } = {}) =>
+  pipelineInProcess(args, { env: env(), cwd: root, clock, gateway, ...more });
 const journalPath = (runId: string) => join(home, 'runs', runId, 'journal.jsonl');
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
 const attributes = (page: string, name: string) =>
   [...page.matchAll(new RegExp(`${name}="([^"]*)"`, 'g'))].map((m) => m[1]!);
 
-/** Starts the twelve-picture run and sends it `signal` once `after` items are done. */
-async function stoppedRun(signal: 'SIGINT' | 'SIGKILL', after: number) {
-  const run = pipeline(['run', join(root, 'twelve.yaml')]);
+const runIdOf = () => (existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs'))[0] : undefined);
+const itemsFinished = (id: string | undefined) =>
+  id && existsSync(journalPath(id)) ? count(readJournal(journalPath(id)), 'item-finished') : 0;
+
+/** Starts the twelve-picture run in this process and presses Ctrl-C once `after` items are done. */
+async function interruptedRun(after: number) {
+  const interrupts = new TestInterrupts();
+  const submitted = () => Object.values(gateway.stats().tasks.submitted).reduce((a, b) => a + b, 0);
+  const before = submitted();
+  let pressed = false;
+  const result = await pipeline(['run', join(root, 'twelve.yaml')], {
+    interrupts,
+    observe: () => {
+      // Cheap first: no item is done before `after` tasks were submitted.
+      if (pressed || submitted() - before < after || itemsFinished(runIdOf()) < after) return;
+      pressed = true;
+      interrupts.press();
+    },
+  });
+  if (!pressed) throw new Error('the run never finished enough items');
+  return { runId: runIdOf()!, result };
+}
+
+/** Starts the twelve-picture run as a process of its own (only a process can be killed) and kills it once `after` items are done. */
+async function killedRun(after: number) {
+  const run = execa('node', [cli, 'run', join(root, 'twelve.yaml')], {
+    reject: false,
+    env: env(realTimeGateway),
+    cwd: root,
+  });
   for (let i = 0; i < 800; i++) {
-    const id = existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs'))[0] : undefined;
-    if (id && existsSync(journalPath(id)) && count(readJournal(journalPath(id)), 'item-finished') >= after) {
-      run.kill(signal);
-      return { runId: id, result: await run };
+    const id = runIdOf();
+    if (itemsFinished(id) >= after) {
+      run.kill('SIGKILL');
+      return { runId: id!, result: await run };
     }
     await new Promise((done) => setTimeout(done, 25));
   }
@@ -69,7 +106,7 @@ async function stoppedRun(signal: 'SIGINT' | 'SIGKILL', after: number) {
 
 describe('report.html at the end of every run', () => {
   it('an interrupted run writes its report: its status, the items done and the ones left', async () => {
-    const { runId, result } = await stoppedRun('SIGINT', 2);
+    const { runId, result } = await interruptedRun(2);
     expect(result.exitCode).toBe(130);
     expect(result.stderr).toContain(`report: `);
     const page = readFileSync(join(home, 'runs', runId, 'report.html'), 'utf8');
@@ -110,7 +147,7 @@ describe('pipeline run --no-report', () => {
 
 describe('pipeline report RUN_ID', () => {
   it('writes the report of a killed run from its journal; --out links outputs relative to its place', async () => {
-    const { runId, result } = await stoppedRun('SIGKILL', 3);
+    const { runId, result } = await killedRun(3);
     expect(result.signal).toBe('SIGKILL');
     expect(existsSync(join(home, 'runs', runId, 'report.html'))).toBe(false);
 
@@ -134,7 +171,7 @@ describe('pipeline report RUN_ID', () => {
     const unknown = await pipeline(['report', 'no-such-run']);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toContain('no run no-such-run in');
-    const { runId } = await stoppedRun('SIGINT', 1);
+    const { runId } = await interruptedRun(1);
     const missing = await pipeline(['report', runId, '--out', join(root, 'no', 'such', 'folder', 'r.html')]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toMatch(/--out: the folder .*no\/such\/folder does not exist/);
