@@ -3,7 +3,7 @@ import { renderCommand } from '../engine/command.js';
 import { renderValue, truthy } from '../engine/values.js';
 import { STATUS_FUNCTIONS, type Expr, type Scope } from '../expressions/expressions.js';
 import { sha256File } from '../cache/blobs.js';
-import type { CacheStore } from '../cache/store.js';
+import type { CacheEntry } from '../cache/store.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
 
 /** Roots whose values are known before the run: the row's inputs, the item, the environment, and
@@ -42,6 +42,15 @@ const forecastable = (step: PlannedStep, known: Scope['steps']) =>
   step.dependsOn.every((id) => id in known) &&
   [step.with, step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
 
+/**
+ * Where the forecast looks an entry up, reading only: the local store, then the remote tier's
+ * entries (a plan downloads no file). `blobPath` is where the local store keeps a file's bytes.
+ */
+export interface CacheLookup {
+  get(key: string, maxAgeMs: number | null): Promise<CacheEntry | undefined>;
+  blobPath(sha256: string): string;
+}
+
 /** What the step cache tells of a plan before it runs. */
 export interface CacheForecast {
   /** Per step, how many of its runs the cache holds now: `pipeline plan` counts only the others. */
@@ -60,7 +69,7 @@ export interface CacheForecast {
  * A step that cannot be worked out (a condition on status, a value only a run gives) stops the
  * walk for the steps that read it; they count as to run.
  */
-export async function forecastFromCache(plan: Plan, store: CacheStore, env: Scope['env']): Promise<CacheForecast> {
+export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Scope['env']): Promise<CacheForecast> {
   const hashes = new Map<string, Promise<string>>();
   const files: FileHashing & { downloads: Map<string, { path: string }> } = {
     downloads: new Map<string, { path: string }>(),
@@ -91,7 +100,7 @@ export async function forecastFromCache(plan: Plan, store: CacheStore, env: Scop
 async function forecastStep(
   step: PlannedStep,
   scope: Scope,
-  store: CacheStore,
+  store: CacheLookup,
   files: FileHashing & { downloads: Map<string, { path: string }> },
   hashes: Map<string, Promise<string>>,
 ): Promise<{ hits: number; whole: boolean; outputs: unknown } | undefined> {
@@ -114,7 +123,7 @@ async function forecastStep(
     hits++;
     outputs.push(entry.outputs);
     for (const file of entry.files) {
-      const blob = store.blobs.pathOf(file.sha256);
+      const blob = store.blobPath(file.sha256);
       hashes.set(blob, Promise.resolve(file.sha256));
       files.downloads.set(file.path, { path: blob });
       if (file.url) files.downloads.set(file.url, { path: blob });

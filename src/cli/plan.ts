@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CacheStore } from '../cache/store.js';
 import type { Plan } from '../plan.js';
-import { cacheDir } from './cache-setup.js';
+import { cacheDir, openRemoteTier, type RemoteFlags, remoteChoice } from './cache-setup.js';
 import { annotateDiagnostics } from './github-actions.js';
-import { type CacheForecast, forecastFromCache } from './plan-cache.js';
+import { type CacheForecast, type CacheLookup, forecastFromCache } from './plan-cache.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
@@ -83,21 +83,31 @@ export const uncachedForecast = (plan: Plan): CacheForecast => ({
 });
 
 /**
- * What the step cache holds of the plan's runs; nothing when there is no cache folder yet. A
- * damaged entry is a warning through `warn`: `run` passes a quiet one, since the run that follows
- * meets the same entry and says so itself (once, not twice).
+ * What the step cache holds of the plan's runs: the local cache folder, then the remote cache when
+ * one is set (its entries only: a plan downloads no file); nothing when there is neither. A damaged
+ * entry is a warning through `warn`: `run` passes a quiet one, since the run that follows meets the
+ * same entry and says so itself (once, not twice).
  */
 export async function cacheForecastOf(
   plan: Plan,
-  flags: { cache?: boolean; cacheDir?: string },
+  flags: { cache?: boolean; cacheDir?: string } & RemoteFlags,
   warn: (message: string) => void = printWarning,
 ): Promise<CacheForecast> {
+  if (flags.cache === false) return uncachedForecast(plan);
   const dir = cacheDir(flags.cacheDir, pipelineHome());
-  if (flags.cache === false || !existsSync(dir)) return uncachedForecast(plan);
   const { clock } = cliIo();
-  const store = CacheStore.open(dir, { now: () => clock.now(), warn });
-  if (!store.ok) return uncachedForecast(plan);
-  return forecastFromCache(plan, store.value, withoutCredentials(cliIo().env));
+  const now = () => clock.now();
+  const store = existsSync(dir) ? CacheStore.open(dir, { now, warn }) : undefined;
+  const local = store?.ok ? store.value : undefined;
+  const choice = remoteChoice(flags, plan.settings.cacheRemote);
+  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }) : undefined;
+  if (!local && !remote) return uncachedForecast(plan);
+  const lookup: CacheLookup = {
+    get: async (key, maxAgeMs) => (await local?.get(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
+    // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
+    blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
+  };
+  return forecastFromCache(plan, lookup, withoutCredentials(cliIo().env));
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -123,6 +133,11 @@ export function registerPlanCommand(program: Command): void {
     )
     .option('--cache-dir <dir>', 'the step cache to look in (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
     .option('--no-cache', 'count every run, as a run with --no-cache or --refresh makes them')
+    .option(
+      '--cache-remote <url>',
+      'the remote step cache to look in too, s3://bucket/prefix (default: $PIPELINE_CACHE_REMOTE, else settings.cache_remote)',
+    )
+    .option('--no-cache-remote', "look in no remote step cache, not even the recipe's settings.cache_remote")
     .option('--prices <file>', 'a YAML or JSON map of model slug to price, over the bundled prices')
     .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP}; only the rest are planned and priced`)
     .action(
@@ -137,6 +152,7 @@ export function registerPlanCommand(program: Command): void {
           concurrency?: number;
           cache?: boolean;
           cacheDir?: string;
+          cacheRemote?: string | false;
           prices?: string;
           skipInvalidRows?: boolean;
         },

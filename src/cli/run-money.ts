@@ -7,13 +7,14 @@ import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js
 
 import type { Connection } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
+import type { RemoteFlags } from './cache-setup.js';
 import { cacheForecastOf, uncachedForecast } from './plan.js';
 import { describeTotalCost, runPricing } from './prices.js';
 import { type ResumeContext, resumeCommand } from './resume-hint.js';
 import { cliIo } from './io.js';
 
 /** The money flags of `run` and `resume`. */
-export interface MoneyFlags {
+export interface MoneyFlags extends RemoteFlags {
   cache?: boolean;
   refresh?: boolean;
   cacheDir?: string;
@@ -50,7 +51,14 @@ export async function moneyBeforeStart(plan: Plan, flags: MoneyFlags, resuming: 
   // Runs the step cache holds cost nothing; with --refresh every step runs again.
   const useCache = flags.cache !== false && !flags.refresh;
   const { cached, sendsNothing } = useCache
-    ? await cacheForecastOf(plan, { ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}) }, () => {})
+    ? await cacheForecastOf(
+        plan,
+        {
+          ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}),
+          ...(flags.cacheRemote !== undefined ? { cacheRemote: flags.cacheRemote } : {}),
+        },
+        () => {},
+      )
     : uncachedForecast(plan);
   const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;
   const capUsd = capOf(plan, flags);

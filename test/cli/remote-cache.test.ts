@@ -1,4 +1,4 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -103,6 +103,20 @@ describe('a remote step cache shared by two machines', () => {
 
     // Another checkout path, another home, another cache folder; the remote named by the variable.
     const second = machine('b', { PIPELINE_CACHE_REMOTE: remote });
+    // Its plan counts what the remote holds (entries read, no file downloaded), and so does the run's money check.
+    const plan = async (args: string[] = []) => {
+      const planned = await second.pipeline([
+        'plan',
+        join(second.root, 'recipes', 'ci-assets.yaml'),
+        '--json',
+        ...args,
+      ]);
+      expect(planned.exitCode, planned.stderr).toBe(0);
+      return JSON.parse(planned.stdout).totals;
+    };
+    expect(await plan()).toMatchObject({ cached: 4, cost: { usd: 0, lower_bound: false } });
+    expect((await plan(['--no-cache-remote'])).cached).toBe(0);
+    expect(existsSync(join(second.root, 'home', 'cache', 'blobs'))).toBe(false);
     const warm = await second.build();
     expect(warm.result.exitCode, warm.result.stderr).toBe(0);
     expect(warm.made).toEqual({});
