@@ -23,6 +23,7 @@ const SCENARIOS = [
   'rebuild',
   'report-1k',
   'shared-key',
+  'workers',
 ];
 
 const results = {};

@@ -38,6 +38,11 @@ export interface PlannedStep {
   retry: { attempts: number; backoffMs: number };
   timeoutMs: number;
   continueOnError: boolean;
+  /**
+   * For `run`: where its command runs with `--workers`. `local` (the default): in this process,
+   * which has every file; `worker`: on a worker, its input files sent and its new files brought back.
+   */
+  runsOn?: 'worker' | 'local';
   mediaFields: MediaField[];
   /** Runs per batch row: known when the `for_each` list is known at plan time. */
   runs: Array<number | 'dynamic'>;

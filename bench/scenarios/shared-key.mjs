@@ -7,7 +7,7 @@ import { fixed, ratio, runPipeline, seconds, startGateway } from '../lib/process
 const PROCESSES = 3;
 
 /** redis-server on a random port outside the ephemeral range, another port drawn when the bind fails. */
-async function startRedis() {
+export async function startRedis() {
   for (let attempt = 0; attempt < 20; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
     const child = spawn('redis-server', [

@@ -52,6 +52,10 @@ const EXAMPLES: Record<string, string[]> = {
     'PIPELINE_CACHE_REMOTE=s3://bucket/prefix npx media-pipeline cache prune --remote --older-than 30d',
   ],
   'cache clear': ['npx media-pipeline cache clear'],
+  worker: [
+    'npx media-pipeline worker --redis redis://:PASSWORD@redis.internal:6379 --concurrency 4',
+    'npx media-pipeline run recipe.yaml --workers redis://:PASSWORD@redis.internal:6379   # the coordinator',
+  ],
 };
 
 /** What the exit codes mean; a run and a resume also end 130 when stopped. */

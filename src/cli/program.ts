@@ -17,6 +17,7 @@ import { programName } from './invocation.js';
 import { cliIo, withInvocation, type CliIo } from './io.js';
 import { printError } from './output.js';
 import { registerTaskCommand } from './task.js';
+import { registerWorkerCommand } from './worker.js';
 
 export type { CliIo, CliOutput, Interrupts } from './io.js';
 export { processIo } from './io.js';
@@ -51,6 +52,7 @@ function buildProgram(io: CliIo): { program: Command; running: () => Command | u
   registerTaskCommand(program);
   registerCacheCommand(program);
   registerInitCommand(program);
+  registerWorkerCommand(program);
   // `completion bash|zsh|fish|powershell` prints a script that asks the hidden `complete -- …` for
   // the commands and options above; registered after them, so it sees every one of them.
   tab(program, { completionCommandName: 'completion' });

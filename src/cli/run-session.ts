@@ -7,6 +7,7 @@ import { extname, relative, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import pino from 'pino';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
+import type { RemoteItems } from '../engine/remote.js';
 import { DurationModel } from '../engine/durations.js';
 import type { CacheCounts } from '../engine/run-cache.js';
 import { runPlan, type RunResult } from '../engine/engine.js';
@@ -74,6 +75,9 @@ export interface RunFlags extends ConnectionFlags, MoneyFlags, RemoteFlags {
   rpm?: RpmFlag;
   /** `--redis URL`: the budget and learned durations shared through Redis. */
   redis?: string;
+  /** `--workers URL`: the items go to `pipeline worker` processes through BullMQ on this Redis. */
+  workers?: string;
+  workersQueue?: string;
   webhookUrl?: string;
   webhookListen?: string;
   json?: boolean;
@@ -109,7 +113,8 @@ export function keepRecipe(
  * number, unless `--rpm auto` says to follow the gateway's headers only.
  */
 function budgetOptions(plan: Plan, flags: RunFlags, home?: string): BudgetOptions {
-  const redisUrl = flags.redis ?? cliIo().env.PIPELINE_REDIS_URL;
+  // A coordinator shares its budget with its workers: on their Redis unless told another.
+  const redisUrl = flags.redis ?? cliIo().env.PIPELINE_REDIS_URL ?? flags.workers;
   const shared = { ...(home ? { home } : {}), ...(redisUrl ? { redisUrl } : {}) };
   if (flags.rpm === 'auto') return shared;
   const cap = flags.rpm ?? (typeof plan.settings.rpm === 'number' ? plan.settings.rpm : undefined);
@@ -316,9 +321,11 @@ async function execute(
   };
   const stopListening = signals.listen(onInterrupt);
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
+  let remote: (RemoteItems & { close(): Promise<void> }) | undefined;
   const env = withoutCredentials(cliIo().env);
   try {
     if (flags.webhookListen) inbox = await openWebhookInbox(flags.webhookListen, flags.webhookUrl);
+    if (flags.workers) remote = await openCoordinator(flags.workers, flags, plan, paths.id, connection, report);
     const concurrency = flags.concurrency ?? plan.settings.concurrency;
     const home = resolve(paths.dir, '..', '..');
     const cache = openRunCache(flags, home, clock, (text) => report.note(text), plan.settings.cacheRemote);
@@ -353,10 +360,11 @@ async function execute(
       ...(resume ? { resume } : {}),
       ...(inbox ? { webhook: inbox } : {}),
       ...(cache ? { cache } : {}),
+      ...(remote ? { remote } : {}),
       withinStep: traffic.within,
     };
     report.note(
-      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${concurrency} tasks at once, logs in ${shown(paths.log)}`,
+      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shown(paths.log)}`,
     );
     const result = await runPlan(ctx);
     report.close();
@@ -381,8 +389,44 @@ async function execute(
     stopListening();
     journal.close();
     await inbox?.close();
+    await remote?.close();
     await connection.durations.flush().catch(() => {});
     await connection.close();
+  }
+}
+
+/** `--workers`: the coordinator of this run, on the workers' queue; Redis unreachable stops the command (exit 2). */
+async function openCoordinator(
+  url: string,
+  flags: RunFlags,
+  plan: Plan,
+  runId: string,
+  connection: Connection,
+  report: { note(text: string): void },
+): Promise<RemoteItems & { close(): Promise<void> }> {
+  const [{ Coordinator }, { shownRedisUrl }, { DEFAULT_QUEUE }] = await Promise.all([
+    import('../workers/coordinator.js'),
+    import('../scheduler/redis-connection.js'),
+    import('../workers/jobs.js'),
+  ]);
+  const queue = flags.workersQueue ?? cliIo().env.PIPELINE_WORKERS_QUEUE ?? DEFAULT_QUEUE;
+  const silence = Number(cliIo().env.PIPELINE_WORKERS_SILENCE_MS);
+  const shownUrl = shownRedisUrl(url);
+  try {
+    const coordinator = await Coordinator.open({
+      redisUrl: url,
+      shownUrl,
+      queue,
+      runId,
+      gateway: connection.endpoints.baseUrl,
+      passEnv: plan.settings.passEnv,
+      note: (line) => report.note(line),
+      ...(silence > 0 ? { silenceMs: silence, sweepMs: Math.min(5000, silence / 2) } : {}),
+    });
+    report.note(`coordinating: items go to the workers of queue '${queue}' at ${shownUrl}`);
+    return coordinator;
+  } catch (error) {
+    throw new UsageError(`cannot reach Redis at ${shownUrl} for --workers: ${(error as Error).message}`);
   }
 }
 

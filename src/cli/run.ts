@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
+import { checkRedisUrl } from '../scheduler/redis-connection.js';
 import { addConnectionOptions } from './connection.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
@@ -28,6 +29,11 @@ function addExecutionOptions(command: Command): Command {
       '--redis <url>',
       'share the rate budget and learned durations with every process on the same key (env PIPELINE_REDIS_URL)',
     )
+    .option(
+      '--workers <url>',
+      'coordinate: queue the items on this Redis (BullMQ) for `pipeline worker` processes to run (docs/workers.md)',
+    )
+    .option('--workers-queue <name>', "the workers' queue (default: $PIPELINE_WORKERS_QUEUE, else pipeline)")
     .option(
       '--webhook-listen <host:port>',
       'results arrive by webhook at this address (port 0: a free one), with a slow safety poll',
@@ -76,11 +82,25 @@ function checkExecution(flags: RunFlags): RunFlags {
         : undefined;
   const address = remote && parseRemoteUrl(remote.url);
   if (address && !address.ok) throw new UsageError(`${remote!.source}: ${address.error}`);
+  checkWorkers(flags);
   if (flags.webhookUrl && !flags.webhookListen)
     throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
   if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl))
     throw new UsageError(`--webhook-url must be an http(s) URL, got ${JSON.stringify(flags.webhookUrl)}`);
   return flags;
+}
+
+/** `--workers`: a Redis URL, and a gateway the workers reach too (not one inside this process). */
+function checkWorkers(flags: RunFlags): void {
+  if (flags.workers === undefined) return;
+  const url = checkRedisUrl(flags.workers, '--workers');
+  if (!url.ok) throw new UsageError(url.error);
+  if (flags.local)
+    throw new UsageError(
+      '--workers needs a gateway the workers reach too; --local starts one inside this process. Start one with `pipeline gateway serve` and set PIPELINE_BASE_URL',
+    );
+  if (flags.webhookListen)
+    throw new UsageError('--workers and --webhook-listen do not go together: the workers poll the tasks they submit');
 }
 
 export function registerRunCommands(program: Command): void {

@@ -11,6 +11,7 @@ import type { DurationModel } from './durations.js';
 import type { Reporter } from './reporter.js';
 import type { SpendMeter } from './spend.js';
 import type { RunCache } from './run-cache.js';
+import type { RemoteItems } from './remote.js';
 import type { Uploads } from './uploads.js';
 
 /** Results that arrive by webhook, for the tasks of this run only. */
@@ -55,6 +56,8 @@ export interface EngineContext {
   withinStep?: <T>(stepKey: string, work: () => Promise<T>) => Promise<T>;
   /** The step cache, unless `--no-cache` or no writable cache folder. */
   cache?: RunCache;
+  /** `run --workers`: the items of the steps it takes run on workers (src/workers/). */
+  remote?: RemoteItems;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

@@ -10,6 +10,7 @@ import { type Command, renderCommand } from './command.js';
 import type { EngineContext } from './context.js';
 import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { runModel } from './model-runner.js';
+import { runRemotely } from './remote-items.js';
 import { runCommand, runLlm, runUpload, runWebFetch, runWebSearch } from './runners.js';
 import { renderValue } from './values.js';
 import { itemLabel } from '../item-label.js';
@@ -280,6 +281,8 @@ function dispatch(
   signal: AbortSignal,
   started?: () => void,
 ): Promise<Result<unknown, StepFailure>> {
+  if (ctx.remote?.takes(step) && step.action !== 'model' && step.action !== 'upload')
+    return runRemotely(ctx, ctx.remote, row, step, index, rendered, signal);
   if (step.action === 'run') return runCommand(ctx, rendered as Command, signal);
   const input = rendered as Record<string, unknown>;
   switch (step.action) {

@@ -11,6 +11,7 @@ import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
+import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
 import { itemLabel } from '../item-label.js';
 
@@ -72,7 +73,8 @@ export async function runModel(
       'invalid-input',
       `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
     );
-  const resumed = resumedTask(ctx, item);
+  const recalled = ctx.remote ? await recallSubmission(ctx, ctx.remote, item, inputForJournal(input)) : undefined;
+  const resumed = recalled ? ok(recalled.taskId) : resumedTask(ctx, item);
   if (!resumed.ok) return resumed;
   // No signal for the queue: p-queue rejects a running operation at once when its signal aborts,
   // which would let the run end while a submission that has left is still unanswered and turn a
@@ -81,9 +83,12 @@ export async function runModel(
     started?.();
     return submitAndWait(ctx, item, input, resumed.value, signal);
   };
-  const ended = await ctx.tasks.add(inSlot, {
-    priority: taskPriority(ctx.plan, step.id),
-  });
+  let ended: Result<TaskResult, StepFailure>;
+  if (ctx.remote?.takes(step)) {
+    // On workers, each worker's --concurrency caps its tasks in flight, not this process's task slots.
+    started?.();
+    ended = await submitAndWaitRemotely(ctx, ctx.remote, item, input, resumed.value, signal, inputForJournal(input));
+  } else ended = await ctx.tasks.add(inSlot, { priority: taskPriority(ctx.plan, step.id) });
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {

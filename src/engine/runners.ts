@@ -17,13 +17,13 @@ export type RunnerResult<T = unknown> = Promise<Result<T, StepFailure>>;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
-export async function runWebSearch(ctx: EngineContext, input: Json, signal: AbortSignal): RunnerResult {
+export async function runWebSearch(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const answer = await ctx.client.webSearch(input as unknown as WebSearchRequest, signal);
   if (!answer.ok) return err(fromGateway(answer.error, 'web search'));
   return ok({ results: answer.value.results, answer: answer.value.answer });
 }
 
-export async function runWebFetch(ctx: EngineContext, input: Json, signal: AbortSignal): RunnerResult {
+export async function runWebFetch(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const urls = (Array.isArray(input.urls) ? input.urls : [input.urls]).filter(
     (u): u is string => typeof u === 'string' && u.length > 0,
   );
@@ -33,7 +33,7 @@ export async function runWebFetch(ctx: EngineContext, input: Json, signal: Abort
   return ok({ pages: answer.value.results, failed: answer.value.failed });
 }
 
-export async function runLlm(ctx: EngineContext, input: Json, signal: AbortSignal): RunnerResult {
+export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const protocol = llmProtocol(input.protocol);
   const answer = await ctx.client.llm(protocol, llmRequest(protocol, input), signal);
   if (!answer.ok) return err(fromGateway(answer.error, `${protocol} call to ${String(input.model)}`));
@@ -69,12 +69,21 @@ const tail = (text: string) => text.split('\n').slice(-15).join('\n').slice(-200
  * A local command in the run's folder: text through the shell (the values of its expressions in
  * its environment), or an argv list as is.
  */
-export async function runCommand(ctx: EngineContext, command: Command, signal: AbortSignal): RunnerResult {
+export function runCommand(ctx: EngineContext, command: Command, signal: AbortSignal): RunnerResult {
+  return runCommandIn({ cwd: ctx.runDir, env: ctx.env, passEnv: ctx.plan.settings.passEnv }, command, signal);
+}
+
+/** The same in any folder (a worker's): `env` is filtered by `passEnv` as for the recipe's commands. */
+export async function runCommandIn(
+  where: { cwd: string; env: Record<string, string | undefined>; passEnv: readonly string[] },
+  command: Command,
+  signal: AbortSignal,
+): RunnerResult {
   const options = {
-    cwd: ctx.runDir,
+    cwd: where.cwd,
     reject: false,
     cancelSignal: signal,
-    env: commandEnvironment(ctx.env, ctx.plan.settings.passEnv),
+    env: commandEnvironment(where.env, where.passEnv),
     extendEnv: false,
     stripFinalNewline: true,
     maxBuffer: 64 * 1024 * 1024,

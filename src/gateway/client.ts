@@ -1,4 +1,5 @@
 import type { Result } from '../result.js';
+import type { SubmitOptions } from './tasks-api.js';
 import { download, type Downloaded, type DownloadOptions } from './download.js';
 import type { GatewayFailure } from './failures.js';
 import { checkUploadable, deleteFile, listFiles, upload } from './files-api.js';
@@ -36,11 +37,7 @@ export interface GatewayClient {
   account(signal?: AbortSignal): Promise<Result<Account, GatewayFailure>>;
   models(signal?: AbortSignal): Promise<Result<ModelEntry[], GatewayFailure>>;
   modelSchema(slug: string, signal?: AbortSignal): Promise<Result<Json, GatewayFailure>>;
-  submit(
-    slug: string,
-    input: Json,
-    options?: { webhookUrl?: string; signal?: AbortSignal },
-  ): Promise<Result<Submission, GatewayFailure>>;
+  submit(slug: string, input: Json, options?: SubmitOptions): Promise<Result<Submission, GatewayFailure>>;
   task(taskId: string, signal?: AbortSignal): Promise<Result<TaskResult, GatewayFailure>>;
   upload(path: string, signal?: AbortSignal): Promise<Result<MediaFile, GatewayFailure>>;
   files(page?: Page, signal?: AbortSignal): Promise<Result<FileList, GatewayFailure>>;
@@ -83,7 +80,7 @@ export class HttpGatewayClient implements GatewayClient {
     return modelSchema(this.core, slug, signal);
   }
 
-  submit(slug: string, input: Json, options: { webhookUrl?: string; signal?: AbortSignal } = {}) {
+  submit(slug: string, input: Json, options: SubmitOptions = {}) {
     return submit(this.core, slug, input, options);
   }
 

@@ -52,17 +52,34 @@ export async function modelSchema(
     : err(malformedResponse(200, 'a schema body without post.requestBody.content.application/json.schema'));
 }
 
+export interface SubmitOptions {
+  webhookUrl?: string;
+  signal?: AbortSignal;
+  /**
+   * Awaited after the budget granted each attempt, just before the POST leaves: the last moment to
+   * record that it is leaving (a worker marks its submission record). If it throws, nothing is sent
+   * and `submit` throws that error.
+   */
+  beforeSend?: () => Promise<void>;
+}
+
 export async function submit(
   core: GatewayRequester,
   slug: string,
   input: Json,
-  options: { webhookUrl?: string; signal?: AbortSignal } = {},
+  options: SubmitOptions = {},
 ): Promise<Result<Submission, GatewayFailure>> {
+  const { beforeSend } = options;
   const answer = await core.json({
     kind: 'submit',
     method: 'POST',
     url: `${core.base}/${slugPath(slug)}`,
-    body: () => JSON.stringify(input),
+    body: beforeSend
+      ? async () => {
+          await beforeSend();
+          return JSON.stringify(input);
+        }
+      : () => JSON.stringify(input),
     headers: {
       'Content-Type': 'application/json',
       ...(options.webhookUrl ? { 'X-Webhook-URL': options.webhookUrl } : {}),

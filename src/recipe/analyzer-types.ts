@@ -37,6 +37,7 @@ export interface RawStep {
   retry?: { attempts?: number; backoff?: string | number };
   timeout?: string | number;
   continue_on_error?: boolean;
+  runs_on?: 'worker' | 'local';
   cache?: boolean | { ttl?: string | number; key?: string };
 }
 

@@ -78,6 +78,7 @@ export function planStep(
     retry: { attempts: retry?.attempts ?? (draft.action === 'run' ? 0 : settings.retries), backoffMs },
     timeoutMs,
     continueOnError: draft.raw.continue_on_error ?? false,
+    ...(draft.action === 'run' ? { runsOn: draft.raw.runs_on ?? 'local' } : {}),
     mediaFields: draft.mediaFields,
     runs,
     layer: 0,

@@ -15,7 +15,8 @@ function compiled(schema: JsonSchema): ValidateFunction {
   return validator;
 }
 
-const STEP_KEYS = 'uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, description';
+const STEP_KEYS =
+  'uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, runs_on, description';
 const TOP_KEYS = 'version, name, description, inputs, settings, steps, outputs';
 
 function pathOf(instancePath: string): PathPart[] {

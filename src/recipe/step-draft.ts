@@ -84,6 +84,14 @@ export function draftStep(
     diagnostics.push(
       error(file, file.locate([...path, 'with'], 'key'), 'with gives inputs to an action; a run step has none'),
     );
+  if (raw.uses !== undefined && raw.runs_on !== undefined)
+    diagnostics.push(
+      error(
+        file,
+        file.locate([...path, 'runs_on'], 'key'),
+        "runs_on says where a run step's command runs; a uses step goes to the workers whenever the run has --workers",
+      ),
+    );
   if (raw.uses === 'upload') mediaFields = [{ field: 'path', media: 'any', list: false }];
   const needsList = raw.needs === undefined ? [] : Array.isArray(raw.needs) ? raw.needs : [raw.needs];
   const needs = needsList.map((step, i) => ({

@@ -82,7 +82,19 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'unknown step key',
     yaml: `${head}steps:\n  a: { run: echo, retries: 3 }\n`,
     expected:
-      "recipes/broken.yaml:4:19: error: unknown key 'retries' in step 'a'; a step has uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, description\n  |\n4 |   a: { run: echo, retries: 3 }\n  |                   ~~~~~~~",
+      "recipes/broken.yaml:4:19: error: unknown key 'retries' in step 'a'; a step has uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, runs_on, description\n  |\n4 |   a: { run: echo, retries: 3 }\n  |                   ~~~~~~~",
+  },
+  {
+    name: 'runs_on on a uses step',
+    yaml: `${head}steps:\n  a: { uses: web-search, with: { query: x }, runs_on: worker }\n`,
+    expected:
+      "recipes/broken.yaml:4:46: error: runs_on says where a run step's command runs; a uses step goes to the workers whenever the run has --workers\n  |\n4 |   a: { uses: web-search, with: { query: x }, runs_on: worker }\n  |                                              ~~~~~~~",
+  },
+  {
+    name: 'runs_on of another value',
+    yaml: `${head}steps:\n  a: { run: echo, runs_on: gpu }\n`,
+    expected:
+      'recipes/broken.yaml:4:28: error: steps.a.runs_on must be one of worker, local (got "gpu")\n  |\n4 |   a: { run: echo, runs_on: gpu }\n  |                            ~~~',
   },
   {
     name: 'unknown action',

@@ -1,0 +1,181 @@
+/**
+ * A model item whose submission and polling a worker does (`pipeline run --workers`). The
+ * coordinator journals it as it journals its own: `request-sent` durably before the job is queued
+ * (a queued job may be sent at any moment), `task-submitted` as soon as the worker recorded the
+ * task id in Redis, and the same ends as in one process, so `runs`, `resume` and the report are
+ * unchanged.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TaskResult } from '../gateway/types.js';
+import { err, ok, type Result, unreachable } from '../result.js';
+import { itemKey } from '../store/replay.js';
+import type { EngineContext } from './context.js';
+import { interrupted, type StepFailure } from './failure.js';
+import type { RemoteItems } from './remote.js';
+
+/** The item as model-runner names it. */
+interface Item {
+  row: number;
+  step: { id: string };
+  index: number;
+  slug: string;
+  type: string;
+  label: string;
+}
+
+export async function submitAndWaitRemotely(
+  ctx: EngineContext,
+  remote: RemoteItems,
+  item: Item,
+  input: Record<string, unknown>,
+  resumedTaskId: string | undefined,
+  signal: AbortSignal,
+  /** The input as the journal keeps it (long strings cut). */
+  journaledInput: Record<string, unknown> | undefined,
+): Promise<Result<TaskResult, StepFailure>> {
+  if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
+  const { row, index, slug } = item;
+  const step = item.step.id;
+  let costUsd: number | undefined;
+  const request = randomUUID();
+  if (!resumedTaskId) {
+    const reserved = ctx.spend ? ctx.spend.reserve(slug, input, item.label) : ok({} as { costUsd?: number });
+    if (!reserved.ok) return reserved;
+    costUsd = reserved.value.costUsd;
+    // On disk before the job is queued: from then on a worker may send it at any moment.
+    await ctx.journal.appendDurable({
+      type: 'request-sent',
+      row,
+      step,
+      index,
+      slug,
+      request,
+      ...(costUsd !== undefined ? { cost_usd: costUsd } : {}),
+    });
+  }
+  let journaledTask = resumedTaskId;
+  const onSubmitted = (taskId: string) => {
+    if (journaledTask === taskId) return;
+    journaledTask = taskId;
+    ctx.journal.append({
+      type: 'task-submitted',
+      row,
+      step,
+      index,
+      slug,
+      request,
+      task_id: taskId,
+      input: journaledInput,
+    });
+    ctx.report.taskSubmitted(item.label, taskId);
+  };
+  const submittedAt = ctx.clock.now();
+  const end = await remote.model(
+    {
+      row,
+      step,
+      index,
+      label: item.label,
+      slug,
+      input,
+      request,
+      ...(resumedTaskId ? { taskId: resumedTaskId } : {}),
+      expectedMs: ctx.durations.expected(slug, item.type, input),
+      ...optional('firstPollMs', ctx.durations.firstPoll(slug, item.type, input)),
+      maxPollIntervalMs: ctx.plan.settings.pollMs,
+    },
+    onSubmitted,
+    signal,
+  );
+  switch (end.kind) {
+    case 'refused':
+      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: end.failure.reason });
+      ctx.spend?.release(costUsd);
+      if (end.failure.reason === 'insufficient-balance') ctx.spend?.stopForBalance(end.failure.message);
+      return err(end.failure);
+    case 'withdrawn':
+      // Taken off the queue before any worker had it: certainly never sent.
+      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: 'withdrawn' });
+      ctx.spend?.release(costUsd);
+      return err(interrupted('the run was stopped before this task was submitted'));
+    case 'unknown':
+      ctx.journal.append({ type: 'submission-unknown', row, step, index, request, message: end.message });
+      return err({ ...end.failure, outcomeUnknown: true });
+    case 'interrupted':
+      if (end.taskId) onSubmitted(end.taskId);
+      return err(interrupted());
+    case 'unread':
+      onSubmitted(end.taskId);
+      return err({ ...end.failure, taskId: end.taskId });
+    case 'ended': {
+      onSubmitted(end.taskId);
+      const { result } = end;
+      ctx.log.info({ task: end.taskId, step: item.label, status: result.status, polls: end.polls }, 'task ended');
+      ctx.journal.append({
+        type: 'task-finished',
+        row,
+        step,
+        index,
+        task_id: end.taskId,
+        status: result.status,
+        duration_ms: result.durationMs ?? null,
+        result_expires_at: result.resultExpiresAt ?? null,
+        polls: end.polls,
+        ...(result.error ? { error: result.error.message } : {}),
+      });
+      const elapsed =
+        result.submitTime !== undefined && result.endTime !== undefined
+          ? result.endTime - result.submitTime
+          : ctx.clock.now() - submittedAt;
+      if (result.state === 'succeeded') ctx.durations.observe(slug, item.type, input, elapsed);
+      return ok(result);
+    }
+    default:
+      return unreachable(end);
+  }
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>
+  value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+
+/**
+ * On resume with workers: a submission the earlier coordinator journaled and never heard the
+ * answer of (it was killed) is looked up in the workers' records before it is called unknown. A
+ * task a worker recorded is polled; a job still queued is taken off and sent afresh. Answers the
+ * task id to poll, `undefined` to submit, or nothing when the records cannot tell (the usual
+ * outcome-unknown then applies).
+ */
+export async function recallSubmission(
+  ctx: EngineContext,
+  remote: RemoteItems,
+  item: Item,
+  journaledInput: Record<string, unknown> | undefined,
+): Promise<{ taskId: string | undefined } | undefined> {
+  const key = itemKey(item.row, item.step.id, item.index);
+  const unanswered = ctx.resume?.unansweredSubmissions.get(key);
+  if (!unanswered || ctx.resume?.submittedTasks.has(key)) return undefined;
+  const recalled = await remote.recall(unanswered.request);
+  const { row, index, slug } = item;
+  const step = item.step.id;
+  if (recalled.kind === 'unknown') return undefined;
+  ctx.resume!.unansweredSubmissions.delete(key);
+  if (recalled.kind === 'unsent') {
+    ctx.journal.append({ type: 'submission-refused', row, step, index, reason: 'withdrawn' });
+    return { taskId: undefined };
+  }
+  const { request } = unanswered;
+  ctx.journal.append({
+    type: 'task-submitted',
+    row,
+    step,
+    index,
+    slug,
+    request,
+    task_id: recalled.taskId,
+    input: journaledInput,
+  });
+  ctx.report.note(
+    `${item.label}: task ${recalled.taskId}, recorded by a worker after the earlier run stopped, is read`,
+  );
+  return { taskId: recalled.taskId };
+}

@@ -1,0 +1,200 @@
+/**
+ * The take-over rules of a model job, in one process against a real Redis and the local gateway:
+ * a worker that finds a job's submission recorded polls its task or calls it unknown, and never
+ * submits it again; a queued job is withdrawn or recalled without being sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import type { ModelJob } from '../../src/engine/remote.js';
+import { HttpGatewayClient } from '../../src/gateway/client.js';
+import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
+import { Coordinator } from '../../src/workers/coordinator.js';
+import { submissionKey } from '../../src/workers/jobs.js';
+import { claim, markSending, recordAnswer, retire } from '../../src/workers/submission-record.js';
+import { type RunningWorker, startWorker } from '../../src/workers/worker.js';
+import { endpointsOf } from '../support/http.js';
+import { type RedisServer, redisTestsRun, startRedis } from '../support/redis-server.js';
+
+const SLUG = 'vendor-a/vendor-a-v3-t2i';
+const QUEUE = 'take-over';
+
+let redis: RedisServer;
+let gateway: LocalGateway;
+let client: HttpGatewayClient;
+let records: Redis;
+let coordinator: Coordinator | undefined;
+let worker: RunningWorker | undefined;
+const said: string[] = [];
+
+beforeAll(async () => {
+  if (!redisTestsRun) return;
+  redis = await startRedis();
+  gateway = await startLocalGateway({ latencyScale: 0.02, latencyJitter: 0, seed: 9 });
+  client = new HttpGatewayClient({ endpoints: endpointsOf(gateway), apiKey: gateway.apiKey });
+  records = new Redis(redis.url);
+});
+afterAll(async () => {
+  if (!redisTestsRun) return;
+  records.disconnect();
+  await client.close();
+  await gateway.close();
+  await redis.stop();
+});
+afterEach(async () => {
+  await worker?.close();
+  await coordinator?.close();
+  worker = undefined;
+  coordinator = undefined;
+  said.length = 0;
+});
+
+const submitted = () => gateway.stats().tasks.submitted[SLUG] ?? 0;
+
+async function open(options: { gateway?: string } = {}): Promise<Coordinator> {
+  coordinator = await Coordinator.open({
+    redisUrl: redis.url,
+    shownUrl: redis.url,
+    queue: QUEUE,
+    runId: 'run-1',
+    gateway: options.gateway ?? gateway.baseUrl,
+    passEnv: [],
+    note: (line) => said.push(line),
+  });
+  return coordinator;
+}
+
+async function work(): Promise<void> {
+  worker = await startWorker({
+    redisUrl: redis.url,
+    shownUrl: redis.url,
+    queue: QUEUE,
+    concurrency: 2,
+    client,
+    clock: systemClock,
+    gateway: gateway.baseUrl,
+    env: {},
+    say: (line) => said.push(line),
+  });
+}
+
+const job = (request = randomUUID()): ModelJob => ({
+  row: 0,
+  step: 'image',
+  index: 0,
+  label: 'image[0]',
+  slug: SLUG,
+  input: { prompt: 'a fox', aspect_ratio: '1:1' },
+  request,
+  expectedMs: 200,
+  maxPollIntervalMs: 1000,
+});
+
+describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
+  it('is submitted once, its task id recorded in Redis and told to the coordinator before its end', async () => {
+    const before = submitted();
+    const coordinator = await open();
+    await work();
+    const told: string[] = [];
+    const end = await coordinator.model(job(), (taskId) => told.push(taskId), new AbortController().signal);
+    expect(end.kind).toBe('ended');
+    if (end.kind !== 'ended') return;
+    expect(end.result.state).toBe('succeeded');
+    expect(submitted()).toBe(before + 1);
+    expect(told).toContain(end.taskId);
+  });
+
+  it('taken over with its task id recorded: the task is polled, nothing submitted', async () => {
+    const task = await client.submit(SLUG, { prompt: 'an owl', aspect_ratio: '1:1' });
+    if (!task.ok) throw new Error(task.error.message);
+    const request = randomUUID();
+    await records.hset(submissionKey(QUEUE, request), { state: 'submitted', task_id: task.value.taskId });
+    const before = submitted();
+    const coordinator = await open();
+    await work();
+    const end = await coordinator.model(job(request), () => {}, new AbortController().signal);
+    expect(end).toMatchObject({ kind: 'ended', taskId: task.value.taskId });
+    expect(submitted()).toBe(before);
+    expect(said.join('\n')).toContain(
+      `taking over image[0] of a lost worker: polling its task ${task.value.taskId}, not submitting again`,
+    );
+  });
+
+  it('taken over while its POST was on the wire (no task id): outcome unknown, nothing submitted', async () => {
+    const request = randomUUID();
+    await records.hset(submissionKey(QUEUE, request), { state: 'submitting' });
+    const before = submitted();
+    const coordinator = await open();
+    await work();
+    const end = await coordinator.model(job(request), () => {}, new AbortController().signal);
+    expect(end.kind).toBe('unknown');
+    if (end.kind === 'unknown') expect(end.failure.outcomeUnknown).toBe(true);
+    expect(submitted()).toBe(before);
+  });
+
+  it('of a run on another gateway is refused by the worker, nothing submitted', async () => {
+    const before = submitted();
+    const coordinator = await open({ gateway: 'https://other.example/api/v1' });
+    await work();
+    const end = await coordinator.model(job(), () => {}, new AbortController().signal);
+    expect(end.kind).toBe('refused');
+    if (end.kind === 'refused') expect(end.failure.message).toContain("start workers with the run's PIPELINE_BASE_URL");
+    expect(submitted()).toBe(before);
+  });
+
+  it('no worker holds is withdrawn when the run stops, and recalled as unsent on resume', async () => {
+    const before = submitted();
+    const coordinator = await open();
+    const stop = new AbortController();
+    const waiting = coordinator.model(job(), () => {}, stop.signal);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stop.abort();
+    expect(await waiting).toEqual({ kind: 'withdrawn' });
+    // A job left queued by a coordinator killed outright: the resume takes it off the queue first.
+    const request = randomUUID();
+    void coordinator.model(job(request), () => {}, new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await coordinator.recall(request)).toEqual({ kind: 'unsent' });
+    await work();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(submitted()).toBe(before);
+  });
+});
+
+describe.skipIf(!redisTestsRun)('a submission record', () => {
+  const key = () => submissionKey(QUEUE, randomUUID());
+
+  it('lets only its latest owner send: a worker that took the job over, not the one it took it from', async () => {
+    const at = key();
+    expect(await claim(records, at, 'lost-worker')).toEqual({ state: 'mine' });
+    expect(await claim(records, at, 'new-worker')).toEqual({ state: 'mine' });
+    expect(await markSending(records, at, 'lost-worker')).toBe(false);
+    expect(await markSending(records, at, 'new-worker')).toBe(true);
+    // Sent: a third worker finds it on the wire and must not send.
+    expect(await claim(records, at, 'third-worker')).toEqual({ state: 'submitting' });
+    await recordAnswer(records, at, { state: 'submitted', task_id: 'task_1' });
+    expect(await claim(records, at, 'third-worker')).toEqual({ state: 'submitted', taskId: 'task_1' });
+  });
+
+  it('once retired with nothing sent, lets no owner send, even one that claimed it before', async () => {
+    const at = key();
+    expect(await claim(records, at, 'slow-worker')).toEqual({ state: 'mine' });
+    expect(await retire(records, at)).toEqual({ state: 'withdrawn' });
+    expect(await markSending(records, at, 'slow-worker')).toBe(false);
+    expect(await claim(records, at, 'other-worker')).toEqual({ state: 'withdrawn' });
+    // A record no one claimed is retired too: a job still queued can never be sent afterwards.
+    const fresh = key();
+    expect(await retire(records, fresh)).toEqual({ state: 'withdrawn' });
+    expect(await claim(records, fresh, 'late-worker')).toEqual({ state: 'withdrawn' });
+  });
+
+  it('is not retired once its POST left: the coordinator learns it was sent', async () => {
+    const at = key();
+    await claim(records, at, 'worker');
+    await markSending(records, at, 'worker');
+    expect(await retire(records, at)).toEqual({ state: 'submitting' });
+    await recordAnswer(records, at, { state: 'submitted', task_id: 'task_2' });
+    expect(await retire(records, at)).toEqual({ state: 'submitted', taskId: 'task_2' });
+  });
+});
