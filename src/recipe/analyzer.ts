@@ -112,10 +112,12 @@ function judgeBatchRows(
   skipped: Diagnostic[],
 ): Array<Record<string, unknown>> {
   const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe: deps.probe };
-  const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) =>
-    (input.skipInvalidRows ? skipped : diagnostics).push(...problems),
-  );
-  if (kept.length === 0 && rows.length > 0 && skipped.length > 0) diagnostics.push(...skipped);
+  const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) => {
+    for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
+  });
+  // A loop, not push(...skipped): one entry per row would overflow the stack as arguments.
+  if (kept.length === 0 && rows.length > 0 && skipped.length > 0)
+    for (const problem of skipped) diagnostics.push(problem);
   return kept;
 }
 

@@ -65,7 +65,8 @@ export function resolveRows(
   const missing = (values: Row) => Object.keys(definitions).filter((name) => values[name] === undefined);
   if (input.batch) {
     const batch = readBatch(input.batch.path, input.batch.text);
-    diagnostics.push(...batch.diagnostics);
+    // Loops, not push(...list): a list of one entry per row would overflow the stack as arguments.
+    for (const diagnostic of batch.diagnostics) diagnostics.push(diagnostic);
     const batchDir = dirname(resolve(input.cwd, input.batch.path));
     const rows: Row[] = [];
     for (const row of batch.rows) {
@@ -79,10 +80,9 @@ export function resolveRows(
       if (problems.length === 0) {
         rows.push(values);
         origins.push({ file: batch.file, range: row.range });
-      } else if (input.skipInvalidRows) skipped.push(...problems);
-      else diagnostics.push(...problems);
+      } else for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
     }
-    if (rows.length === 0 && skipped.length > 0) diagnostics.push(...skipped);
+    if (rows.length === 0 && skipped.length > 0) for (const problem of skipped) diagnostics.push(problem);
     return rows;
   }
   const values = { ...defaults, ...overrides };
