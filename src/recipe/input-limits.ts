@@ -30,8 +30,8 @@ export const RECIPE_LIMITS = {
   items: 100_000,
   /** Characters of any one text, value or key: 1,000,000 (1 MB of ASCII), beyond any model's prompt. */
   textChars: 1_000_000,
-  /** Rows of one batch file: 100,000 runs. */
-  batchRows: 100_000,
+  /** Rows of one batch file: 1,000,000 runs, a million-item batch. */
+  batchRows: 1_000_000,
 } as const;
 
 const count = (n: number) => n.toLocaleString('en-US');

@@ -33,7 +33,7 @@ describe('recipe input limits', () => {
       steps: 20_000,
       items: 100_000,
       textChars: 1_000_000,
-      batchRows: 100_000,
+      batchRows: 1_000_000,
     });
   });
 
@@ -135,10 +135,10 @@ describe('recipe input limits', () => {
       ]);
     });
 
-    it('refuses a batch file of more than 100,000 rows at the first row past it', () => {
+    it('refuses a batch file of more than 1,000,000 rows at the first row past it', () => {
       const rows = `${'{"t": [1]}\n'.repeat(RECIPE_LIMITS.batchRows + 5)}`;
       expect(headlines(diagnose(recipe, { batch: { path: 'rows.jsonl', text: rows } }))).toEqual([
-        'rows.jsonl:100001:1: error: the batch file has more than 100,000 rows; a batch file may have at most 100,000',
+        'rows.jsonl:1000001:1: error: the batch file has more than 1,000,000 rows; a batch file may have at most 1,000,000',
       ]);
     });
   });
