@@ -82,6 +82,14 @@ export class SourceFile {
     return { line: low + 1, col: at - this.lineStarts[low]! + 1 };
   }
 
+  /** The range of a 1-based line, without its line break. */
+  lineRange(line: number): SourceRange {
+    return {
+      start: this.lineStarts[line - 1] ?? 0,
+      end: (this.lineStarts[line] ?? this.text.length + 1) - 1,
+    };
+  }
+
   lineText(line: number): string {
     const start = this.lineStarts[line - 1];
     if (start === undefined) return '';

@@ -57,4 +57,18 @@ describe('a batch of more rows than the stack holds arguments', () => {
     expect(result.error).toHaveLength(200_000);
     expect(result.error[0]!.message).toBe(`input 'aspect_ratio' must be one of "16:9", "1:1", got "4:3"`);
   });
+
+  it('read row by row, still reports only the syntax error of a CSV that breaks after bad rows', () => {
+    // Rows are checked as they are read: the bad rows before the error must not be reported with it.
+    const rows = `title,aspect_ratio\nA,4:3\nB,16:9\n"C,1:1\n`;
+    const result = analyze(
+      { path: 'thumbnails.yaml', text: RECIPE, cwd: process.cwd(), batch: { path: 'rows.csv', text: rows } },
+      bundledDeps,
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.map((d) => d.message)).toEqual([
+      'not valid CSV: Quote Not Closed: the parsing is finished with an opening quote at line 4',
+    ]);
+  });
 });
