@@ -105,19 +105,38 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
   const note = (problem: LimitProblem) => {
     first ??= problem;
   };
-  const stack: Array<{ value: unknown; path: PathPart[] }> = [{ value, path: [] }];
+  // Each entry knows its parent and key, not its whole path: a path is built only for a problem,
+  // so that a recipe of 100,000 steps does not cost an array per value.
+  type Entry = { value: unknown; parent: Entry | undefined; key: PathPart; depth: number };
+  const pathTo = (entry: Entry): PathPart[] => {
+    const path: PathPart[] = [];
+    for (let at: Entry | undefined = entry; at?.parent; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const stack: Entry[] = [{ value, parent: undefined, key: '', depth: 0 }];
   while (stack.length > 0) {
-    const { value: current, path } = stack.pop()!;
+    const entry = stack.pop()!;
+    const current = entry.value;
     if (typeof current === 'string') {
-      if (current.length > RECIPE_LIMITS.textChars)
+      if (current.length > RECIPE_LIMITS.textChars) {
+        const path = pathTo(entry);
         note({ limit: 'textChars', path, atKey: false, size: current.length, message: tooLong(path, current) });
+      }
       continue;
     }
     if (typeof current !== 'object' || current === null) continue;
-    if (path.length + 1 > RECIPE_LIMITS.depth)
-      return { limit: 'depth', path, atKey: false, node: current, message: tooDeep('this list or mapping is') };
+    if (entry.depth + 1 > RECIPE_LIMITS.depth)
+      return {
+        limit: 'depth',
+        path: pathTo(entry),
+        atKey: false,
+        node: current,
+        message: tooDeep('this list or mapping is'),
+      };
+    const depth = entry.depth + 1;
     if (Array.isArray(current)) {
-      if (current.length > RECIPE_LIMITS.items)
+      if (current.length > RECIPE_LIMITS.items) {
+        const path = pathTo(entry);
         note({
           limit: 'items',
           path,
@@ -126,21 +145,23 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
           size: current.length,
           message: tooMany(path, current.length),
         });
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
+      }
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], parent: entry, key: i, depth });
       continue;
     }
     const keys = Object.keys(current);
-    if (options.steps && path.length === 1 && path[0] === 'steps') {
+    if (options.steps && entry.depth === 1 && entry.key === 'steps') {
       if (keys.length > RECIPE_LIMITS.steps)
         note({
           limit: 'steps',
-          path,
+          path: pathTo(entry),
           atKey: true,
           node: current,
           size: keys.length,
           message: `the recipe has ${count(keys.length)} steps; a recipe may have at most ${count(RECIPE_LIMITS.steps)}`,
         });
-    } else if (keys.length > RECIPE_LIMITS.items)
+    } else if (keys.length > RECIPE_LIMITS.items) {
+      const path = pathTo(entry);
       note({
         limit: 'items',
         path,
@@ -149,17 +170,20 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
         size: keys.length,
         message: tooMany(path, keys.length),
       });
+    }
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
-      if (key.length > RECIPE_LIMITS.textChars)
+      if (key.length > RECIPE_LIMITS.textChars) {
+        const path = [...pathTo(entry), key];
         note({
           limit: 'textChars',
-          path: [...path, key],
+          path,
           atKey: true,
           size: key.length,
-          message: `a key of ${count(key.length)} characters in ${label(path)}; a key may be at most ${count(RECIPE_LIMITS.textChars)}`,
+          message: `a key of ${count(key.length)} characters in ${label(pathTo(entry))}; a key may be at most ${count(RECIPE_LIMITS.textChars)}`,
         });
-      stack.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
+      }
+      stack.push({ value: (current as Record<string, unknown>)[key], parent: entry, key, depth });
     }
   }
   return first;
