@@ -26,23 +26,16 @@ export function topologicalOrder(
   // Steps by their index in the file: arrays of numbers, not maps of names, keep 100,000 steps quick.
   const position = new Map<string, number>();
   for (let i = 0; i < drafts.length; i++) position.set(drafts[i]!.id, i);
-  const edges = new Map<string, Edge[]>();
   const remaining = new Int32Array(drafts.length);
   const dependants: number[][] = Array.from({ length: drafts.length }, () => []);
   for (let i = 0; i < drafts.length; i++) {
     const draft = drafts[i]!;
-    const out: Edge[] = [];
-    for (const ref of draft.references)
-      if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
-    for (const need of draft.needs)
-      if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
-    edges.set(draft.id, out);
     // Each step it waits for counts once, however many times it is named.
-    const waitsFor = out.length === 1 ? [out[0]!.to] : new Set(out.map((e) => e.to));
-    for (const to of waitsFor) {
-      dependants[position.get(to)!]!.push(i);
-      remaining[i]!++;
-    }
+    const waitsFor = new Set<number>();
+    for (const { step } of draft.references) if (step !== draft.id) addIndex(position, step, waitsFor);
+    for (const { step } of draft.needs) if (step !== draft.id) addIndex(position, step, waitsFor);
+    for (const to of waitsFor) dependants[to]!.push(i);
+    remaining[i] = waitsFor.size;
   }
   const ready = new MinHeap();
   for (let i = 0; i < drafts.length; i++) if (remaining[i] === 0) ready.push(i);
@@ -53,6 +46,16 @@ export function topologicalOrder(
     for (const next of dependants[index]!) if (--remaining[next]! === 0) ready.push(next);
   }
   if (order.length === drafts.length) return order;
+  // The edges with their places in the file, for the cycle's message only.
+  const edges = new Map<string, Edge[]>();
+  for (const draft of drafts) {
+    const out: Edge[] = [];
+    for (const ref of draft.references)
+      if (byId.has(ref.step) && ref.step !== draft.id) out.push({ to: ref.step, kind: 'refers', path: ref.path });
+    for (const need of draft.needs)
+      if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
+    edges.set(draft.id, out);
+  }
   // Every step left waits on a cycle or on a step in one; walk from each to find its cycle.
   const done = new Set(order.map((d) => d.id));
   const stuck = new Set(drafts.filter((d) => !done.has(d.id)).map((d) => d.id));
@@ -80,4 +83,10 @@ export function topologicalOrder(
     );
   }
   return undefined;
+}
+
+/** The index of a known step, added to `into`; an unknown step is reported elsewhere. */
+function addIndex(position: Map<string, number>, step: string, into: Set<number>): void {
+  const index = position.get(step);
+  if (index !== undefined) into.add(index);
 }
