@@ -20,6 +20,7 @@ const SCENARIOS = [
   'webhook',
   'engine-overhead',
   'plan-10k',
+  'validate-100k',
   'rebuild',
   'report-1k',
   'shared-key',

@@ -4,7 +4,6 @@ import type { TotalCost } from '../recipe/estimate-cost.js';
 import { collectSet } from './flags.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { printJson, printLine } from './output.js';
-import { lowerBoundReason } from './prices.js';
 import { unwrap } from './unwrap.js';
 import { cliIo } from './io.js';
 
@@ -38,7 +37,12 @@ async function recipeCost(flags: AccountFlags): Promise<TotalCost | undefined> {
 const runsPaid = (balance: number, cost: TotalCost) =>
   cost.usd > 0 ? Math.floor(Math.round(balance * 10_000) / Math.round(cost.usd * 10_000)) : null;
 
-function describeRuns(recipe: string, balance: number, cost: TotalCost): string {
+function describeRuns(
+  recipe: string,
+  balance: number,
+  cost: TotalCost,
+  lowerBoundReason: (cost: TotalCost) => string,
+): string {
   const runs = runsPaid(balance, cost);
   const price = `${cost.lower_bound ? 'at least ' : ''}${formatUsd(cost.usd)} a run`;
   const why = cost.lower_bound ? ` (${lowerBoundReason(cost)})` : '';
@@ -71,7 +75,9 @@ export function registerAccountCommand(program: Command): void {
           `key      ${account.isValid ? 'valid' : 'not valid'}${account.team ? ` (team ${account.team})` : ''}`,
         );
         printLine(`balance  ${formatUsd(balance)}`);
-        if (cost) printLine(`recipe   ${describeRuns(flags.recipe!, balance, cost)}`);
+        // Imported on use, as the recipe's analysis is: every command's module loads when the program starts.
+        const { lowerBoundReason } = await import('./prices.js');
+        if (cost) printLine(`recipe   ${describeRuns(flags.recipe!, balance, cost, lowerBoundReason)}`);
       });
     });
 }

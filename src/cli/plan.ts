@@ -1,20 +1,20 @@
-import { withoutCredentials } from '../credentials.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CacheStore } from '../cache/store.js';
 import type { Plan } from '../plan.js';
-import { cacheDir, openRemoteTier, type RemoteFlags, remoteChoice } from './cache-setup.js';
-import { annotateDiagnostics } from './github-actions.js';
-import { type CacheForecast, type CacheLookup, forecastFromCache } from './plan-cache.js';
+import type { RemoteFlags } from './cache-setup.js';
+import type { CacheForecast, CacheLookup } from './plan-cache.js';
 import { pipelineHome } from './pipeline-home.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
-import { describeStepCost, describeTotalCost } from './prices.js';
+import type { describeStepCost, describeTotalCost } from './prices.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 import { cliIo, setExitCode } from './io.js';
+
+// Every command's module is loaded when the program starts: what only `plan` needs (the analyzer,
+// the cache, schemas, YAML) is imported when it runs, so that `validate` and `--help` start quickly.
 
 /** `badge[i] ← bg[i]` for an item-by-item step; `collage ← all of bg (…)` for one that iterates a whole step. */
 function describeLineage(step: PlanEstimate['steps'][number]): string | undefined {
@@ -25,7 +25,12 @@ function describeLineage(step: PlanEstimate['steps'][number]): string | undefine
     : `${step.id}[i] ← ${from.step}[i], after all of ${from.step}${from.because ? ` (${from.because})` : ''}`;
 }
 
-function printText(estimate: PlanEstimate, plan: Plan): void {
+function printText(
+  estimate: PlanEstimate,
+  plan: Plan,
+  describe: { describeStepCost: typeof describeStepCost; describeTotalCost: typeof describeTotalCost },
+): void {
+  const { describeStepCost, describeTotalCost } = describe;
   const { totals } = estimate;
   printLine(
     `${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`,
@@ -94,6 +99,13 @@ export async function cacheForecastOf(
   warn: (message: string) => void = printWarning,
 ): Promise<CacheForecast> {
   if (flags.cache === false) return uncachedForecast(plan);
+  const [{ cacheDir, openRemoteTier, remoteChoice }, { CacheStore }, { forecastFromCache }, { withoutCredentials }] =
+    await Promise.all([
+      import('./cache-setup.js'),
+      import('../cache/store.js'),
+      import('./plan-cache.js'),
+      import('../credentials.js'),
+    ]);
   const dir = cacheDir(flags.cacheDir, pipelineHome());
   const { clock } = cliIo();
   const now = () => clock.now();
@@ -171,12 +183,14 @@ export function registerPlanCommand(program: Command): void {
         const result = loadRecipe(recipe, rowOptions(flags));
         if (!result.ok) {
           printError(formatDiagnostics(result.error));
+          const { annotateDiagnostics } = await import('./github-actions.js');
           annotateDiagnostics(result.error);
           setExitCode(2);
           return;
         }
         const { cached } = await cacheForecastOf(result.value, flags);
-        const { runPricing } = await import('./prices.js');
+        const prices = await import('./prices.js');
+        const { runPricing } = prices;
         const pricing = runPricing(result.value, flags.prices);
         const estimate = estimatePlan(result.value, {
           ...(flags.rpm ? { rpm: flags.rpm } : {}),
@@ -189,7 +203,7 @@ export function registerPlanCommand(program: Command): void {
         const skipped = flags.skipInvalidRows ? { skipped_rows: result.value.skippedRows ?? [] } : {};
         if (format === 'json') printJson({ ...estimate, ...skipped });
         else if (format === 'mermaid') printLine(toMermaid(estimate));
-        else printText(estimate, result.value);
+        else printText(estimate, result.value, prices);
       },
     );
 }

@@ -3,7 +3,6 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
-import { writeReport } from '../report/write-report.js';
 import { runPaths, type RunPaths } from '../store/run-store.js';
 import { UsageError } from './errors.js';
 import { printError, printLine, shown } from './output.js';
@@ -16,6 +15,8 @@ export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
 /** The report every run writes as it ends; a report that cannot be made never fails the run. */
 export async function writeRunReport(paths: RunPaths, log: Logger): Promise<void> {
   try {
+    // Imported on use: the report's modules (an image library among them) would slow every command's start.
+    const { writeReport } = await import('../report/write-report.js');
     const written = await writeReport(paths.journal, reportPathOf(paths));
     if (!written.ok) throw new Error(written.error.message);
     cliIo().stderr.write(`report: ${shown(written.value.path)}\n`);
@@ -61,6 +62,7 @@ export function registerReportCommand(program: Command): void {
       const id = resolveRunId(home, name);
       const paths = runPaths(home, id);
       const out = flags.out ? checkOut(flags.out) : reportPathOf(paths);
+      const { writeReport } = await import('../report/write-report.js');
       const written = await writeReport(paths.journal, out);
       if (!written.ok) throw new UsageError(`run ${id} has no report: ${written.error.message}`);
       printLine(shown(written.value.path));

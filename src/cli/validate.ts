@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { collectSet } from './flags.js';
 import { printError, printJson, printLine, shown } from './output.js';
-import { localFilesOf } from './run-files.js';
 import {
   checkSkipInvalidRows,
   rowOptions,
@@ -31,9 +30,11 @@ export function registerValidateCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (recipe: string, flags: ValidateFlags) => {
       checkSkipInvalidRows(flags);
-      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }] = await Promise.all([
+      // Imported when the command runs: every command's module is loaded when the program starts.
+      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }, { localFilesOf }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
+        import('./run-files.js'),
       ]);
       const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {

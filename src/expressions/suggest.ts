@@ -44,20 +44,38 @@ function boundedDistance(a: string, b: string, limit: number, work: { cells: num
  * close enough, and the whole stays within a work budget proportional to the names known.
  */
 export class NameSuggester {
-  private readonly names: Array<{ name: string; lower: string }>;
-  private readonly byLower = new Map<string, string[]>();
+  private readonly known: string[];
+  private tables: { names: Array<{ name: string; lower: string }>; byLower: Map<string, string[]> } | undefined;
   private readonly judged = new Map<string, string | undefined>();
   private readonly work = { cells: 0 };
   private readonly budget: number;
 
   constructor(known: Iterable<string>) {
-    this.names = Array.from(known, (name) => ({ name, lower: name.toLowerCase() }));
-    for (const { name, lower } of this.names) {
-      const same = this.byLower.get(lower);
-      if (same) same.push(name);
-      else this.byLower.set(lower, [name]);
+    this.known = Array.from(known);
+    this.budget = CELLS_FLOOR + CELLS_PER_KNOWN_NAME * this.known.length;
+  }
+
+  /** The names in lower case, built when first asked: a valid recipe of 100,000 steps never asks. */
+  private get names(): Array<{ name: string; lower: string }> {
+    return this.built().names;
+  }
+
+  private get byLower(): Map<string, string[]> {
+    return this.built().byLower;
+  }
+
+  private built() {
+    if (!this.tables) {
+      const names = this.known.map((name) => ({ name, lower: name.toLowerCase() }));
+      const byLower = new Map<string, string[]>();
+      for (const { name, lower } of names) {
+        const same = byLower.get(lower);
+        if (same) same.push(name);
+        else byLower.set(lower, [name]);
+      }
+      this.tables = { names, byLower };
     }
-    this.budget = CELLS_FLOOR + CELLS_PER_KNOWN_NAME * this.names.length;
+    return this.tables;
   }
 
   /** The known name closest to `name` (other than `except`), when it is close enough to be a slip of the keyboard. */
@@ -72,7 +90,7 @@ export class NameSuggester {
   /** How many names it knows, `except` left out. */
   count(except?: string): number {
     return (
-      this.names.length - (except !== undefined && this.byLower.get(except.toLowerCase())?.includes(except) ? 1 : 0)
+      this.known.length - (except !== undefined && this.byLower.get(except.toLowerCase())?.includes(except) ? 1 : 0)
     );
   }
 
@@ -82,7 +100,7 @@ export class NameSuggester {
    */
   list(except?: string, shown = 20): string {
     const first: string[] = [];
-    for (const { name } of this.names) {
+    for (const name of this.known) {
       if (first.length === shown) break;
       if (name !== except) first.push(name);
     }

@@ -70,12 +70,21 @@ function parseFactors(value: unknown, where: string): Result<PriceRule['factors'
 
 /** The `x-price` rule a bundled schema carries, if any. */
 export function schemaPriceRule(schema: JsonSchema | undefined): PriceRule | undefined {
-  const raw = schema?.['x-price'];
-  if (raw === undefined) return undefined;
-  const rule = parsePriceRule(raw, 'x-price');
-  if (!rule.ok) throw new Error(`Internal error: a bundled schema's ${rule.error}`);
-  return rule.value;
+  if (schema === undefined) return undefined;
+  // Read once per schema object: a plan prices every run of every step, 100,000 of them or more.
+  if (rulesRead.has(schema)) return rulesRead.get(schema);
+  const raw = schema['x-price'];
+  let found: PriceRule | undefined;
+  if (raw !== undefined) {
+    const rule = parsePriceRule(raw, 'x-price');
+    if (!rule.ok) throw new Error(`Internal error: a bundled schema's ${rule.error}`);
+    found = rule.value;
+  }
+  rulesRead.set(schema, found);
+  return found;
 }
+
+const rulesRead = new WeakMap<JsonSchema, PriceRule | undefined>();
 
 /** A field's value, else the schema's default for it. */
 function fieldValue(input: Input, schema: JsonSchema | undefined, field: string): unknown {

@@ -26,6 +26,13 @@ export function fieldLabel(path: Array<string | number>): string {
 }
 
 function pathOf(instancePath: string): Array<string | number> {
+  // Most paths are empty or one plain field: no splitting and escaping for those.
+  if (instancePath === '') return [];
+  const second = instancePath.indexOf('/', 1);
+  if (second < 0 && !instancePath.includes('~')) {
+    const field = instancePath.slice(1);
+    return [/^\d+$/.test(field) ? Number(field) : field];
+  }
   return instancePath
     .split('/')
     .slice(1)
@@ -37,6 +44,15 @@ const quote = (value: unknown) => {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 50 ? `${text.slice(0, 47)}...` : text;
 };
+
+/** Where an error is: its instance path, and for a missing or unknown key that key. */
+function problemPath(error: ErrorObject): Array<string | number> {
+  const base = pathOf(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') return [...base, String(params.missingProperty)];
+  if (error.keyword === 'additionalProperties') return [...base, String(params.additionalProperty)];
+  return base;
+}
 
 function problemOf(error: ErrorObject): FieldProblem {
   const base = pathOf(error.instancePath);
@@ -97,8 +113,16 @@ function problemOf(error: ErrorObject): FieldProblem {
   }
 }
 
-/** Checks `input` against a model's request schema: one problem per field at fault, in schema order. */
-export function validateModelInput(schema: JsonSchema, input: unknown): FieldProblem[] {
+/**
+ * Checks `input` against a model's request schema: one problem per field at fault, in schema order.
+ * `ignore` leaves out the problems at paths it names before their messages are made (the analyzer
+ * ignores values known only at run time, which fail every check of every step).
+ */
+export function validateModelInput(
+  schema: JsonSchema,
+  input: unknown,
+  ignore?: (path: Array<string | number>) => boolean,
+): FieldProblem[] {
   let validate = byObject.get(schema);
   const key = validate ? '' : JSON.stringify(schema);
   validate ??= compiled.get(key);
@@ -110,7 +134,8 @@ export function validateModelInput(schema: JsonSchema, input: unknown): FieldPro
   }
   byObject.set(schema, validate);
   if (validate(input)) return [];
-  return (validate.errors ?? []).map(problemOf);
+  const errors = validate.errors ?? [];
+  return (ignore ? errors.filter((error) => !ignore(problemPath(error))) : errors).map(problemOf);
 }
 
 /** A media input written as a path rather than a URL (`./assets/logo.png`): it is uploaded first. */

@@ -7,7 +7,7 @@ import type { AnalyzerDeps, AnalyzerInput, RawRecipe, StepDraft } from './analyz
 import { error, sortDiagnostics, type Diagnostic } from './diagnostics.js';
 import { checkInputDefinitions, resolveRows } from './input-rows.js';
 import type { InputDefinition } from './inputs.js';
-import { rowsStepsAccept, type RowOrigin } from './model-rows.js';
+import { RowOrigins, rowsStepsAccept } from './model-rows.js';
 import { planStep } from './plan-steps.js';
 import { checkStructure } from './recipe-schema.js';
 import { resolveSettings } from './settings.js';
@@ -48,7 +48,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
   const skipped: Diagnostic[] = [];
-  const origins: RowOrigin[] = [];
+  const origins = new RowOrigins();
   const inputRows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped, origins);
   const modelSchema = onceEach(deps.modelSchema);
   const drafts = Object.entries(recipe.steps).map(([id, raw]) =>
@@ -104,7 +104,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 function judgeBatchRows(
   drafts: StepDraft[],
   rows: Array<Record<string, unknown>>,
-  origins: RowOrigin[],
+  origins: RowOrigins,
   input: AnalyzerInput,
   file: SourceFile,
   deps: AnalyzerDeps,
@@ -112,10 +112,12 @@ function judgeBatchRows(
   skipped: Diagnostic[],
 ): Array<Record<string, unknown>> {
   const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe: deps.probe };
-  const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) =>
-    (input.skipInvalidRows ? skipped : diagnostics).push(...problems),
-  );
-  if (kept.length === 0 && rows.length > 0 && skipped.length > 0) diagnostics.push(...skipped);
+  const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) => {
+    for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
+  });
+  // A loop, not push(...skipped): one entry per row would overflow the stack as arguments.
+  if (kept.length === 0 && rows.length > 0 && skipped.length > 0)
+    for (const problem of skipped) diagnostics.push(problem);
   return kept;
 }
 

@@ -102,7 +102,7 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
   const { requests } = tally;
   requests.uploads = tally.localFiles.size;
   requests.total = requests.submissions + requests.polls + requests.uploads + requests.tool_calls + requests.text_calls;
-  const criticalPath = Math.max(0, ...tally.finish.values()) * Math.ceil(plan.rows.length / Math.max(1, concurrency));
+  const criticalPath = largest(tally.finish.values(), 0) * Math.ceil(plan.rows.length / Math.max(1, concurrency));
   const rateBound = (requests.total / rpm) * 60_000;
   const concurrencyBound = tally.taskTimeMs / concurrency;
   const expected: Record<string, number> = {};
@@ -121,6 +121,16 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
       assumptions: { rpm, rpm_source: rpmSource, concurrency, expected_ms: expected },
     },
   };
+}
+
+/**
+ * The largest of the values, at least `floor`. A loop, not `Math.max(...values)`: spread arguments
+ * go on the stack, and a list with one entry per batch row (over 100,000 of them) overflows it.
+ */
+function largest(values: Iterable<number>, floor: number): number {
+  let most = floor;
+  for (const value of values) if (value > most) most = value;
+  return most;
 }
 
 /** One step's line of the estimate; its requests, local files and finishing time go into the tally. */
@@ -146,13 +156,14 @@ function estimateStep(
       for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
     }
   }
-  const perRow = Math.max(1, ...step.runs.map((r) => (r === 'dynamic' ? 1 : r)));
+  const perRow = largest(
+    step.runs.map((r) => (r === 'dynamic' ? 1 : r)),
+    1,
+  );
   const runMs = allCached ? 0 : each;
   const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
-  const start = Math.max(
-    0,
-    ...step.dependsOn.filter((dep) => dep !== flowsFrom).map((dep) => tally.finish.get(dep) ?? 0),
-  );
+  let start = 0;
+  for (const dep of step.dependsOn) if (dep !== flowsFrom) start = Math.max(start, tally.finish.get(dep) ?? 0);
   if (flowsFrom) {
     // Item by item: the first item starts when the first upstream item is done, and the last one
     // ends no sooner than one run after the last upstream item.

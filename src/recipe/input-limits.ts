@@ -1,4 +1,4 @@
-import { Parser } from 'yaml';
+import { createRequire } from 'node:module';
 
 // The shapes of source.ts's PathPart and SourceRange, written out: source.ts imports this module.
 type PathPart = string | number;
@@ -20,18 +20,18 @@ function label(path: readonly PathPart[]): string {
  * refused with a located error before anything recurses into it.
  */
 export const RECIPE_LIMITS = {
-  /** Bytes of recipe text: 10 MB. The 10,000-step recipe of the plan-10k benchmark is 1.2 MB. */
-  documentBytes: 10 * 1024 * 1024,
+  /** Bytes of recipe text: 24 MB, twice the 100,000-step recipe of the validate-100k benchmark (12 MB). */
+  documentBytes: 24 * 1024 * 1024,
   /** Lists and mappings inside one another, the recipe's own mapping counting as one: 64. A real recipe nests under 10. */
   depth: 64,
-  /** Steps in one recipe: 20,000, twice the largest recipe the project generates (bench/scenarios/plan-10k.mjs). */
-  steps: 20_000,
+  /** Steps in one recipe: 200,000, twice the largest recipe the project generates (bench/scenarios/validate-100k.mjs). */
+  steps: 200_000,
   /** Entries of any one list or mapping (a literal `for_each`, `needs`, `with`, a list value): 100,000. */
   items: 100_000,
   /** Characters of any one text, value or key: 1,000,000 (1 MB of ASCII), beyond any model's prompt. */
   textChars: 1_000_000,
-  /** Rows of one batch file: 100,000 runs. */
-  batchRows: 100_000,
+  /** Rows of one batch file: 1,000,000 runs, a million-item batch. */
+  batchRows: 1_000_000,
 } as const;
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -74,6 +74,8 @@ const tooDeep = (what: string) =>
 export function textDepthProblem(text: string): { message: string; range: SourceRange } | undefined {
   type Token = { type: string; offset: number; items?: unknown[]; value?: unknown };
   const stack: Array<{ token: unknown; depth: number }> = [];
+  // Loaded here, on use: a recipe that js-yaml reads without trouble never needs `yaml` (source.ts says why).
+  const { Parser } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   for (const token of new Parser().parse(text)) stack.push({ token, depth: 0 });
   while (stack.length > 0) {
     const { token, depth } = stack.pop()!;
@@ -103,19 +105,38 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
   const note = (problem: LimitProblem) => {
     first ??= problem;
   };
-  const stack: Array<{ value: unknown; path: PathPart[] }> = [{ value, path: [] }];
+  // Each entry knows its parent and key, not its whole path: a path is built only for a problem,
+  // so that a recipe of 100,000 steps does not cost an array per value.
+  type Entry = { value: unknown; parent: Entry | undefined; key: PathPart; depth: number };
+  const pathTo = (entry: Entry): PathPart[] => {
+    const path: PathPart[] = [];
+    for (let at: Entry | undefined = entry; at?.parent; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const stack: Entry[] = [{ value, parent: undefined, key: '', depth: 0 }];
   while (stack.length > 0) {
-    const { value: current, path } = stack.pop()!;
+    const entry = stack.pop()!;
+    const current = entry.value;
     if (typeof current === 'string') {
-      if (current.length > RECIPE_LIMITS.textChars)
+      if (current.length > RECIPE_LIMITS.textChars) {
+        const path = pathTo(entry);
         note({ limit: 'textChars', path, atKey: false, size: current.length, message: tooLong(path, current) });
+      }
       continue;
     }
     if (typeof current !== 'object' || current === null) continue;
-    if (path.length + 1 > RECIPE_LIMITS.depth)
-      return { limit: 'depth', path, atKey: false, node: current, message: tooDeep('this list or mapping is') };
+    if (entry.depth + 1 > RECIPE_LIMITS.depth)
+      return {
+        limit: 'depth',
+        path: pathTo(entry),
+        atKey: false,
+        node: current,
+        message: tooDeep('this list or mapping is'),
+      };
+    const depth = entry.depth + 1;
     if (Array.isArray(current)) {
-      if (current.length > RECIPE_LIMITS.items)
+      if (current.length > RECIPE_LIMITS.items) {
+        const path = pathTo(entry);
         note({
           limit: 'items',
           path,
@@ -124,21 +145,23 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
           size: current.length,
           message: tooMany(path, current.length),
         });
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
+      }
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], parent: entry, key: i, depth });
       continue;
     }
     const keys = Object.keys(current);
-    if (options.steps && path.length === 1 && path[0] === 'steps') {
+    if (options.steps && entry.depth === 1 && entry.key === 'steps') {
       if (keys.length > RECIPE_LIMITS.steps)
         note({
           limit: 'steps',
-          path,
+          path: pathTo(entry),
           atKey: true,
           node: current,
           size: keys.length,
           message: `the recipe has ${count(keys.length)} steps; a recipe may have at most ${count(RECIPE_LIMITS.steps)}`,
         });
-    } else if (keys.length > RECIPE_LIMITS.items)
+    } else if (keys.length > RECIPE_LIMITS.items) {
+      const path = pathTo(entry);
       note({
         limit: 'items',
         path,
@@ -147,17 +170,20 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
         size: keys.length,
         message: tooMany(path, keys.length),
       });
+    }
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
-      if (key.length > RECIPE_LIMITS.textChars)
+      if (key.length > RECIPE_LIMITS.textChars) {
+        const path = [...pathTo(entry), key];
         note({
           limit: 'textChars',
-          path: [...path, key],
+          path,
           atKey: true,
           size: key.length,
-          message: `a key of ${count(key.length)} characters in ${label(path)}; a key may be at most ${count(RECIPE_LIMITS.textChars)}`,
+          message: `a key of ${count(key.length)} characters in ${label(pathTo(entry))}; a key may be at most ${count(RECIPE_LIMITS.textChars)}`,
         });
-      stack.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
+      }
+      stack.push({ value: (current as Record<string, unknown>)[key], parent: entry, key, depth });
     }
   }
   return first;

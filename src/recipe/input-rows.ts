@@ -13,8 +13,8 @@ import {
 } from './inputs.js';
 import { didYouMean } from '../expressions/suggest.js';
 import { givenValueProblem } from './input-limits.js';
-import type { RowOrigin } from './model-rows.js';
-import type { SourceFile } from './source.js';
+import { RowOrigins } from './model-rows.js';
+import { SourceFile } from './source.js';
 
 /** The recipe's input definitions, each default checked against its own definition. */
 export function checkInputDefinitions(
@@ -51,7 +51,7 @@ export function resolveRows(
   probe: FileProbe,
   diagnostics: Diagnostic[],
   skipped: Diagnostic[] = [],
-  origins: RowOrigin[] = [],
+  origins: RowOrigins = new RowOrigins(),
 ): Row[] {
   const defaults: Row = {};
   for (const [name, definition] of Object.entries(definitions)) {
@@ -64,25 +64,35 @@ export function resolveRows(
   const overrides = input.sets?.length ? overridesFromSets(input.sets, definitions, input.cwd, probe, diagnostics) : {};
   const missing = (values: Row) => Object.keys(definitions).filter((name) => values[name] === undefined);
   if (input.batch) {
-    const batch = readBatch(input.batch.path, input.batch.text);
-    diagnostics.push(...batch.diagnostics);
     const batchDir = dirname(resolve(input.cwd, input.batch.path));
     const rows: Row[] = [];
-    for (const row of batch.rows) {
+    const before = { diagnostics: diagnostics.length, skipped: skipped.length };
+    // Each row is checked as it is read; only the values of rows that pass are kept.
+    const batchFile = new SourceFile(input.batch.path, input.batch.text);
+    origins.file = batchFile;
+    const batch = readBatch(batchFile, (row) => {
       const problems: Diagnostic[] = [];
-      if (row.problem) problems.push(error(batch.file, row.range, row.problem));
-      const values = { ...defaults, ...batchValues(row, definitions, batchDir, batch.file, problems), ...overrides };
+      if (row.problem) problems.push(error(batchFile, row.range, row.problem));
+      const values = { ...defaults, ...batchValues(row, definitions, batchDir, batchFile, problems), ...overrides };
       if (!row.problem)
         for (const name of missing(values))
-          problems.push(error(batch.file, row.range, `input '${name}' is required and this row does not give it`));
+          problems.push(error(batchFile, row.range, `input '${name}' is required and this row does not give it`));
       // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
       if (problems.length === 0) {
         rows.push(values);
-        origins.push({ file: batch.file, range: row.range });
-      } else if (input.skipInvalidRows) skipped.push(...problems);
-      else diagnostics.push(...problems);
+        origins.add(row.range);
+      } else for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
+    });
+    if (batch.unreadable) {
+      // A file that cannot be read to its end has no rows: what its first rows showed is forgotten.
+      diagnostics.length = before.diagnostics;
+      skipped.length = before.skipped;
+      rows.length = 0;
+      origins.clear();
     }
-    if (rows.length === 0 && skipped.length > 0) diagnostics.push(...skipped);
+    // Loops, not push(...list): a list of one entry per row would overflow the stack as arguments.
+    for (const diagnostic of batch.diagnostics) diagnostics.push(diagnostic);
+    if (rows.length === 0 && skipped.length > 0) for (const problem of skipped) diagnostics.push(problem);
     return rows;
   }
   const values = { ...defaults, ...overrides };

@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { error, type Diagnostic } from './diagnostics.js';
 import { RECIPE_LIMITS } from './input-limits.js';
 import { SourceFile, type SourceRange } from './source.js';
@@ -153,81 +153,146 @@ export interface BatchRow {
   problem?: string;
 }
 
-/** Reads a CSV (header row of input names) or JSONL (one object a line) batch file. */
-export function readBatch(
-  path: string,
-  text: string,
-): { file: SourceFile; rows: BatchRow[]; diagnostics: Diagnostic[] } {
-  const file = new SourceFile(path, text);
-  const rows: BatchRow[] = [];
+/** What reading a batch file found besides its rows. */
+export interface BatchReading {
+  /** Problems of the file and of rows that could not be read (a JSONL line that is no object). */
+  diagnostics: Diagnostic[];
+  /**
+   * The file could not be read to its end (a CSV syntax error): the rows handed over before the
+   * error are to be forgotten, as if none had been read.
+   */
+  unreadable: boolean;
+}
+
+/** Stops csv-parse from within a record callback, at the first row past the row limit. */
+const PAST_THE_LIMIT = Symbol('past the batch row limit');
+
+/**
+ * Reads a CSV (header row of input names) or JSONL (one object a line) batch file, handing each row
+ * to `visit` as it is read: no list of the file's rows (nor csv-parse's records) is ever held, so a
+ * million-row file costs the memory of its text and of the rows the caller keeps.
+ */
+export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): BatchReading {
+  const { path, text } = file;
   const diagnostics: Diagnostic[] = [];
-  const lineStarts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
-  const lineRange = (line: number): SourceRange => ({
-    start: lineStarts[line - 1] ?? 0,
-    end: (lineStarts[line] ?? text.length + 1) - 1,
-  });
+  let rows = 0;
   const tooMany = (range: SourceRange) =>
     error(
       file,
       range,
       `the batch file has more than ${RECIPE_LIMITS.batchRows.toLocaleString('en-US')} rows; a batch file may have at most ${RECIPE_LIMITS.batchRows.toLocaleString('en-US')}`,
     );
+  let unreadable = false;
   if (path.endsWith('.jsonl') || path.endsWith('.ndjson')) {
-    const lines = text.split('\n');
-    let read = 0;
-    for (const [index, line] of lines.entries()) {
-      if (line.trim() === '') continue;
-      const range = lineRange(index + 1);
-      if (++read > RECIPE_LIMITS.batchRows) {
+    // Line by line with indexOf: splitting the text would hold every line at once.
+    for (let start = 0, line = 1; start <= text.length; line++) {
+      const newline = text.indexOf('\n', start);
+      const end = newline < 0 ? text.length : newline;
+      const content = text.slice(start, end);
+      start = end + 1;
+      if (content.trim() === '') continue;
+      const range = file.lineRange(line);
+      if (rows >= RECIPE_LIMITS.batchRows) {
         diagnostics.push(tooMany(range));
         break;
       }
+      rows++;
       try {
-        const value: unknown = JSON.parse(line);
+        const value: unknown = JSON.parse(content);
         if (typeof value !== 'object' || value === null || Array.isArray(value))
           diagnostics.push(error(file, range, 'each line must be a JSON object of input values'));
-        else rows.push({ values: value as Record<string, unknown>, range, raw: false });
+        else visit({ values: value as Record<string, unknown>, range, raw: false });
       } catch (cause) {
         diagnostics.push(error(file, range, `not valid JSON: ${(cause as Error).message}`));
       }
     }
   } else if (path.endsWith('.csv')) {
+    let header: string[] | undefined;
+    const cells = new SharedCells();
+    // A throw inside csv-parse's callback comes back as its error: a bug is carried out by hand.
+    let bug: unknown;
     try {
+      // Loaded on use: only a CSV batch needs it, and every `validate` would pay for loading it.
+      const { parse: parseCsv } = createRequire(import.meta.url)('csv-parse/sync') as typeof import('csv-parse/sync');
       // Rows are checked one by one, so that one row with the wrong number of cells hides no other.
-      const records = parseCsv(text, {
+      parseCsv(text, {
         skip_empty_lines: true,
         trim: true,
-        info: true,
         bom: true,
         relax_column_count: true,
-      }) as Array<{ record: string[]; info: { lines: number } }>;
-      const header = records[0]?.record ?? [];
-      const beyond = records[RECIPE_LIMITS.batchRows + 1];
-      if (beyond) diagnostics.push(tooMany(lineRange(beyond.info.lines)));
-      for (const { record, info } of records.slice(1, RECIPE_LIMITS.batchRows + 1)) {
-        const range = lineRange(info.lines);
-        if (record.length !== header.length) {
-          const problem = `this row has ${record.length} value${record.length === 1 ? '' : 's'} but the header has ${header.length} columns (${header.join(', ')})`;
-          rows.push({ values: {}, range, raw: true, problem });
-        } else rows.push({ values: Object.fromEntries(header.map((name, i) => [name, record[i]!])), range, raw: true });
-      }
+        on_record: (record: string[], context: { lines: number }) => {
+          try {
+            if (!header) {
+              header = record;
+              return null;
+            }
+            const range = file.lineRange(context.lines);
+            if (rows >= RECIPE_LIMITS.batchRows) {
+              diagnostics.push(tooMany(range));
+              throw PAST_THE_LIMIT;
+            }
+            rows++;
+            if (record.length !== header.length) {
+              const problem = `this row has ${record.length} value${record.length === 1 ? '' : 's'} but the header has ${header.length} columns (${header.join(', ')})`;
+              visit({ values: {}, range, raw: true, problem });
+            } else {
+              const values: Record<string, unknown> = {};
+              for (let i = 0; i < header.length; i++) values[header[i]!] = cells.shared(i, record[i]!);
+              visit({ values, range, raw: true });
+            }
+          } catch (cause) {
+            if (cause !== PAST_THE_LIMIT) bug = cause;
+            throw cause;
+          }
+          // Nothing is kept: the row went to `visit`.
+          return null;
+        },
+      });
     } catch (cause) {
-      const line = (cause as { lines?: number }).lines ?? 1;
-      diagnostics.push(
-        error(
-          file,
-          lineRange(line),
-          `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`,
-        ),
-      );
+      if (bug !== undefined) throw bug;
+      if (cause !== PAST_THE_LIMIT) {
+        const line = (cause as { lines?: number }).lines ?? 1;
+        unreadable = true;
+        rows = 0;
+        diagnostics.length = 0;
+        diagnostics.push(
+          error(
+            file,
+            file.lineRange(line),
+            `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`,
+          ),
+        );
+      }
     }
   } else {
     diagnostics.push(
       error(file, { start: 0, end: Math.min(1, text.length) }, 'a batch file must end in .csv or .jsonl'),
     );
   }
-  if (rows.length === 0 && diagnostics.length === 0)
+  if (rows === 0 && diagnostics.length === 0)
     diagnostics.push(error(file, { start: 0, end: Math.min(1, text.length) }, 'the batch file has no rows'));
-  return { file, rows, diagnostics };
+  return { diagnostics, unreadable };
+}
+
+/**
+ * One string per distinct value of a column that repeats its values (a style, an aspect ratio):
+ * a million rows then hold a handful of strings, not a million copies. A column found to have
+ * more distinct values than `distinct` (a title) stops being looked up, and its table is dropped.
+ */
+class SharedCells {
+  private readonly columns: Array<Map<string, string> | null> = [];
+
+  constructor(private readonly distinct = 1_000) {}
+
+  shared(column: number, cell: string): string {
+    const known = this.columns[column];
+    if (known === null) return cell;
+    const table = known ?? new Map<string, string>();
+    this.columns[column] = table;
+    const same = table.get(cell);
+    if (same !== undefined) return same;
+    if (table.size >= this.distinct) this.columns[column] = null;
+    else table.set(cell, cell);
+    return cell;
+  }
 }

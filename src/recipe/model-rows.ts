@@ -7,10 +7,30 @@ import { neverRunsInRow, stepInputProblems, type StepInputProblem } from './step
 
 type Row = Record<string, unknown>;
 
-/** Where a batch row stands in its file. */
-export interface RowOrigin {
-  file: SourceFile;
-  range: SourceRange;
+/**
+ * Where each kept batch row stands in its file: two numbers a row, not an object, since a batch
+ * may have a million rows.
+ */
+export class RowOrigins {
+  file: SourceFile | undefined;
+  private readonly bounds: number[] = [];
+
+  add(range: SourceRange): void {
+    this.bounds.push(range.start, range.end);
+  }
+
+  clear(): void {
+    this.bounds.length = 0;
+  }
+
+  /** The file and range of the row at `index` of the kept rows. */
+  of(index: number): { file: SourceFile; range: SourceRange } | undefined {
+    const start = this.bounds[2 * index];
+    const end = this.bounds[2 * index + 1];
+    return this.file && start !== undefined && end !== undefined
+      ? { file: this.file, range: { start, end } }
+      : undefined;
+  }
 }
 
 /**
@@ -23,14 +43,14 @@ export interface RowOrigin {
 export function rowsStepsAccept(
   drafts: StepDraft[],
   rows: Row[],
-  origins: RowOrigin[],
+  origins: RowOrigins,
   recipe: SourceFile,
   where: { recipeDir: string; cwd: string; probe: FileProbe },
   reject: (problems: Diagnostic[]) => void,
 ): Row[] {
   const checked = drafts.filter((draft) => draft.inputSchema);
   return rows.filter((row, index) => {
-    const origin = origins[index];
+    const origin = origins.of(index);
     if (!origin) throw new Error(`Internal error: batch row ${index} has no place in its file`);
     const problems = checked.flatMap((draft) =>
       (neverRunsInRow(draft, row) ? [] : stepInputProblems(draft, row, where.recipeDir, where.cwd, where.probe))

@@ -9,7 +9,11 @@ const validators = new WeakMap<JsonSchema, ValidateFunction>();
 function compiled(schema: JsonSchema): ValidateFunction {
   let validator = validators.get(schema);
   if (!validator) {
-    validator = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    // The recipe schema is the package's own, checked against the meta-schema by its tests: checking it
+    // again, and optimising the generated code, would cost each `validate` more than the check itself.
+    validator = new Ajv({ allErrors: true, strict: false, validateSchema: false, code: { optimize: false } }).compile(
+      schema,
+    );
     validators.set(schema, validator);
   }
   return validator;

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import jsYaml from 'js-yaml';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import type { Node } from 'yaml';
 import {
   documentSizeProblem,
   type LimitProblem,
@@ -23,6 +24,18 @@ export interface Located {
 }
 
 export type PathPart = string | number;
+
+/**
+ * The `yaml` library, loaded on first use: a valid recipe without anchors never needs it (js-yaml
+ * reads it), and loading it would cost every `validate` and `plan` more time than many analyses take.
+ */
+export const yamlLibrary = (() => {
+  let library: typeof import('yaml') | undefined;
+  return () => {
+    library ??= createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    return library;
+  };
+})();
 
 export const pointer = (path: readonly PathPart[]) =>
   path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
@@ -48,6 +61,7 @@ export class SourceFile {
     if (!this.locations) {
       this.locations = new Map();
       if (this.yaml) {
+        const { LineCounter, parseDocument } = yamlLibrary();
         const document = parseDocument(this.text, { lineCounter: new LineCounter(), uniqueKeys: false, strict: true });
         if (document.contents) walk(this, document.contents as Node, [], []);
       }
@@ -66,6 +80,14 @@ export class SourceFile {
       else high = middle - 1;
     }
     return { line: low + 1, col: at - this.lineStarts[low]! + 1 };
+  }
+
+  /** The range of a 1-based line, without its line break. */
+  lineRange(line: number): SourceRange {
+    return {
+      start: this.lineStarts[line - 1] ?? 0,
+      end: (this.lineStarts[line] ?? this.text.length + 1) - 1,
+    };
   }
 
   lineText(line: number): string {
@@ -132,6 +154,7 @@ export function parseRecipeYaml(
   }
   const deep = textDepthProblem(text);
   if (deep) return { source, value: undefined, problems: [deep] };
+  const { LineCounter, parseDocument } = yamlLibrary();
   const document = parseDocument(text, {
     lineCounter: new LineCounter(),
     prettyErrors: false,
@@ -217,6 +240,7 @@ function rangeOf(node: Node | null | undefined): SourceRange {
 }
 
 function walk(source: SourceFile, node: Node, path: PathPart[], problems: YamlProblem[], key?: SourceRange): void {
+  const { isMap, isScalar, isSeq } = yamlLibrary();
   source.record(path, { value: rangeOf(node), ...(key ? { key } : {}) });
   if (isMap(node)) {
     const seen = new Set<string>();

@@ -58,8 +58,8 @@ export function stepInputProblems(
       else input[media.field] = `https://upload.invalid/${encodeURIComponent(entry)}`;
     }
   }
-  for (const problem of validateModelInput(draft.inputSchema!, input)) {
-    if (isUnknownAt(input, problem.path)) continue;
+  // A value known only at run time is checked then: its problems are left out before they are worded.
+  for (const problem of validateModelInput(draft.inputSchema!, input, (path) => isUnknownAt(input, path))) {
     const required = problem.message === 'is required';
     const slug = draft.model ? ` (${draft.model.slug})` : '';
     problems.push({

@@ -23,6 +23,30 @@ export function topologicalOrder(
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): StepDraft[] | undefined {
+  // Steps by their index in the file: arrays of numbers, not maps of names, keep 100,000 steps quick.
+  const position = new Map<string, number>();
+  for (let i = 0; i < drafts.length; i++) position.set(drafts[i]!.id, i);
+  const remaining = new Int32Array(drafts.length);
+  const dependants: number[][] = Array.from({ length: drafts.length }, () => []);
+  for (let i = 0; i < drafts.length; i++) {
+    const draft = drafts[i]!;
+    // Each step it waits for counts once, however many times it is named.
+    const waitsFor = new Set<number>();
+    for (const { step } of draft.references) if (step !== draft.id) addIndex(position, step, waitsFor);
+    for (const { step } of draft.needs) if (step !== draft.id) addIndex(position, step, waitsFor);
+    for (const to of waitsFor) dependants[to]!.push(i);
+    remaining[i] = waitsFor.size;
+  }
+  const ready = new MinHeap();
+  for (let i = 0; i < drafts.length; i++) if (remaining[i] === 0) ready.push(i);
+  const order: StepDraft[] = [];
+  while (ready.size > 0) {
+    const index = ready.pop();
+    order.push(drafts[index]!);
+    for (const next of dependants[index]!) if (--remaining[next]! === 0) ready.push(next);
+  }
+  if (order.length === drafts.length) return order;
+  // The edges with their places in the file, for the cycle's message only.
   const edges = new Map<string, Edge[]>();
   for (const draft of drafts) {
     const out: Edge[] = [];
@@ -32,29 +56,6 @@ export function topologicalOrder(
       if (byId.has(need.step) && need.step !== draft.id) out.push({ to: need.step, kind: 'needs', path: need.path });
     edges.set(draft.id, out);
   }
-  const position = new Map(drafts.map((d, i) => [d.id, i]));
-  const remaining = new Map(drafts.map((d) => [d.id, new Set((edges.get(d.id) ?? []).map((e) => e.to)).size]));
-  const dependants = new Map<string, string[]>();
-  for (const [from, out] of edges) {
-    for (const to of new Set(out.map((e) => e.to))) {
-      const list = dependants.get(to);
-      if (list) list.push(from);
-      else dependants.set(to, [from]);
-    }
-  }
-  const ready = new MinHeap();
-  for (const draft of drafts) if (remaining.get(draft.id) === 0) ready.push(position.get(draft.id)!);
-  const order: StepDraft[] = [];
-  while (ready.size > 0) {
-    const draft = drafts[ready.pop()]!;
-    order.push(draft);
-    for (const next of dependants.get(draft.id) ?? []) {
-      const left = remaining.get(next)! - 1;
-      remaining.set(next, left);
-      if (left === 0) ready.push(position.get(next)!);
-    }
-  }
-  if (order.length === drafts.length) return order;
   // Every step left waits on a cycle or on a step in one; walk from each to find its cycle.
   const done = new Set(order.map((d) => d.id));
   const stuck = new Set(drafts.filter((d) => !done.has(d.id)).map((d) => d.id));
@@ -82,4 +83,10 @@ export function topologicalOrder(
     );
   }
   return undefined;
+}
+
+/** The index of a known step, added to `into`; an unknown step is reported elsewhere. */
+function addIndex(position: Map<string, number>, step: string, into: Set<number>): void {
+  const index = position.get(step);
+  if (index !== undefined) into.add(index);
 }

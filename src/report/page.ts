@@ -151,7 +151,8 @@ function chainsOf(steps: ReportStep[]): ReportStep[][] {
 /** An item's chain on one row: the prompt's image, its edit, the edit's video… (a gap where an item is missing). */
 function chainSection(ctx: PageContext, chain: ReportStep[], rows: number): Html {
   const first = chain[0]!;
-  const count = Math.max(0, ...chain.flatMap((s) => s.items.map((i) => i.index + 1)));
+  // A reduce, not Math.max(...): a step can have more items than the stack holds arguments.
+  const count = chain.reduce((most, s) => s.items.reduce((m, i) => Math.max(m, i.index + 1), most), 0);
   const byIndex = chain.map((s) => new Map(s.items.map((i) => [i.index, i])));
   const columns = `grid-template-columns:repeat(${chain.length},minmax(0,1fr))`;
   const name = `${chain.map((s) => s.step).join(' → ')}${rows > 1 ? ` · row ${first.row + 1}` : ''}`;

@@ -75,7 +75,8 @@ const sent = (second: TrafficSecond) => Object.values(second.counts).reduce((a: 
 
 /** A bar per second for the requests sent then, and a red mark over each second that saw a 429. */
 function rateBars(data: ReportData, x: Scale, top: number): { bars: Html[]; busiest: number } {
-  const busiest = Math.max(1, ...data.traffic.map(sent));
+  // A reduce, not Math.max(...): a run of more seconds than the stack holds arguments has as many.
+  const busiest = data.traffic.reduce((most, second) => Math.max(most, sent(second)), 1);
   const start = data.summary.started_at;
   const width = Math.max(1, x(start + 1000) - x(start) - 0.5);
   const bars = data.traffic.map((t) => {

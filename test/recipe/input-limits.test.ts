@@ -28,12 +28,12 @@ function timed<T>(work: () => T): { value: T; ms: number } {
 describe('recipe input limits', () => {
   it('chose limits a real recipe never meets', () => {
     expect(RECIPE_LIMITS).toEqual({
-      documentBytes: 10 * 1024 * 1024,
+      documentBytes: 24 * 1024 * 1024,
       depth: 64,
-      steps: 20_000,
+      steps: 200_000,
       items: 100_000,
       textChars: 1_000_000,
-      batchRows: 100_000,
+      batchRows: 1_000_000,
     });
   });
 
@@ -73,17 +73,17 @@ describe('recipe input limits', () => {
     ]);
   });
 
-  it('refuses a recipe over 10 MB before reading it', () => {
+  it('refuses a recipe over 24 MB before reading it', () => {
     const text = `${HEAD}# ${'x'.repeat(RECIPE_LIMITS.documentBytes)}\nsteps:\n  a: { run: echo }\n`;
     const { value, ms } = timed(() => diagnose(text));
-    expect(headlines(value)).toEqual(['limits.yaml:1:1: error: the recipe is 10 MB; a recipe may be at most 10 MB']);
+    expect(headlines(value)).toEqual(['limits.yaml:1:1: error: the recipe is 24 MB; a recipe may be at most 24 MB']);
     expect(ms).toBeLessThan(5_000);
   });
 
-  it('refuses more than 20,000 steps at the steps key', () => {
+  it('refuses more than 200,000 steps at the steps key', () => {
     const steps = Array.from({ length: RECIPE_LIMITS.steps + 1 }, (_, i) => `  s${i}: { run: echo }`).join('\n');
     expect(headlines(diagnose(`${HEAD}steps:\n${steps}\n`))).toEqual([
-      'limits.yaml:3:1: error: the recipe has 20,001 steps; a recipe may have at most 20,000',
+      'limits.yaml:3:1: error: the recipe has 200,001 steps; a recipe may have at most 200,000',
     ]);
   });
 
@@ -135,10 +135,10 @@ describe('recipe input limits', () => {
       ]);
     });
 
-    it('refuses a batch file of more than 100,000 rows at the first row past it', () => {
+    it('refuses a batch file of more than 1,000,000 rows at the first row past it', () => {
       const rows = `${'{"t": [1]}\n'.repeat(RECIPE_LIMITS.batchRows + 5)}`;
       expect(headlines(diagnose(recipe, { batch: { path: 'rows.jsonl', text: rows } }))).toEqual([
-        'rows.jsonl:100001:1: error: the batch file has more than 100,000 rows; a batch file may have at most 100,000',
+        'rows.jsonl:1000001:1: error: the batch file has more than 1,000,000 rows; a batch file may have at most 1,000,000',
       ]);
     });
   });
