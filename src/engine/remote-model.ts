@@ -80,6 +80,7 @@ export async function submitAndWaitRemotely(
       input,
       request,
       ...(resumedTaskId ? { taskId: resumedTaskId } : {}),
+      type: item.type,
       expectedMs: ctx.durations.expected(slug, item.type, input),
       ...optional('firstPollMs', ctx.durations.firstPoll(slug, item.type, input)),
       maxPollIntervalMs: ctx.plan.settings.pollMs,

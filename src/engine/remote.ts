@@ -22,6 +22,8 @@ export interface RemoteItem {
 /** A model item's paid submission and its polling, done by a worker. */
 export interface ModelJob extends RemoteItem {
   slug: string;
+  /** The model's type (text-to-image, …): how its time grows with the input, for the worker's polls. */
+  type: string;
   /** The input, with local files already uploaded by the coordinator: never a secret. */
   input: Record<string, unknown>;
   /** The coordinator's request id, journaled (`request-sent`) before the job is queued: the job's id. */

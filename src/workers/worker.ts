@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import { DurationModel } from '../engine/durations.js';
 import { fromGateway, stepFailure } from '../engine/failure.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
@@ -216,10 +217,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
   }
 
+  // What this worker learns of each model's time, from the tasks it polled: a job queued before the
+  // coordinator had learned anything carries its first guess, and would poll a known model blindly.
+  const durations = new DurationModel();
+
   async function poll(data: ModelJob, taskId: string, submittedAt: number, signal: AbortSignal): Promise<ModelJobEnd> {
+    const learnedFirstPoll = durations.firstPoll(data.slug, data.type, data.input);
     const schedule = modelTaskSchedule(options.clock.now(), {
-      expectedMs: data.expectedMs,
-      firstPollMs: data.firstPollMs,
+      expectedMs:
+        learnedFirstPoll === undefined ? data.expectedMs : durations.expected(data.slug, data.type, data.input),
+      firstPollMs: learnedFirstPoll ?? data.firstPollMs,
       submittedAt,
       maxIntervalMs: data.maxPollIntervalMs,
       webhook: false,
@@ -229,7 +236,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       if (signal.aborted) return { kind: 'interrupted', taskId };
       return { kind: 'unread', taskId, failure: fromGateway(waited.error, `reading task ${taskId}`) };
     }
-    return { kind: 'ended', taskId, result: waited.value.result, polls: waited.value.polls };
+    const { result } = waited.value;
+    if (result.state === 'succeeded' && result.submitTime !== undefined && result.endTime !== undefined)
+      durations.observe(data.slug, data.type, data.input, result.endTime - result.submitTime);
+    return { kind: 'ended', taskId, result, polls: waited.value.polls };
   }
 
   // Alive while this runs: a coordinator whose workers all stopped beating says so.

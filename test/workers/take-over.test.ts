@@ -85,6 +85,7 @@ const job = (request = randomUUID()): ModelJob => ({
   index: 0,
   label: 'image[0]',
   slug: SLUG,
+  type: 'text-to-image',
   input: { prompt: 'a fox', aspect_ratio: '1:1' },
   request,
   expectedMs: 200,
