@@ -280,6 +280,14 @@ describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', 
       );
       wrapped.process.kill('SIGKILL');
       await wrapped.process;
+      // The workers go on with the jobs already queued: wait until they have sent some that the
+      // killed coordinator never heard of, so the resume must find them in the workers' records.
+      const atKill = gateway.stats().tasks.submitted[SLUG] ?? 0;
+      await waitFor(
+        () => (gateway.stats().tasks.submitted[SLUG] ?? 0) >= atKill + 2,
+        () => stderr,
+        120_000,
+      );
       const runId = /run (\S+): 1 steps/.exec(stderr)?.[1];
       expect(runId, stderr).toBeDefined();
       const resumed = await execa(
