@@ -23,6 +23,7 @@ const BASE = [
   '^src/expressions/',
   '^src/model-schemas/',
   '^src/files/',
+  '^src/wire/',
 ];
 const UPPER_LAYERS = '^src/(cli|engine|scheduler|gateway|store|recipe|local-gateway)/|^src/plan\\.ts$';
 
@@ -48,13 +49,20 @@ module.exports = {
     {
       name: 'local-gateway-shares-only-schemas',
       comment:
-        'The local gateway imports nothing of the client side; bundled files come through package-root, and ' +
-        'the write-then-rename temp files through files/temp-files.',
+        'The local gateway imports nothing of the client side; bundled files come through package-root, ' +
+        'the write-then-rename temp files through files/temp-files, and the request types generated from ' +
+        'schemas/ through wire/.',
       severity: 'error',
       from: { path: '^src/local-gateway/' },
       to: {
         path: '^src/',
-        pathNot: ['^src/local-gateway/', '^src/package-root\\.ts$', '^src/model-schemas/', '^src/files/temp-files\\.ts$'],
+        pathNot: [
+          '^src/local-gateway/',
+          '^src/package-root\\.ts$',
+          '^src/model-schemas/',
+          '^src/files/temp-files\\.ts$',
+          '^src/wire/',
+        ],
       },
     },
     {

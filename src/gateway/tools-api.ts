@@ -2,20 +2,12 @@ import { err, ok, type Result } from '../result.js';
 import { malformedResponse, type GatewayFailure } from './failures.js';
 import { envelopeData, isObject } from './parse.js';
 import { pageQuery, type GatewayRequester } from './request-core.js';
+import type { WebSearchRequest } from '../wire/tools.js';
 
 type Json = Record<string, unknown>;
 
-export interface WebSearchRequest {
-  query: string;
-  depth?: 'lite' | 'standard' | 'rich';
-  max_results?: number;
-  include_domains?: string[];
-  exclude_domains?: string[];
-  time_range?: string;
-  topic?: string;
-  country?: string;
-  include_answer?: boolean;
-}
+/** The request bodies, typed from schemas/tools/ (the one shape the gateway and this client share). */
+export type { WebFetchRequest, WebSearchRequest } from '../wire/tools.js';
 
 export interface WebSearchResult {
   title: string;

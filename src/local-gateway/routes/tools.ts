@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { teamOf, type GatewayContext } from '../context.js';
 import { GatewayError } from '../errors.js';
-import { WEB_FETCH_SCHEMA, WEB_SEARCH_SCHEMA, type WebSearchRequest } from '../tools/web-tools.js';
+import {
+  WEB_FETCH_SCHEMA,
+  WEB_SEARCH_SCHEMA,
+  type WebFetchRequest,
+  type WebSearchRequest,
+} from '../tools/web-tools.js';
 import { pageParameter } from './files.js';
 
 /** Web search, web fetch and the team's tool log, under `{tool_url}/v1`. */
@@ -57,7 +62,7 @@ export function toolRoutes(app: FastifyInstance, ctx: GatewayContext): void {
   app.post('/tools/v1/web-fetch', async (request) =>
     logged(teamOf(request), 'web-fetch', request.body, () => {
       ctx.validator.check('web-fetch', request.body);
-      return ctx.web.fetch((request.body as { urls: string[] }).urls);
+      return ctx.web.fetch((request.body as WebFetchRequest).urls);
     }),
   );
 

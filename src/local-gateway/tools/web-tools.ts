@@ -1,5 +1,6 @@
 import type MiniSearch from 'minisearch';
 import { readToolSchema } from '../../model-schemas/bundled.js';
+import type { WebSearchRequest } from '../../wire/tools.js';
 import type { GatewayClock } from '../clock.js';
 import type { GatewayRandom } from '../random.js';
 import { buildIndex, loadCorpus, type CorpusPage } from './corpus.js';
@@ -9,17 +10,7 @@ import { extractReadable } from './readable.js';
 export const WEB_SEARCH_SCHEMA = readToolSchema('web-search');
 export const WEB_FETCH_SCHEMA = readToolSchema('web-fetch');
 
-export interface WebSearchRequest {
-  query: string;
-  depth?: 'lite' | 'standard' | 'rich';
-  max_results?: number;
-  include_domains?: string[];
-  exclude_domains?: string[];
-  time_range?: 'day' | 'week' | 'month' | 'year';
-  topic?: 'general' | 'news' | 'finance';
-  country?: string;
-  include_answer?: boolean;
-}
+export type { WebFetchRequest, WebSearchRequest } from '../../wire/tools.js';
 
 const RANGE_DAYS = { day: 1, week: 7, month: 31, year: 366 } as const;
 const FETCH_TIMEOUT_MS = 10_000;
