@@ -1,6 +1,6 @@
 import { commandEnvironment } from '../credentials.js';
 import { isAbsolute, resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { execa } from 'execa';
 import type { WebSearchRequest } from '../gateway/client.js';
@@ -16,6 +16,24 @@ export type RunnerResult<T = unknown> = Promise<Result<T, StepFailure>>;
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
+
+/**
+ * Each answer schema compiled once: the items of a step render their schema afresh (a new object
+ * each time), which Ajv would compile again for every call, a millisecond or more each.
+ */
+const compiledSchemas = new Map<string, ValidateFunction>();
+
+function answerValidator(schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let validate = compiledSchemas.get(text);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    // A long run of distinct schemas must not grow without end.
+    if (compiledSchemas.size >= 256) compiledSchemas.clear();
+    compiledSchemas.set(text, validate);
+  }
+  return validate;
+}
 
 export async function runWebSearch(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const answer = await ctx.client.webSearch(input as unknown as WebSearchRequest, signal);
@@ -46,7 +64,7 @@ export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, si
   } catch {
     return failed('invalid-output', `the answer of ${String(input.model)} is not JSON: ${text.slice(0, 200)}`);
   }
-  const validate = ajv.compile(input.schema as object);
+  const validate = answerValidator(input.schema as object);
   if (!validate(json))
     return failed(
       'invalid-output',

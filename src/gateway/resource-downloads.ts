@@ -40,6 +40,15 @@ export interface ResourceDownloadOptions {
   signal?: AbortSignal;
 }
 
+/** Folders this process has made (or found): a run of 10,000 tasks asks the file system once, not 10,000 times. */
+const madeFolders = new Set<string>();
+
+async function ensureFolder(dir: string): Promise<void> {
+  if (madeFolders.has(dir)) return;
+  await mkdir(dir, { recursive: true });
+  madeFolders.add(dir);
+}
+
 /**
  * Downloads every resource of a finished task into `dir` at once (results expire, so nothing
  * waits), each checked to be the media type the gateway declared. The first failure, if any.
@@ -49,7 +58,7 @@ export async function downloadResources(
   task: TaskResult,
   options: ResourceDownloadOptions,
 ): Promise<Result<SavedResource[], ResourceDownloadFailure>> {
-  await mkdir(options.dir, { recursive: true });
+  await ensureFolder(options.dir);
   const count = task.resources.length;
   const outcomes = await Promise.all(
     task.resources.map(async (resource, index): Promise<Result<SavedResource, ResourceDownloadFailure>> => {
