@@ -1,23 +1,17 @@
 import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
 import { renderCommand } from '../engine/command.js';
 import { renderValue, truthy } from '../engine/values.js';
-import { STATUS_FUNCTIONS, type Expr, type Scope } from '../expressions/expressions.js';
+import type { Expr, Scope } from '../expressions/expressions.js';
+import { readsOnly } from '../recipe/known-values.js';
 import { sha256File } from '../cache/blobs.js';
 import type { CacheEntry } from '../cache/store.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
 
 /** Roots whose values are known before the run: the row's inputs, the item, the environment, and
  * the outputs of earlier steps that the step cache holds whole. */
-const KNOWN_ROOTS = new Set(['inputs', 'item', 'index', 'env', 'steps']);
+const KNOWN_ROOTS: ReadonlySet<string> = new Set(['inputs', 'item', 'index', 'env', 'steps']);
 
-function knownExpr(expr: Expr): boolean {
-  if (expr.kind === 'literal') return true;
-  if (expr.kind === 'call') return !STATUS_FUNCTIONS.has(expr.name) && expr.args.every(knownExpr);
-  if (expr.kind === 'binary') return knownExpr(expr.left) && knownExpr(expr.right);
-  if (expr.kind === 'not') return knownExpr(expr.operand);
-  if (expr.kind === 'access') return knownExpr(expr.target);
-  return KNOWN_ROOTS.has(expr.root);
-}
+const knownExpr = (expr: Expr) => readsOnly(expr, KNOWN_ROOTS, { files: true });
 
 function knownBeforeRun(value: ValueTemplate | undefined): boolean {
   if (value === undefined) return true;

@@ -8,23 +8,36 @@ import { ExpressionError, render, STATUS_FUNCTIONS, type Expr, type Template } f
 export const UNKNOWN: unique symbol = Symbol('known at run time');
 export type RunTimeValue = typeof UNKNOWN;
 
-/** Whether the expression can be evaluated before the run: it reads inputs only, and no files or step states. */
-function onlyInputs(expr: Expr): boolean {
+/**
+ * Whether the expression reads only values rooted at `roots` (`inputs`, or also `item`, `env`, the
+ * cached `steps`…), and no step status; `hashFiles` only with `files`. The one rule for what can be
+ * evaluated before a run, used by the analyzer (inputs only) and by the cache forecast of `plan`.
+ */
+export function readsOnly(expr: Expr, roots: ReadonlySet<string>, options: { files: boolean }): boolean {
   switch (expr.kind) {
     case 'literal':
       return true;
     case 'call':
-      return !STATUS_FUNCTIONS.has(expr.name) && expr.name !== 'hashFiles' && expr.args.every(onlyInputs);
+      return (
+        !STATUS_FUNCTIONS.has(expr.name) &&
+        (options.files || expr.name !== 'hashFiles') &&
+        expr.args.every((arg) => readsOnly(arg, roots, options))
+      );
     case 'binary':
-      return onlyInputs(expr.left) && onlyInputs(expr.right);
+      return readsOnly(expr.left, roots, options) && readsOnly(expr.right, roots, options);
     case 'not':
-      return onlyInputs(expr.operand);
+      return readsOnly(expr.operand, roots, options);
     case 'access':
-      return onlyInputs(expr.target);
+      return readsOnly(expr.target, roots, options);
     case 'path':
-      return expr.root === 'inputs';
+      return roots.has(expr.root);
   }
 }
+
+const INPUTS_ONLY: ReadonlySet<string> = new Set(['inputs']);
+
+/** Whether the expression can be evaluated before the run: it reads inputs only, and no files or step states. */
+const onlyInputs = (expr: Expr) => readsOnly(expr, INPUTS_ONLY, { files: false });
 
 export const knownAtPlanTime = (template: Template) =>
   template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
