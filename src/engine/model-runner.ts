@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { GatewayFailure } from '../gateway/failures.js';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import type { Resource, TaskResult } from '../gateway/types.js';
@@ -9,6 +8,7 @@ import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
+import { recordPaidRequest } from './paid-request.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
@@ -159,21 +159,9 @@ async function submit(
   if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
   const { row, index, slug } = item;
   const step = item.step.id;
-  // Before anything is journaled or sent: an item over the cap, or after a 402, is never sent.
-  const reserved = ctx.spend ? ctx.spend.reserve(slug, input, item.label) : ok({} as { costUsd?: number });
-  if (!reserved.ok) return reserved;
-  const { costUsd } = reserved.value;
-  const request = randomUUID();
-  // On disk before the POST leaves: a kill after this line leaves a trace of the paid request.
-  await ctx.journal.appendDurable({
-    type: 'request-sent',
-    row,
-    step,
-    index,
-    slug,
-    request,
-    ...(costUsd !== undefined ? { cost_usd: costUsd } : {}),
-  });
+  const recorded = await recordPaidRequest(ctx, item, input);
+  if (!recorded.ok) return recorded;
+  const { request, costUsd } = recorded.value;
   // No signal: a submission that has left is seen through to its answer, so that a stop
   // (Ctrl-C, a step timeout) never turns a known outcome into an unknown one.
   const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});

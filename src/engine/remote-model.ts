@@ -10,6 +10,7 @@ import type { TaskResult } from '../gateway/types.js';
 import { err, ok, type Result, unreachable } from '../result.js';
 import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
+import { recordPaidRequest } from './paid-request.js';
 import { interrupted, type StepFailure } from './failure.js';
 import type { RemoteItems } from './remote.js';
 
@@ -37,21 +38,12 @@ export async function submitAndWaitRemotely(
   const { row, index, slug } = item;
   const step = item.step.id;
   let costUsd: number | undefined;
-  const request = randomUUID();
+  let request: string = randomUUID();
   if (!resumedTaskId) {
-    const reserved = ctx.spend ? ctx.spend.reserve(slug, input, item.label) : ok({} as { costUsd?: number });
-    if (!reserved.ok) return reserved;
-    costUsd = reserved.value.costUsd;
     // On disk before the job is queued: from then on a worker may send it at any moment.
-    await ctx.journal.appendDurable({
-      type: 'request-sent',
-      row,
-      step,
-      index,
-      slug,
-      request,
-      ...(costUsd !== undefined ? { cost_usd: costUsd } : {}),
-    });
+    const recorded = await recordPaidRequest(ctx, item, input);
+    if (!recorded.ok) return recorded;
+    ({ request, costUsd } = recorded.value);
   }
   let journaledTask = resumedTaskId;
   const onSubmitted = (taskId: string) => {
