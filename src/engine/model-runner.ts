@@ -8,7 +8,7 @@ import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
-import { recordPaidRequest } from './paid-request.js';
+import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded } from './task-journal.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
@@ -176,29 +176,14 @@ async function submit(
         request,
         message: underlyingMessage(failure),
       });
-    else {
-      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: failure.reason });
-      ctx.spend?.release(costUsd);
-      if (failure.reason === 'insufficient-balance') ctx.spend?.stopForBalance(failure.message);
-    }
+    else recordRefused(ctx, item, failure, costUsd);
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
   const taskId = submitted.value.taskId;
-  ctx.journal.append({
-    type: 'task-submitted',
-    row,
-    step,
-    index,
-    slug,
-    request,
-    task_id: taskId,
-    input: inputForJournal(input),
-  });
-  ctx.report.taskSubmitted(item.label, taskId);
+  recordSubmitted(ctx, item, request, taskId, inputForJournal(input));
   return ok(taskId);
 }
 
-/** An input as the journal keeps it for the report: strings past 2,000 characters are cut. */
 /** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
 const underlyingMessage = (failure: GatewayFailure): string =>
   failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;
@@ -232,24 +217,7 @@ async function awaitTask(
       return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
     }
     const { result, polls } = waited.value;
-    ctx.log.info({ task: taskId, step: item.label, status: result.status, polls }, 'task ended');
-    ctx.journal.append({
-      type: 'task-finished',
-      row: item.row,
-      step: item.step.id,
-      index: item.index,
-      task_id: taskId,
-      status: result.status,
-      duration_ms: result.durationMs ?? null,
-      result_expires_at: result.resultExpiresAt ?? null,
-      polls,
-      ...(result.error ? { error: result.error.message } : {}),
-    });
-    const elapsed =
-      result.submitTime !== undefined && result.endTime !== undefined
-        ? result.endTime - result.submitTime
-        : ctx.clock.now() - submittedAt;
-    if (result.state === 'succeeded') ctx.durations.observe(slug, type, input, elapsed);
+    recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt });
     return ok(result);
   } finally {
     ctx.webhook?.forget(taskId);

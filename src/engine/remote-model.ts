@@ -10,24 +10,14 @@ import type { TaskResult } from '../gateway/types.js';
 import { err, ok, type Result, unreachable } from '../result.js';
 import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
-import { recordPaidRequest } from './paid-request.js';
+import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
 import { interrupted, type StepFailure } from './failure.js';
 import type { RemoteItems } from './remote.js';
-
-/** The item as model-runner names it. */
-interface Item {
-  row: number;
-  step: { id: string };
-  index: number;
-  slug: string;
-  type: string;
-  label: string;
-}
 
 export async function submitAndWaitRemotely(
   ctx: EngineContext,
   remote: RemoteItems,
-  item: Item,
+  item: TaskItem,
   input: Record<string, unknown>,
   resumedTaskId: string | undefined,
   signal: AbortSignal,
@@ -49,17 +39,7 @@ export async function submitAndWaitRemotely(
   const onSubmitted = (taskId: string) => {
     if (journaledTask === taskId) return;
     journaledTask = taskId;
-    ctx.journal.append({
-      type: 'task-submitted',
-      row,
-      step,
-      index,
-      slug,
-      request,
-      task_id: taskId,
-      input: journaledInput,
-    });
-    ctx.report.taskSubmitted(item.label, taskId);
+    recordSubmitted(ctx, item, request, taskId, journaledInput);
   };
   const submittedAt = ctx.clock.now();
   const end = await remote.model(
@@ -82,14 +62,11 @@ export async function submitAndWaitRemotely(
   );
   switch (end.kind) {
     case 'refused':
-      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: end.failure.reason });
-      ctx.spend?.release(costUsd);
-      if (end.failure.reason === 'insufficient-balance') ctx.spend?.stopForBalance(end.failure.message);
+      recordRefused(ctx, item, end.failure, costUsd);
       return err(end.failure);
     case 'withdrawn':
       // Taken off the queue before any worker had it: certainly never sent.
-      ctx.journal.append({ type: 'submission-refused', row, step, index, reason: 'withdrawn' });
-      ctx.spend?.release(costUsd);
+      recordRefused(ctx, item, { reason: 'withdrawn' }, costUsd);
       return err(interrupted('the run was stopped before this task was submitted'));
     case 'unknown':
       ctx.journal.append({ type: 'submission-unknown', row, step, index, request, message: end.message });
@@ -100,29 +77,10 @@ export async function submitAndWaitRemotely(
     case 'unread':
       onSubmitted(end.taskId);
       return err({ ...end.failure, taskId: end.taskId });
-    case 'ended': {
+    case 'ended':
       onSubmitted(end.taskId);
-      const { result } = end;
-      ctx.log.info({ task: end.taskId, step: item.label, status: result.status, polls: end.polls }, 'task ended');
-      ctx.journal.append({
-        type: 'task-finished',
-        row,
-        step,
-        index,
-        task_id: end.taskId,
-        status: result.status,
-        duration_ms: result.durationMs ?? null,
-        result_expires_at: result.resultExpiresAt ?? null,
-        polls: end.polls,
-        ...(result.error ? { error: result.error.message } : {}),
-      });
-      const elapsed =
-        result.submitTime !== undefined && result.endTime !== undefined
-          ? result.endTime - result.submitTime
-          : ctx.clock.now() - submittedAt;
-      if (result.state === 'succeeded') ctx.durations.observe(slug, item.type, input, elapsed);
-      return ok(result);
-    }
+      recordTaskEnded(ctx, item, input, { taskId: end.taskId, result: end.result, polls: end.polls, submittedAt });
+      return ok(end.result);
     default:
       return unreachable(end);
   }
@@ -141,32 +99,21 @@ const optional = <K extends string, V>(key: K, value: V | undefined): Partial<Re
 export async function recallSubmission(
   ctx: EngineContext,
   remote: RemoteItems,
-  item: Item,
+  item: TaskItem,
   journaledInput: Record<string, unknown> | undefined,
 ): Promise<{ taskId: string | undefined } | undefined> {
   const key = itemKey(item.row, item.step.id, item.index);
   const unanswered = ctx.resume?.unansweredSubmissions.get(key);
   if (!unanswered || ctx.resume?.submittedTasks.has(key)) return undefined;
   const recalled = await remote.recall(unanswered.request);
-  const { row, index, slug } = item;
-  const step = item.step.id;
   if (recalled.kind === 'unknown') return undefined;
   ctx.resume!.unansweredSubmissions.delete(key);
   if (recalled.kind === 'unsent') {
-    ctx.journal.append({ type: 'submission-refused', row, step, index, reason: 'withdrawn' });
+    // Nothing reserved for it in this run: the earlier run's reservation went with it.
+    recordRefused(ctx, item, { reason: 'withdrawn' }, undefined);
     return { taskId: undefined };
   }
-  const { request } = unanswered;
-  ctx.journal.append({
-    type: 'task-submitted',
-    row,
-    step,
-    index,
-    slug,
-    request,
-    task_id: recalled.taskId,
-    input: journaledInput,
-  });
+  recordSubmitted(ctx, item, unanswered.request, recalled.taskId, journaledInput, { announce: false });
   ctx.report.note(
     `${item.label}: task ${recalled.taskId}, recorded by a worker after the earlier run stopped, is read`,
   );

@@ -84,24 +84,7 @@ async function waitFor(condition: () => boolean, describe: () => string, ms = 30
  * none `submitting`), for a kill that tests the take-over. A kill while a POST is on the wire
  * leaves that one submission's outcome unknown, as in one process: the rule, not what is tested.
  */
-async function quietMoment(queue: string): Promise<void> {
-  const client = new Redis(redis.url);
-  try {
-    for (;;) {
-      const keys = await client.keys(`pipeline:workers:${queue}:submission:*`);
-      const states = await Promise.all(keys.map((key) => client.hget(key, 'state')));
-      if (!states.includes('submitting')) return;
-    }
-  } finally {
-    client.disconnect();
-  }
-}
-
-/**
- * As quietMoment, and the worker with process id `pid` is polling a task it sent (its record says
- * submitted and its job is active): killing it then leaves a task for another worker to take over.
- */
-async function takeOverMoment(queue: string, pid: number): Promise<void> {
+async function quietMoment(queue: string, options: { pollingWorker?: number } = {}): Promise<void> {
   const client = new Redis(redis.url);
   try {
     for (;;) {
@@ -111,15 +94,18 @@ async function takeOverMoment(queue: string, pid: number): Promise<void> {
           async (key): Promise<Record<string, string> & { key: string }> => ({ ...(await client.hgetall(key)), key }),
         ),
       );
+      if (records.some((record) => record.state === 'submitting')) continue;
+      if (options.pollingWorker === undefined) return;
+      // With `pollingWorker` (a process id): also that worker polls a task it sent (its record says
+      // submitted, its job is active), so killing it leaves a task for another worker to take over.
       const active = new Set(await client.lrange(`bull:${queue}:active`, 0, -1));
-      const sending = records.some((record) => record.state === 'submitting');
-      const polling = records.some(
+      const polled = records.some(
         (record) =>
           record.state === 'submitted' &&
-          record.owner?.includes(`-${pid}-`) &&
+          record.owner?.includes(`-${options.pollingWorker}-`) &&
           active.has(record.key.slice(record.key.lastIndexOf(':') + 1)),
       );
-      if (!sending && polling) return;
+      if (polled) return;
     }
   } finally {
     client.disconnect();
@@ -213,7 +199,7 @@ describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', 
         () => JSON.stringify(gateway.stats().tasks),
         120_000,
       );
-      await takeOverMoment('kill', workers[0]!.process.pid!);
+      await quietMoment('kill', { pollingWorker: workers[0]!.process.pid! });
       workers[0]!.process.kill('SIGKILL');
       const run = await running.process;
       expect(run.exitCode, String(run.stderr)).toBe(0);
