@@ -1,4 +1,5 @@
 import { expectedMs, type LearnedDuration } from '../expected-durations.js';
+import { type LearnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
@@ -16,6 +17,10 @@ export function workUnits(type: string, input: Record<string, unknown>): number 
  */
 export class DurationModel {
   private readonly perUnit = new Map<string, LearnedDuration>();
+  /** Models whose time one task is probing now, nothing being learned of them yet. */
+  private readonly probing = new Set<string>();
+  /** Told when a model's first time is learned: the tasks waiting on a guess. */
+  private readonly onFirstLearned = new Map<string, Set<() => void>>();
 
   /**
    * `earlier`: what earlier runs learned (a new run polls well from its first task);
@@ -46,6 +51,55 @@ export class DurationModel {
     return Math.round((learned.mean + Math.sqrt(learned.variance)) * workUnits(type, input) + 100);
   }
 
+  /**
+   * How to read a task of `slug` submitted at `submittedAt` (see `modelTaskSchedule`): learned, on
+   * a guess as the model's probe, or on a guess waiting for what the probe learns. `guess` is what
+   * the submitter knew when this model knows nothing (a worker's job carries the coordinator's).
+   * Call `done` when the task has ended, so that another task may probe if this one taught nothing.
+   */
+  pollSchedule(
+    slug: string,
+    type: string,
+    input: Record<string, unknown>,
+    task: {
+      now: number;
+      submittedAt: number;
+      maxIntervalMs: number;
+      webhook: boolean;
+      guess?: { expectedMs: number; firstPollMs?: number };
+    },
+  ): { schedule: Omit<PollSchedule, 'delivered' | 'signal'>; done: () => void } {
+    const known = this.perUnit.has(slug);
+    const expectedMs = known
+      ? this.expected(slug, type, input)
+      : (task.guess?.expectedMs ?? this.expected(slug, type, input));
+    const firstPollMs = known ? this.firstPoll(slug, type, input) : task.guess?.firstPollMs;
+    const guessed = firstPollMs === undefined && !task.webhook;
+    const probe = guessed && !this.probing.has(slug);
+    if (probe) this.probing.add(slug);
+    const schedule = modelTaskSchedule(task.now, {
+      expectedMs,
+      firstPollMs,
+      submittedAt: task.submittedAt,
+      maxIntervalMs: task.maxIntervalMs,
+      webhook: task.webhook,
+      probe,
+    });
+    if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
+    let wake = () => {};
+    const learned = new Promise<LearnedReads>((resolve) => {
+      wake = () =>
+        resolve({
+          firstAt: task.submittedAt + this.firstPoll(slug, type, input)!,
+          intervalMs: Math.max(1000, Math.round(this.expected(slug, type, input) / 5)),
+        });
+    });
+    const waiting = this.onFirstLearned.get(slug) ?? new Set();
+    waiting.add(wake);
+    this.onFirstLearned.set(slug, waiting);
+    return { schedule: { ...schedule, learned }, done: () => waiting.delete(wake) };
+  }
+
   observe(slug: string, type: string, input: Record<string, unknown>, elapsedMs: number): void {
     const units = workUnits(type, input);
     if (!(elapsedMs > 0) || !(units > 0)) return;
@@ -59,5 +113,8 @@ export class DurationModel {
     const learned = { mean, variance, samples: (current?.samples ?? 0) + 1 };
     this.perUnit.set(slug, learned);
     this.onLearned?.(slug, learned);
+    const waiting = this.onFirstLearned.get(slug);
+    this.onFirstLearned.delete(slug);
+    for (const wake of waiting ?? []) wake();
   }
 }

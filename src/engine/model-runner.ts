@@ -4,7 +4,7 @@ import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
-import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
+import { waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
@@ -199,14 +199,13 @@ async function awaitTask(
 ): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
+  const { schedule, done } = ctx.durations.pollSchedule(slug, type, input, {
+    now: ctx.clock.now(),
+    submittedAt,
+    maxIntervalMs: ctx.plan.settings.pollMs,
+    webhook: delivered !== undefined,
+  });
   try {
-    const schedule = modelTaskSchedule(ctx.clock.now(), {
-      expectedMs: ctx.durations.expected(slug, type, input),
-      firstPollMs: ctx.durations.firstPoll(slug, type, input),
-      submittedAt,
-      maxIntervalMs: ctx.plan.settings.pollMs,
-      webhook: delivered !== undefined,
-    });
     const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
       ...schedule,
       signal,
@@ -220,6 +219,7 @@ async function awaitTask(
     recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt });
     return ok(result);
   } finally {
+    done();
     ctx.webhook?.forget(taskId);
   }
 }

@@ -14,15 +14,33 @@ export interface PollSchedule {
   /** The longest wait between two reads. */
   maxIntervalMs: number;
   /**
+   * Until a wait reaches this length, each wait is twice the one before (a task whose time is only
+   * guessed is probed early: 1 s, 2 s, 4 s, …, in case the guess is far too long).
+   */
+  rampToMs?: number;
+  /**
    * From this clock time on, each wait is half as long again as the one before; until then the
    * waits stay even (a first guess is checked at even steps up to the guess).
    */
   growFrom: number;
+  /**
+   * Resolves when the model's time has been learned (from another task) while this one waits on a
+   * guess: from then on it is read as a learned task is.
+   */
+  learned?: Promise<LearnedReads>;
   /** With webhooks: resolves when the result arrives; reads become a slow safety net. */
   delivered?: Promise<TaskResult>;
   /** How long after the call a task still running is given up on (a `timeout` failure). */
   timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+/** How a task is read once its model's time is known. */
+export interface LearnedReads {
+  /** The clock time of the first read: when a typical task submitted with this one is done. */
+  firstAt: number;
+  /** The wait after a read that finds it still running, growing by half from there. */
+  intervalMs: number;
 }
 
 export interface Waited {
@@ -33,9 +51,13 @@ export interface Waited {
 /**
  * The schedule for a task the engine submitted. Once the model's time is learned, the first poll
  * comes when a typical task is done (a standard deviation past the mean), later ones back off from
- * a fifth of that time. Before anything is learned the first guess may be far off either way, so
- * polls come every quarter of it until it has passed, and back off from there. With a webhook the
- * first poll waits three times as long: it is only there in case the delivery is lost.
+ * a fifth of that time. Before anything is learned the first guess may be far off either way, and
+ * one task of the model at a time probes it (`probe`): reads at 1 s, 2 s, 4 s, … up to a quarter of
+ * the guess, then every quarter until the guess has passed, and back off from there. The tasks
+ * submitted meanwhile wait for what the probe learns (`learned`), or read first at the guess if it
+ * has learned nothing by then: a batch's first wave costs one probe's reads, not one per task.
+ * With a webhook the first poll waits three times as long: it is only there in case the delivery
+ * is lost.
  */
 export function modelTaskSchedule(
   now: number,
@@ -45,16 +67,32 @@ export function modelTaskSchedule(
     submittedAt: number;
     maxIntervalMs: number;
     webhook: boolean;
+    /** Nothing learned: this task is the one that probes the model's time (see above). */
+    probe?: boolean;
   },
-): Omit<PollSchedule, 'delivered' | 'signal'> {
+): Omit<PollSchedule, 'delivered' | 'signal' | 'learned'> {
   const { expectedMs, firstPollMs, submittedAt, maxIntervalMs } = task;
-  const learned = firstPollMs !== undefined;
-  const firstAt = task.webhook ? expectedMs * 3 : (firstPollMs ?? expectedMs / 4);
+  const quarter = Math.max(1000, Math.round(expectedMs / 4));
+  if (task.webhook || firstPollMs !== undefined)
+    return {
+      firstDelayMs: Math.max(200, submittedAt + Math.round(task.webhook ? expectedMs * 3 : firstPollMs!) - now),
+      intervalMs: Math.max(1000, Math.round(expectedMs / 5)),
+      maxIntervalMs,
+      growFrom: Number.NEGATIVE_INFINITY,
+    };
+  if (task.probe)
+    return {
+      firstDelayMs: Math.max(200, submittedAt + 1000 - now),
+      intervalMs: 1000,
+      maxIntervalMs,
+      rampToMs: quarter,
+      growFrom: submittedAt + expectedMs,
+    };
   return {
-    firstDelayMs: Math.max(200, submittedAt + Math.round(firstAt) - now),
-    intervalMs: Math.max(1000, Math.round(expectedMs / (learned ? 5 : 4))),
+    firstDelayMs: Math.max(200, submittedAt + expectedMs - now),
+    intervalMs: quarter,
     maxIntervalMs,
-    growFrom: learned ? Number.NEGATIVE_INFINITY : submittedAt + expectedMs,
+    growFrom: Number.NEGATIVE_INFINITY,
   };
 }
 
@@ -79,13 +117,26 @@ export async function waitForTask(
 ): Promise<Result<Waited, GatewayFailure>> {
   const { signal, delivered, timeoutMs } = schedule;
   const deadline = timeoutMs === undefined ? undefined : clock.now() + timeoutMs;
+  let learned = schedule.learned;
   let polls = 0;
   let delay = schedule.firstDelayMs;
   let interval = schedule.intervalMs;
+  let rampTo = schedule.rampToMs ?? 0;
+  let growFrom = schedule.growFrom;
   for (;;) {
-    const arrived = await pause(clock, delay, signal, delivered);
+    const arrived = await pause(clock, delay, signal, delivered, learned);
     if (!arrived.ok) return arrived;
-    if (arrived.value) return ok({ result: arrived.value, polls });
+    if (arrived.value?.kind === 'delivered') return ok({ result: arrived.value.result, polls });
+    if (arrived.value?.kind === 'learned') {
+      // Read when a typical task submitted with this one is done, and as a learned task from then on.
+      const reads = arrived.value.reads;
+      learned = undefined;
+      delay = Math.max(0, reads.firstAt - clock.now());
+      interval = reads.intervalMs;
+      rampTo = 0;
+      growFrom = Number.NEGATIVE_INFINITY;
+      continue;
+    }
     const read = await client.task(taskId, signal);
     polls++;
     if (!read.ok) return read;
@@ -94,28 +145,38 @@ export async function waitForTask(
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     delay = Math.min(interval, schedule.maxIntervalMs, left);
-    if (clock.now() >= schedule.growFrom) interval = Math.round(interval * 1.5);
+    if (interval < rampTo) interval = Math.min(interval * 2, rampTo);
+    else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
   }
 }
 
-/** Sleeps `ms`, or less if the delivery comes first (then answers it); a stop is an `aborted` failure. */
+type Interruption = { kind: 'delivered'; result: TaskResult } | { kind: 'learned'; reads: LearnedReads };
+
+/**
+ * Sleeps `ms`, or less if the delivery or the learned time comes first (then answers it); a stop
+ * is an `aborted` failure.
+ */
 async function pause(
   clock: Clock,
   ms: number,
   signal: AbortSignal | undefined,
   delivered: Promise<TaskResult> | undefined,
-): Promise<Result<TaskResult | undefined, GatewayFailure>> {
+  learned: Promise<LearnedReads> | undefined,
+): Promise<Result<Interruption | undefined, GatewayFailure>> {
   if (signal?.aborted) return err(abortedFailure(false));
-  // The sleep is cancelled when the delivery wins, so that no timer is left on the clock.
+  // The sleep is cancelled when something else wins, so that no timer is left on the clock.
   const cancel = new AbortController();
   const both = signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal;
   const slept = sleep(clock, ms, both).then(
     () => ok(undefined),
     () => err(abortedFailure(false)),
   );
-  if (!delivered) return slept;
-  const winner = await Promise.race([slept, delivered.then((result) => ok(result))]);
+  if (!delivered && !learned) return slept;
+  const racers: Array<Promise<Result<Interruption | undefined, GatewayFailure>>> = [slept];
+  if (delivered) racers.push(delivered.then((result) => ok({ kind: 'delivered' as const, result })));
+  if (learned) racers.push(learned.then((reads) => ok({ kind: 'learned' as const, reads })));
+  const winner = await Promise.race(racers);
   cancel.abort();
   return winner;
 }

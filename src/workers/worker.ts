@@ -17,7 +17,7 @@ import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
 import { runLlm, runWebFetch, runWebSearch } from '../engine/runners.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { err } from '../result.js';
-import { modelTaskSchedule, waitForTask } from '../scheduler/poller.js';
+import { waitForTask } from '../scheduler/poller.js';
 import { RedisBlobs } from './blobs.js';
 import { beat, leave } from './heartbeats.js';
 import { reachable } from './coordinator.js';
@@ -222,24 +222,30 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const durations = new DurationModel();
 
   async function poll(data: ModelJob, taskId: string, submittedAt: number, signal: AbortSignal): Promise<ModelJobEnd> {
-    const learnedFirstPoll = durations.firstPoll(data.slug, data.type, data.input);
-    const schedule = modelTaskSchedule(options.clock.now(), {
-      expectedMs:
-        learnedFirstPoll === undefined ? data.expectedMs : durations.expected(data.slug, data.type, data.input),
-      firstPollMs: learnedFirstPoll ?? data.firstPollMs,
+    // The coordinator's figures serve until this worker has learned the model itself.
+    const { schedule, done } = durations.pollSchedule(data.slug, data.type, data.input, {
+      now: options.clock.now(),
       submittedAt,
       maxIntervalMs: data.maxPollIntervalMs,
       webhook: false,
+      guess: {
+        expectedMs: data.expectedMs,
+        ...(data.firstPollMs === undefined ? {} : { firstPollMs: data.firstPollMs }),
+      },
     });
-    const waited = await waitForTask(options.client, options.clock, taskId, { ...schedule, signal });
-    if (!waited.ok) {
-      if (signal.aborted) return { kind: 'interrupted', taskId };
-      return { kind: 'unread', taskId, failure: fromGateway(waited.error, `reading task ${taskId}`) };
+    try {
+      const waited = await waitForTask(options.client, options.clock, taskId, { ...schedule, signal });
+      if (!waited.ok) {
+        if (signal.aborted) return { kind: 'interrupted', taskId };
+        return { kind: 'unread', taskId, failure: fromGateway(waited.error, `reading task ${taskId}`) };
+      }
+      const { result } = waited.value;
+      if (result.state === 'succeeded' && result.submitTime !== undefined && result.endTime !== undefined)
+        durations.observe(data.slug, data.type, data.input, result.endTime - result.submitTime);
+      return { kind: 'ended', taskId, result, polls: waited.value.polls };
+    } finally {
+      done();
     }
-    const { result } = waited.value;
-    if (result.state === 'succeeded' && result.submitTime !== undefined && result.endTime !== undefined)
-      durations.observe(data.slug, data.type, data.input, result.endTime - result.submitTime);
-    return { kind: 'ended', taskId, result, polls: waited.value.polls };
   }
 
   // Alive while this runs: a coordinator whose workers all stopped beating says so.

@@ -3,7 +3,7 @@ import type { GatewayClient } from '../../src/gateway/client.js';
 import { httpFailure, type GatewayFailure } from '../../src/gateway/failures.js';
 import type { TaskResult } from '../../src/gateway/types.js';
 import { err, ok, type Result } from '../../src/result.js';
-import { byIdSchedule, modelTaskSchedule, waitForTask } from '../../src/scheduler/poller.js';
+import { byIdSchedule, type LearnedReads, modelTaskSchedule, waitForTask } from '../../src/scheduler/poller.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const task = (state: 'running' | 'succeeded', taskId = 'task_1'): TaskResult => ({
@@ -30,7 +30,7 @@ function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number;
 }
 
 describe('waitForTask on the model schedule', () => {
-  it('before anything is learned: reads every quarter of the guess until it has passed, then backs off by half, capped', async () => {
+  it('before anything is learned, the probe reads at 1 s, 2 s, 4 s, … up to a quarter of the guess, evenly until the guess, then backs off by half, capped', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 80_000);
     const schedule = modelTaskSchedule(clock.now(), {
@@ -39,12 +39,69 @@ describe('waitForTask on the model schedule', () => {
       submittedAt: clock.now(),
       maxIntervalMs: 20_000,
       webhook: false,
+      probe: true,
     });
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(200_000);
     const waited = await waiting;
-    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 7 });
-    expect(reads).toEqual([10_000, 20_000, 30_000, 40_000, 50_000, 65_000, 85_000]);
+    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 11 });
+    const seconds = reads.map((ms) => ms / 1000);
+    expect(seconds).toEqual([1, 2, 4, 8, 16, 26, 36, 46, 56, 71, 91]);
+  });
+
+  it('a probe finds a task far shorter than the guess within a second or so', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 3000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 15_000,
+      webhook: false,
+      probe: true,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', schedule);
+    await clock.advance(10_000);
+    expect((await waiting).ok).toBe(true);
+    expect(reads).toEqual([1000, 2000, 4000]);
+  });
+
+  it('a task waiting for the probe reads nothing until the time is learned, then when a typical task is done', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 15_000);
+    let learn!: (reads: LearnedReads) => void;
+    const learned = new Promise<LearnedReads>((resolve) => (learn = resolve));
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 15_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, learned });
+    await clock.advance(12_000);
+    expect(reads).toEqual([]);
+    learn({ firstAt: clock.now() + 2000, intervalMs: 2000 });
+    await clock.advance(10_000);
+    const waited = await waiting;
+    expect(waited.ok && waited.value.polls).toBe(2);
+    expect(reads).toEqual([14_000, 16_000]);
+  });
+
+  it('a task waiting for a probe that learns nothing reads first at the guess, then every quarter of it growing by half', async () => {
+    const clock = new ManualClock();
+    const { client, reads } = fakeClient(clock, 60_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 40_000,
+      firstPollMs: undefined,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', { ...schedule, learned: new Promise(() => {}) });
+    await clock.advance(100_000);
+    expect((await waiting).ok).toBe(true);
+    expect(reads).toEqual([40_000, 50_000, 65_000]);
   });
 
   it('once learned: the first read when a typical task is done, then back-off from a fifth of the expected time', async () => {
