@@ -57,35 +57,3 @@ export function paintScene(raster: Raster, variant: number): void {
 function lerp(a: number, b: number, t: number): number {
   return Math.round(a + (b - a) * t);
 }
-
-/** Nearest-neighbour resample of `source` to fill `target` completely (cropping to keep proportions). */
-export function drawCover(target: Raster, source: Raster, x0 = 0, y0 = 0, w = target.width, h = target.height): void {
-  const scale = Math.max(w / source.width, h / source.height);
-  const offsetX = (source.width * scale - w) / 2;
-  const offsetY = (source.height * scale - h) / 2;
-  for (let y = 0; y < h; y++) {
-    const ty = y0 + y;
-    if (ty < 0 || ty >= target.height) continue;
-    const sy = Math.min(source.height - 1, Math.floor((y + offsetY) / scale));
-    for (let x = 0; x < w; x++) {
-      const tx = x0 + x;
-      if (tx < 0 || tx >= target.width) continue;
-      const sx = Math.min(source.width - 1, Math.floor((x + offsetX) / scale));
-      const si = (sy * source.width + sx) * 3;
-      const ti = (ty * target.width + tx) * 3;
-      target.data[ti] = source.data[si]!;
-      target.data[ti + 1] = source.data[si + 1]!;
-      target.data[ti + 2] = source.data[si + 2]!;
-    }
-  }
-}
-
-/** Blends every pixel toward `color` by `amount` (0..1): the visible trace of an edit instruction. */
-export function tint(raster: Raster, color: Rgb, amount: number): void {
-  const { data } = raster;
-  for (let i = 0; i < data.length; i += 3) {
-    data[i] = Math.round(data[i]! * (1 - amount) + color[0] * amount);
-    data[i + 1] = Math.round(data[i + 1]! * (1 - amount) + color[1] * amount);
-    data[i + 2] = Math.round(data[i + 2]! * (1 - amount) + color[2] * amount);
-  }
-}
