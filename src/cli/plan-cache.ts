@@ -1,5 +1,5 @@
 import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
-import { renderCommand } from '../engine/command.js';
+import { runnerOf } from '../actions/runners.js';
 import { renderValue, truthy } from '../engine/values.js';
 import type { Expr, Scope } from '../expressions/expressions.js';
 import { readsOnly } from '../recipe/known-values.js';
@@ -34,7 +34,7 @@ function knownBeforeRun(value: ValueTemplate | undefined): boolean {
 const forecastable = (step: PlannedStep, known: Scope['steps']) =>
   step.cache.enabled &&
   step.dependsOn.every((id) => id in known) &&
-  [step.with, step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
+  ['with' in step ? step.with : step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
 
 /**
  * Where the forecast looks an entry up, reading only: the local store, then the remote tier's
@@ -108,8 +108,7 @@ async function forecastStep(
   const outputs: unknown[] = [];
   for (const [index, item] of items.value.entries()) {
     const itemScope = step.forEach ? { ...scope, item, index } : scope;
-    const input =
-      step.action === 'run' ? renderCommand(step.run!, itemScope, step.id) : renderValue(step.with, itemScope, step.id);
+    const input = runnerOf(step).render(step, itemScope, step.id);
     if (!input.ok) continue;
     const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
     const entry = key.ok ? await store.get(key.value, step.cache.ttlMs) : undefined;

@@ -1,4 +1,5 @@
-import { expectedMs, type LearnedDuration } from '../expected-durations.js';
+import { expectedMs } from '../actions/durations.js';
+import type { LearnedDuration } from '../expected-durations.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
