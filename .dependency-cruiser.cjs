@@ -183,6 +183,15 @@ module.exports = {
       to: { path: [ACTION_PLANS, ACTION_CARDS] },
     },
     {
+      name: 'whole-actions-for-contributors',
+      comment:
+        'src/actions/registry.ts loads every layer of every action: no layer may load it, or the analyzer would load ' +
+        'the engine.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/actions/registry\\.ts$' },
+    },
+    {
       name: 'no-circular',
       comment: 'A cycle makes two modules one; split out what they share.',
       severity: 'error',
