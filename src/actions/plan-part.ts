@@ -43,6 +43,8 @@ export interface ActionPlan<S extends PlannedStep> {
   draft(ctx: DraftContext): ActionDraft;
   /** Its own fields of the planned step, from the draft. */
   plan(draft: StepDraft): OwnFields<S>;
+  /** Whether its runs send requests to the gateway (a local command sends none): a plan of none needs no key. */
+  sendsRequests: boolean;
   /** Whether a failed step is retried `settings.retries` times when it does not say `retry:`. */
   retriesByDefault: boolean;
   /** The step cache's defaults: on when `settings.cache` is (unless false here), and how long an entry lasts. */

@@ -1,4 +1,5 @@
 import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
+import { plannerOf } from '../actions/planners.js';
 import { runnerOf } from '../actions/runners.js';
 import { renderValue, truthy } from '../engine/values.js';
 import type { Expr, Scope } from '../expressions/expressions.js';
@@ -80,7 +81,7 @@ export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Sco
       const forecast = forecastable(step, known) ? await forecastStep(step, scope, store, files, hashes) : undefined;
       if (forecast) cached.set(step.id, cached.get(step.id)! + forecast.hits);
       if (forecast?.whole) known[step.id] = { outputs: forecast.outputs, outcome: 'success', conclusion: 'success' };
-      else if (step.action !== 'run') sendsNothing = false;
+      else if (plannerOf(step).sendsRequests) sendsNothing = false;
     }
   }
   return { cached, sendsNothing };

@@ -28,6 +28,7 @@ function missingParts(definition: ActionDefinition<PlannedStep>): string[] {
       plan: 'function',
       estimate: 'function',
       price: 'function',
+      sendsRequests: 'boolean',
       retriesByDefault: 'boolean',
       cache: 'object',
     },

@@ -55,6 +55,7 @@ export const llmPlan: ActionPlan<LlmStep> = {
     };
   },
   plan: (draft) => ({ action: 'llm', with: draft.with }),
+  sendsRequests: true,
   retriesByDefault: true,
   cache: CACHED_FOR_GOOD,
   estimate: (_step, { known }, tally) => {

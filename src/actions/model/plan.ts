@@ -66,6 +66,7 @@ export const modelPlan: ActionPlan<ModelStep> = {
     model: draft.model ?? { slug: draft.raw.uses ?? '', type: 'unknown' },
     with: draft.with,
   }),
+  sendsRequests: true,
   retriesByDefault: true,
   cache: CACHED_FOR_GOOD,
   estimate: (step, { known, dynamic, eachMs }, tally) => {

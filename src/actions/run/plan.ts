@@ -22,6 +22,7 @@ export const runPlan: ActionPlan<RunStep> = {
     run: draft.run ?? { kind: 'literal', value: '' },
     runsOn: draft.raw.runs_on ?? 'local',
   }),
+  sendsRequests: false,
   // A local command that failed rarely succeeds unchanged: it is retried only when it says `retry:`.
   retriesByDefault: false,
   // A command may read or write anything, which no key can see: it is cached only when it asks.

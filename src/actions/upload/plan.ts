@@ -18,6 +18,7 @@ export const uploadPlan: ActionPlan<UploadStep> = {
     mediaFields: [{ field: 'path', media: 'any', list: false }],
   }),
   plan: (draft) => ({ action: 'upload', with: draft.with }),
+  sendsRequests: true,
   retriesByDefault: true,
   cache: CACHED_FOR_GOOD,
   estimate: (step, { plan, known }, tally) => {

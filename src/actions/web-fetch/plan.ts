@@ -36,6 +36,7 @@ export const webFetchPlan: ActionPlan<WebFetchStep> = {
   ...namedAs('web-fetch'),
   draft: ({ deps }) => ({ inputSchema: stepSchema(deps.schemas.tools), outputs: OUTPUTS, mediaFields: [] }),
   plan: (draft) => ({ action: 'web-fetch', with: draft.with }),
+  sendsRequests: true,
   retriesByDefault: true,
   cache: { byDefault: true, ttlMs: WEB_TTL_MS },
   estimate: (step, { plan }, tally) => {

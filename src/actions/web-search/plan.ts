@@ -13,6 +13,7 @@ export const webSearchPlan: ActionPlan<WebSearchStep> = {
   ...namedAs('web-search'),
   draft: ({ deps }) => ({ inputSchema: deps.schemas.tools['web-search'], outputs: OUTPUTS, mediaFields: [] }),
   plan: (draft) => ({ action: 'web-search', with: draft.with }),
+  sendsRequests: true,
   retriesByDefault: true,
   cache: { byDefault: true, ttlMs: WEB_TTL_MS },
   estimate: (step, _runs, tally) => {
