@@ -1,9 +1,10 @@
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { execa } from 'execa';
 import { commandEnvironment } from '../../credentials.js';
 import { type Command, isShellCommand, renderCommand } from '../../engine/command.js';
 import type { EngineContext } from '../../engine/context.js';
 import { failed, interrupted } from '../../engine/failure.js';
-import { filesNamedBy } from '../../engine/remote-items.js';
 import type { RunStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
@@ -56,6 +57,26 @@ export async function runCommandIn(
     json = null;
   }
   return ok({ stdout: String(result.stdout), stderr: String(result.stderr), exit_code: exitCode, json });
+}
+
+/**
+ * The local files a command names: each value of its expressions (an argv element, or the value
+ * of a `${{ … }}` of a shell command) that is the path of a file here, absolute or relative to
+ * the run folder, where the command runs. Those are what a worker elsewhere needs to run it.
+ */
+function filesNamedBy(command: Command, runDir: string): Array<{ value: string; path: string }> {
+  const values = Array.isArray(command)
+    ? command.slice(1).map(String)
+    : isShellCommand(command)
+      ? Object.values(command.env)
+      : [];
+  const files = new Map<string, string>();
+  for (const value of values) {
+    if (value.length === 0 || value.length > 4096 || value.includes('\n') || files.has(value)) continue;
+    const path = isAbsolute(value) ? value : resolve(runDir, value);
+    if (existsSync(path) && statSync(path).isFile()) files.set(value, path);
+  }
+  return [...files].map(([value, path]) => ({ value, path }));
 }
 
 export const runRun: ActionRun<RunStep> = {
