@@ -11,7 +11,7 @@
  * Paths are relative to the folder cruised from, so the same rules run over the repository and over
  * the small fixture that proves they can fail.
  */
-const CLIENT_SIDE = '^src/(gateway|scheduler|engine|store|recipe|expressions|cli)/|^src/plan\\.ts$';
+const CLIENT_SIDE = '^src/(gateway|scheduler|engine|store|recipe|expressions|cli|actions)/|^src/plan\\.ts$';
 const BASE = [
   '^src/clock\\.ts$',
   '^src/credentials\\.ts$',
@@ -25,7 +25,19 @@ const BASE = [
   '^src/files/',
   '^src/wire/',
 ];
-const UPPER_LAYERS = '^src/(cli|engine|scheduler|gateway|store|recipe|local-gateway)/|^src/plan\\.ts$';
+const UPPER_LAYERS = '^src/(cli|engine|scheduler|gateway|store|recipe|local-gateway|actions)/|^src/plan\\.ts$';
+
+/**
+ * An action (src/actions/<kind>/) is one folder, its parts split by layer so that each layer
+ * loads only its own: `duration.ts` (base: read by the analyzer and the engine), `plan.ts` (the
+ * analyzer's layer), `run.ts` (the engine's), `card.ts` (the report's). Each layer has its
+ * registry (durations, planners, runners, cards) and its part's type (`*-part.ts`).
+ */
+const actionPart = (part, registry) => `^src/actions/([^/]+/${part}|${part}-part|${part}-kit|${registry})\\.ts$`;
+const ACTION_DURATIONS = actionPart('duration', 'durations');
+const ACTION_PLANS = actionPart('plan', 'planners');
+const ACTION_RUNS = actionPart('run', 'runners');
+const ACTION_CARDS = actionPart('card', 'cards');
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -127,6 +139,57 @@ module.exports = {
       severity: 'error',
       from: { path: BASE },
       to: { path: UPPER_LAYERS },
+    },
+    {
+      name: 'action-durations-are-base',
+      comment: "An action's expected durations are read by the analyzer and the engine: they import only plan types.",
+      severity: 'error',
+      from: { path: ACTION_DURATIONS },
+      to: { path: '^src/', pathNot: ['^src/plan\\.ts$', ACTION_DURATIONS, ...BASE] },
+    },
+    {
+      name: 'action-plans-in-the-analyzer-layer',
+      comment: "An action's plan part is the analyzer's: it knows nothing that runs a plan, nor the report.",
+      severity: 'error',
+      from: { path: ACTION_PLANS },
+      to: { path: ['^src/(engine|scheduler|gateway|store|report|live|workers|cli)/', ACTION_RUNS, ACTION_CARDS] },
+    },
+    {
+      name: 'action-runs-in-the-engine-layer',
+      comment: "An action's run part is the engine's: it takes plans, not recipes, and knows no report.",
+      severity: 'error',
+      from: { path: ACTION_RUNS },
+      to: { path: ['^src/(recipe|report|live|workers|cli)/', ACTION_PLANS, ACTION_CARDS] },
+    },
+    {
+      name: 'action-cards-in-the-report-layer',
+      comment: "An action's card only shows outputs: it runs and analyzes nothing.",
+      severity: 'error',
+      from: { path: ACTION_CARDS },
+      to: { path: ['^src/(engine|scheduler|gateway|store|recipe|workers|cli)/', ACTION_PLANS, ACTION_RUNS] },
+    },
+    {
+      name: 'analyzer-loads-no-action-runner',
+      comment: "The analyzer reads actions' plan parts only: an action's runner or card would bring the engine or the report.",
+      severity: 'error',
+      from: { path: '^src/recipe/' },
+      to: { path: [ACTION_RUNS, ACTION_CARDS] },
+    },
+    {
+      name: 'engine-loads-no-action-planner',
+      comment: "The engine reads actions' run parts only: their plan parts are the analyzer's, their cards the report's.",
+      severity: 'error',
+      from: { path: '^src/(engine|scheduler|gateway|store)/' },
+      to: { path: [ACTION_PLANS, ACTION_CARDS] },
+    },
+    {
+      name: 'whole-actions-for-contributors',
+      comment:
+        'src/actions/registry.ts loads every layer of every action: no layer may load it, or the analyzer would load ' +
+        'the engine.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/actions/registry\\.ts$' },
     },
     {
       name: 'no-circular',

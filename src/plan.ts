@@ -14,8 +14,6 @@ export type ValueTemplate =
   | { kind: 'list'; items: ValueTemplate[] }
   | { kind: 'map'; entries: Record<string, ValueTemplate> };
 
-export type ActionKind = 'web-search' | 'web-fetch' | 'llm' | 'upload' | 'model' | 'run';
-
 /** A URL-typed model input: local paths in it are uploaded and replaced by their URL. */
 export interface MediaField {
   field: string;
@@ -23,14 +21,9 @@ export interface MediaField {
   list: boolean;
 }
 
-export interface PlannedStep {
+/** What every planned step has, whatever its action. */
+interface StepCommon {
   id: StepId;
-  action: ActionKind;
-  /** For `model`: the slug and the model's type. */
-  model?: { slug: string; type: string };
-  with: ValueTemplate;
-  /** For `run`: the command, a string for the shell or an argv list. */
-  run?: ValueTemplate;
   forEach?: ValueTemplate;
   if?: ValueTemplate;
   /** Every step this one waits for: references and `needs`. */
@@ -38,11 +31,6 @@ export interface PlannedStep {
   retry: { attempts: number; backoffMs: number };
   timeoutMs: number;
   continueOnError: boolean;
-  /**
-   * For `run`: where its command runs with `--workers`. `local` (the default): in this process,
-   * which has every file; `worker`: on a worker, its input files sent and its new files brought back.
-   */
-  runsOn?: 'worker' | 'local';
   mediaFields: MediaField[];
   /** Runs per batch row: known when the `for_each` list is known at plan time. */
   runs: Array<number | 'dynamic'>;
@@ -52,6 +40,54 @@ export interface PlannedStep {
   /** Set when `for_each` iterates an earlier step's items: item i comes from that step's item i. */
   itemsFrom?: ItemLineage;
 }
+
+/** A `uses:` step: its input is the recipe's `with:`. */
+interface UsesStep extends StepCommon {
+  with: ValueTemplate;
+}
+
+/** `uses: provider/model`: a task of a media model on the gateway. */
+export interface ModelStep extends UsesStep {
+  action: 'model';
+  /** The slug and the model's type (`text-to-image`, …) from its schema. */
+  model: { slug: string; type: string };
+}
+
+export interface LlmStep extends UsesStep {
+  action: 'llm';
+}
+
+export interface WebSearchStep extends UsesStep {
+  action: 'web-search';
+}
+
+export interface WebFetchStep extends UsesStep {
+  action: 'web-fetch';
+}
+
+export interface UploadStep extends UsesStep {
+  action: 'upload';
+}
+
+/** `run:`: a local command. */
+export interface RunStep extends StepCommon {
+  action: 'run';
+  /** The command, a string for the shell or an argv list. */
+  run: ValueTemplate;
+  /**
+   * Where its command runs with `--workers`. `local` (the default): in this process, which has
+   * every file; `worker`: on a worker, its input files sent and its new files brought back.
+   */
+  runsOn: 'worker' | 'local';
+}
+
+/** A step of a valid plan: one variant per action, each with only its own fields (src/actions/ owns each). */
+export type PlannedStep = ModelStep | LlmStep | WebSearchStep | WebFetchStep | UploadStep | RunStep;
+
+export type ActionKind = PlannedStep['action'];
+
+/** The planned step of one action. */
+export type StepOf<K extends ActionKind> = Extract<PlannedStep, { action: K }>;
 
 /**
  * Item lineage: the `for_each` of a step iterates another step's items (`steps.X.outputs`, or

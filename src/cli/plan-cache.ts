@@ -1,5 +1,6 @@
 import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
-import { renderCommand } from '../engine/command.js';
+import { plannerOf } from '../actions/planners.js';
+import { runnerOf } from '../actions/runners.js';
 import { renderValue, truthy } from '../engine/values.js';
 import type { Expr, Scope } from '../expressions/expressions.js';
 import { readsOnly } from '../recipe/known-values.js';
@@ -34,7 +35,7 @@ function knownBeforeRun(value: ValueTemplate | undefined): boolean {
 const forecastable = (step: PlannedStep, known: Scope['steps']) =>
   step.cache.enabled &&
   step.dependsOn.every((id) => id in known) &&
-  [step.with, step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
+  ['with' in step ? step.with : step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
 
 /**
  * Where the forecast looks an entry up, reading only: the local store, then the remote tier's
@@ -80,7 +81,7 @@ export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Sco
       const forecast = forecastable(step, known) ? await forecastStep(step, scope, store, files, hashes) : undefined;
       if (forecast) cached.set(step.id, cached.get(step.id)! + forecast.hits);
       if (forecast?.whole) known[step.id] = { outputs: forecast.outputs, outcome: 'success', conclusion: 'success' };
-      else if (step.action !== 'run') sendsNothing = false;
+      else if (plannerOf(step).sendsRequests) sendsNothing = false;
     }
   }
   return { cached, sendsNothing };
@@ -108,8 +109,7 @@ async function forecastStep(
   const outputs: unknown[] = [];
   for (const [index, item] of items.value.entries()) {
     const itemScope = step.forEach ? { ...scope, item, index } : scope;
-    const input =
-      step.action === 'run' ? renderCommand(step.run!, itemScope, step.id) : renderValue(step.with, itemScope, step.id);
+    const input = runnerOf(step).render(step, itemScope, step.id);
     if (!input.ok) continue;
     const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
     const entry = key.ok ? await store.get(key.value, step.cache.ttlMs) : undefined;

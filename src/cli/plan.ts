@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { plannerOf } from '../actions/planners.js';
 import type { Plan } from '../plan.js';
 import type { RemoteFlags } from './cache-setup.js';
 import type { CacheForecast, CacheLookup } from './plan-cache.js';
@@ -84,7 +85,7 @@ const printWarning = (message: string) => printError(`warning: ${message}`);
 /** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
 export const uncachedForecast = (plan: Plan): CacheForecast => ({
   cached: new Map(),
-  sendsNothing: plan.steps.every((step) => step.action === 'run'),
+  sendsNothing: plan.steps.every((step) => !plannerOf(step).sendsRequests),
 });
 
 /**

@@ -23,7 +23,7 @@ function literalMediaPaths(plan: Plan): string[] {
     }
   };
   for (const step of plan.steps) {
-    if (step.with.kind !== 'map') continue;
+    if (!('with' in step) || step.with.kind !== 'map') continue;
     for (const media of step.mediaFields) visit(step.with.entries[media.field]);
   }
   return paths;

@@ -98,7 +98,7 @@ export async function startRun(
       id: s.id,
       action: s.action,
       depends_on: s.dependsOn,
-      ...(s.model ? { model: s.model.slug } : {}),
+      ...('model' in s ? { model: s.model.slug } : {}),
     })),
   });
   return execute(plan, flags, connection, paths, journal, undefined, money);

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve, sep } from 'node:path';
+import { runnerOf } from '../actions/runners.js';
 import { cacheKey } from '../cache/key.js';
 import type { Scope } from '../expressions/expressions.js';
 import { isLocalPath } from '../model-schemas/validate.js';
@@ -7,10 +8,8 @@ import { ok, type Result } from '../result.js';
 import { failed, type StepFailure } from './failure.js';
 import { renderValue } from './values.js';
 
-/** What the request calls: the key's `action` part. */
-export function actionOf(step: PlannedStep): string {
-  return step.action === 'model' ? `model ${step.model!.slug}` : step.action;
-}
+/** What the request calls: the key's `action` part (`llm`, `model acme/flux`), as its action says. */
+export const actionOf = (step: PlannedStep): string => runnerOf(step).cache.keyAction(step);
 
 /** What turning files into hashes needs: this run's downloads and folder, the recipe's folder. */
 export interface FileHashing {
@@ -48,9 +47,8 @@ async function byContent(files: FileHashing, step: PlannedStep, input: unknown):
     }
     return value;
   };
-  // A `run` step's command is an argv list, a string, or a script with the values of its expressions
-  // by variable (so the key depends on them): there are no fields, only paths.
-  return visit(input, step.action === 'run' ? '' : undefined);
+  // An input without fields (a command) is visited as if all of it were one field that is no media field.
+  return visit(input, runnerOf(step).cache.inputHasFields ? undefined : '');
 }
 
 /** The cache key of one item: its action, its input by content, and the step's `cache.key`. */

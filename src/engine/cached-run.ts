@@ -1,4 +1,5 @@
-import { extname, isAbsolute, join, resolve, sep } from 'node:path';
+import { extname, join, sep } from 'node:path';
+import { runnerOf } from '../actions/runners.js';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
@@ -92,28 +93,14 @@ function filesOf(ctx: EngineContext, step: PlannedStep, input: unknown, outputs:
   };
   visit(outputs);
   const files = [...paths].map((path) => ({ path, ...(urls.get(path) ?? { url: null, expires_at: null }) }));
-  if (step.action === 'upload') {
-    // The uploaded file itself: kept so that a later run can upload it again when the URL expires.
-    const { url } = outputs as { url: string };
-    files.push({ path: sourceOf(ctx, input), url, expires_at: null });
-  }
-  return files;
-}
-
-const sourceOf = (ctx: EngineContext, input: unknown) => {
-  const path = String((input as { path?: unknown }).path);
-  return isAbsolute(path) ? path : resolve(ctx.plan.recipeDir, path);
-};
-
-/** What running the item cost, at the least: a task's submission, one read and each download. */
-function costOf(step: PlannedStep, files: number) {
-  return step.action === 'model' ? { tasks: 1, requests: 2 + files } : { tasks: 0, requests: 1 };
+  const kept = runnerOf(step).cache.keptFiles?.(ctx, input, outputs) ?? [];
+  return [...files, ...kept];
 }
 
 async function store(item: CacheItem, key: string, input: unknown, outputs: unknown): Promise<void> {
   const { ctx, step } = item;
   const files = filesOf(ctx, step, input, outputs);
-  await ctx.cache!.storage.put(key, actionOf(step), outputs, files, costOf(step, files.length));
+  await ctx.cache!.storage.put(key, actionOf(step), outputs, files, runnerOf(step).cache.cost(files.length));
 }
 
 /**
@@ -124,7 +111,8 @@ async function store(item: CacheItem, key: string, input: unknown, outputs: unkn
 async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Promise<unknown> {
   const { ctx, step } = item;
   const moved = new Map<string, string>();
-  const outputFiles = step.action === 'upload' ? [] : entry.files;
+  const caching = runnerOf(step).cache;
+  const outputFiles = caching.restoresFiles ? entry.files : [];
   for (const [n, file] of outputFiles.entries()) {
     const dest = join(ctx.outputsDir, fileName(item, n, outputFiles.length, file));
     const placed = await ctx.cache!.storage.materialize(file.sha256, dest);
@@ -135,10 +123,7 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
     moved.set(file.path, dest);
     recordFile(item, file, dest);
   }
-  if (step.action === 'upload') {
-    const file = entry.files.at(-1);
-    if (file?.url) ctx.downloads.set(file.url, { path: sourceOf(ctx, input), expiresAt: 0 });
-  }
+  caching.restored?.(ctx, entry, input);
   return replacePaths(entry.outputs, moved);
 }
 

@@ -1,4 +1,5 @@
-import { expectedMs, type LearnedDuration } from '../expected-durations.js';
+import { expectedMs } from '../actions/durations.js';
+import type { LearnedDuration } from '../expected-durations.js';
 import { type LearnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
 
 /** How much work a model input is, in the units the model's time grows with. */

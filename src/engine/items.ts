@@ -3,17 +3,13 @@ import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { type ClockTimer, sleep } from '../clock.js';
 import { mayRetryStep, stepRetryDelay } from './step-retry.js';
-import { err, type Result, unreachable } from '../result.js';
+import { err, type Result } from '../result.js';
 import { stepKey } from '../store/replay.js';
 import { cachedRun } from './cached-run.js';
-import { type Command, renderCommand } from './command.js';
 import type { EngineContext } from './context.js';
 import { interrupted, stepFailure, type StepFailure } from './failure.js';
-import { runModel } from './model-runner.js';
-import { runRemotely } from './remote-items.js';
-import { runCommand, runLlm, runUpload, runWebFetch, runWebSearch } from './runners.js';
-import { renderValue } from './values.js';
 import { itemLabel } from '../item-label.js';
+import { runnerOf } from '../actions/runners.js';
 
 /** Where a step's items are, and how it names them in messages: `row 2 image`. */
 export interface StepRun {
@@ -180,7 +176,7 @@ async function runTimed(
   const started = () => {
     timer ??= ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
   };
-  if (step.action !== 'model') started();
+  if (!runnerOf(step).timedFromSlot) started();
   const itemSignal = AbortSignal.any([signal, timeout.signal]);
   try {
     const outcome = await runOne(ctx, row, step, index, scope, itemSignal, started);
@@ -261,42 +257,11 @@ async function runOne(
   started?: () => void,
 ): Promise<Result<unknown, StepFailure>> {
   const where = itemLabel({ step: step.id, index: step.forEach ? index : undefined });
-  const rendered =
-    step.action === 'run'
-      ? renderCommand(step.run!, scope, `${where}.run`)
-      : renderValue(step.with, scope, `${where}.with`);
+  const runner = runnerOf(step);
+  const rendered = runner.render(step, scope, where);
   if (!rendered.ok) return rendered;
-  const execute = () => dispatch(ctx, row, step, index, rendered.value, signal, started);
+  // Its action runs the item on its rendered input (the command, for a `run` step), here or on a worker.
+  const execute = () => runner.run({ ctx, row, step, index, signal, ...(started ? { started } : {}) }, rendered.value);
   if (!ctx.cache || !step.cache.enabled) return execute();
   return cachedRun({ ctx, row, step, index, scope, label: where }, rendered.value, execute);
-}
-
-/** Runs the item's action on its rendered input (the command, for a `run` step); `started` when a model item takes its slot. */
-function dispatch(
-  ctx: EngineContext,
-  row: number,
-  step: PlannedStep,
-  index: number,
-  rendered: unknown,
-  signal: AbortSignal,
-  started?: () => void,
-): Promise<Result<unknown, StepFailure>> {
-  if (ctx.remote?.takes(step) && step.action !== 'model' && step.action !== 'upload')
-    return runRemotely(ctx, ctx.remote, row, step, index, rendered, signal);
-  if (step.action === 'run') return runCommand(ctx, rendered as Command, signal);
-  const input = rendered as Record<string, unknown>;
-  switch (step.action) {
-    case 'web-search':
-      return runWebSearch(ctx, input, signal);
-    case 'web-fetch':
-      return runWebFetch(ctx, input, signal);
-    case 'llm':
-      return runLlm(ctx, input, signal);
-    case 'upload':
-      return runUpload(ctx, input, signal);
-    case 'model':
-      return runModel(ctx, row, step, index, input, signal, started);
-    default:
-      return unreachable(step.action);
-  }
 }

@@ -2,7 +2,7 @@ import type { GatewayFailure } from '../gateway/failures.js';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
-import type { PlannedStep } from '../plan.js';
+import type { ModelStep } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
@@ -32,7 +32,7 @@ type Input = Record<string, unknown>;
 /** One item of a model step, as the functions below name and journal it. */
 interface ModelItem {
   row: number;
-  step: PlannedStep;
+  step: ModelStep;
   index: number;
   slug: string;
   type: string;
@@ -48,7 +48,7 @@ interface ModelItem {
 export async function runModel(
   ctx: EngineContext,
   row: number,
-  step: PlannedStep,
+  step: ModelStep,
   index: number,
   rawInput: Input,
   signal: AbortSignal,
@@ -59,8 +59,8 @@ export async function runModel(
     row,
     step,
     index,
-    slug: step.model!.slug,
-    type: step.model!.type,
+    slug: step.model.slug,
+    type: step.model.type,
     label: itemLabel({ step: step.id, index: step.forEach ? index : undefined }),
   };
   const prepared = await prepareMediaInputs(ctx, step, rawInput, signal);

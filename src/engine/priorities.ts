@@ -1,5 +1,5 @@
 import type { Plan } from '../plan.js';
-import { expectedMs, kindOf } from '../expected-durations.js';
+import { expectedMs, kindOf } from '../actions/durations.js';
 
 const cache = new WeakMap<Plan, Map<string, number>>();
 

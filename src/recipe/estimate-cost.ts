@@ -1,5 +1,5 @@
 import { roundUsd, type Pricing } from '../model-schemas/prices.js';
-import type { Plan, PlannedStep } from '../plan.js';
+import type { ModelStep, Plan } from '../plan.js';
 import { knownValue, UNKNOWN } from './known-values.js';
 
 /**
@@ -26,7 +26,7 @@ export interface TotalCost {
 }
 
 /** A model's input as far as the plan knows it; values known only at run time take the schema's defaults. */
-function knownInput(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> {
+function knownInput(step: ModelStep, row: Record<string, unknown>): Record<string, unknown> {
   let value: unknown;
   try {
     value = knownValue(step.with, row);
@@ -38,17 +38,10 @@ function knownInput(step: PlannedStep, row: Record<string, unknown>): Record<str
 }
 
 /**
- * The cost line of a step: `null` for steps that run no model (tools and text calls are not
- * charged). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
+ * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
  * step, so they are taken off at the step's mean price per known run.
  */
-export function priceStep(
-  plan: Plan,
-  step: PlannedStep,
-  cached: number,
-  pricing: Pricing | undefined,
-): StepCost | null {
-  if (step.action !== 'model' || !step.model) return null;
+export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: Pricing | undefined): StepCost {
   const dynamic = step.runs.includes('dynamic');
   let usd = 0;
   let knownRuns = 0;

@@ -1,9 +1,9 @@
+import { expectedMs, kindOf } from '../actions/durations.js';
+import { plannerOf } from '../actions/planners.js';
 import type { Plan, PlannedStep } from '../plan.js';
-import { isLocalPath } from '../model-schemas/validate.js';
-import { expectedMs, kindOf } from '../expected-durations.js';
-import { knownValue } from './known-values.js';
 import type { Pricing } from '../model-schemas/prices.js';
-import { priceStep, sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
+import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
+import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
 export interface PlanEstimate {
@@ -27,16 +27,8 @@ export interface PlanEstimate {
     /** Runs that will come from the step cache: counted in no request, task or time below. */
     cached: number;
     /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */
-    tasks: Record<string, number | 'dynamic'>;
-    requests: {
-      submissions: number;
-      polls: number;
-      uploads: number;
-      tool_calls: number;
-      text_calls: number;
-      total: number;
-      dynamic_steps: string[];
-    };
+    tasks: TaskCounts;
+    requests: RequestCounts;
     least_wall_ms: number;
     cost: TotalCost;
     assumptions: {
@@ -46,23 +38,6 @@ export interface PlanEstimate {
       expected_ms: Record<string, number>;
     };
   };
-}
-
-const isLocalFile = (value: unknown): value is string => typeof value === 'string' && isLocalPath(value);
-
-type Requests = PlanEstimate['totals']['requests'];
-type Tasks = PlanEstimate['totals']['tasks'];
-
-/** Totals gathered step by step. */
-interface Tally {
-  tasks: Tasks;
-  requests: Requests;
-  localFiles: Set<string>;
-  /** When each step's last run ends at the earliest, from the start. */
-  finish: Map<string, number>;
-  /** When each step's first run ends at the earliest: an item-by-item dependant can start then. */
-  firstDone: Map<string, number>;
-  taskTimeMs: number;
 }
 
 /**
@@ -96,7 +71,7 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
     const cached = options.cached?.get(step.id) ?? 0;
     return {
       ...estimateStep(plan, step, concurrency, tally, cached),
-      cost: priceStep(plan, step, cached, options.pricing),
+      cost: plannerOf(step).price(plan, step, cached, options.pricing),
     };
   });
   const { requests } = tally;
@@ -146,13 +121,13 @@ function estimateStep(
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
   const each = expectedMs(kindOf(step));
   const toolCalls = tally.requests.tool_calls;
-  countRequests(plan, step, known - cached, dynamic, each, tally);
+  plannerOf(step).estimate(step, { plan, known: known - cached, dynamic, eachMs: each }, tally);
   // A cached tool call is one request fewer (web-fetch counts its calls per row, not per run).
   tally.requests.tool_calls = Math.max(toolCalls, tally.requests.tool_calls - cached);
   const allCached = !dynamic && cached >= known;
   for (const media of allCached ? [] : step.mediaFields) {
     for (const row of plan.rows) {
-      const value = safeKnown(step, row)?.[media.field];
+      const value = knownInputOf(step, row)?.[media.field];
       for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
     }
   }
@@ -180,7 +155,7 @@ function estimateStep(
   return {
     id: step.id,
     action: step.action,
-    model: step.model?.slug ?? null,
+    model: 'model' in step ? step.model.slug : null,
     layer: step.layer,
     depends_on: [...step.dependsOn],
     items_from: step.itemsFrom
@@ -194,59 +169,6 @@ function estimateStep(
     runs_per_row: step.runs,
     cached,
   };
-}
-
-/** The requests a step's known runs make at the least, by its action. */
-function countRequests(
-  plan: Plan,
-  step: PlannedStep,
-  known: number,
-  dynamic: boolean,
-  each: number,
-  tally: Tally,
-): void {
-  const { requests, tasks } = tally;
-  switch (step.action) {
-    case 'model': {
-      const slug = step.model?.slug ?? 'unknown';
-      tasks[slug] =
-        dynamic || tasks[slug] === 'dynamic' ? 'dynamic' : ((tasks[slug] as number | undefined) ?? 0) + known;
-      requests.submissions += known;
-      requests.polls += known;
-      tally.taskTimeMs += known * each;
-      return;
-    }
-    case 'web-search':
-    case 'web-fetch':
-      for (const [i, row] of plan.rows.entries()) {
-        const runs = step.runs[i];
-        if (runs === 'dynamic' || runs === undefined) continue;
-        const urls = step.action === 'web-fetch' ? safeKnown(step, row)?.urls : undefined;
-        requests.tool_calls += runs * (Array.isArray(urls) ? Math.max(1, Math.ceil(urls.length / 20)) : 1);
-      }
-      return;
-    case 'llm':
-      requests.text_calls += known;
-      return;
-    case 'upload':
-      if (known <= 0) return;
-      for (const row of plan.rows) {
-        const path = safeKnown(step, row)?.path;
-        if (isLocalFile(path)) tally.localFiles.add(path);
-      }
-      return;
-    case 'run':
-      return;
-  }
-}
-
-function safeKnown(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> | undefined {
-  try {
-    const value = knownValue(step.with, row);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A Mermaid flowchart of the DAG, one node per step. */

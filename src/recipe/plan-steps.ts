@@ -1,3 +1,4 @@
+import { PLANNERS } from '../actions/planners.js';
 import { parseDuration } from '../duration.js';
 import type { PlannedStep, PlanSettings, StepCachePolicy, StepId } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
@@ -65,39 +66,28 @@ export function planStep(
     retry?.backoff === undefined ? DEFAULTS.backoffMs : (parseDuration(retry.backoff) ?? DEFAULTS.backoffMs);
   const timeoutMs =
     draft.raw.timeout === undefined ? settings.timeoutMs : (parseDuration(draft.raw.timeout) ?? settings.timeoutMs);
-  return {
-    id: draft.id as StepId,
-    action: draft.action,
-    ...(draft.model ? { model: draft.model } : {}),
-    with: draft.with,
-    ...(draft.run ? { run: draft.run } : {}),
+  const planner = PLANNERS[draft.action];
+  const common = {
     ...(draft.forEach ? { forEach: draft.forEach } : {}),
     ...(draft.if ? { if: draft.if } : {}),
     dependsOn,
-    // A local command that failed rarely succeeds unchanged: it is retried only when it says `retry:`.
-    retry: { attempts: retry?.attempts ?? (draft.action === 'run' ? 0 : settings.retries), backoffMs },
+    retry: { attempts: retry?.attempts ?? (planner.retriesByDefault ? settings.retries : 0), backoffMs },
     timeoutMs,
     continueOnError: draft.raw.continue_on_error ?? false,
-    ...(draft.action === 'run' ? { runsOn: draft.raw.runs_on ?? 'local' } : {}),
     mediaFields: draft.mediaFields,
     runs,
     layer: 0,
     cache: cachePolicy(draft, settings),
   };
+  return { id: draft.id as StepId, ...planner.plan(draft), ...common } as PlannedStep;
 }
 
-/** Web pages and search results go stale; what a model made for an input does not. */
-const WEB_TTL_MS = 24 * 3_600_000;
-
-/**
- * The step's cache policy: its own `cache` wins, else `settings.cache`. A `run` step is cached only
- * when it asks: a command may read or write anything, which no key can see.
- */
+/** The step's cache policy: its own `cache` wins, else `settings.cache` unless its action is cached only on request. */
 function cachePolicy(draft: StepDraft, settings: PlanSettings): StepCachePolicy {
   const own = draft.raw.cache;
-  const defaultTtl = draft.action === 'web-search' || draft.action === 'web-fetch' ? WEB_TTL_MS : null;
-  if (own === undefined) return { enabled: settings.cache && draft.action !== 'run', ttlMs: defaultTtl };
-  if (typeof own === 'boolean') return { enabled: own, ttlMs: defaultTtl };
-  const ttlMs = own.ttl === undefined ? defaultTtl : (parseDuration(own.ttl) ?? defaultTtl);
+  const defaults = PLANNERS[draft.action].cache;
+  if (own === undefined) return { enabled: settings.cache && defaults.byDefault, ttlMs: defaults.ttlMs };
+  if (typeof own === 'boolean') return { enabled: own, ttlMs: defaults.ttlMs };
+  const ttlMs = own.ttl === undefined ? defaults.ttlMs : (parseDuration(own.ttl) ?? defaults.ttlMs);
   return { enabled: true, ttlMs, ...(draft.cacheKey ? { key: draft.cacheKey } : {}) };
 }

@@ -1,5 +1,6 @@
 import { relative, sep } from 'node:path';
 
+import { cardOf } from '../actions/cards.js';
 import type { ReportData, ReportFile, ReportItem, ReportStep } from './data.js';
 import { dagSvg } from './dag-svg.js';
 import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
@@ -74,48 +75,16 @@ const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
 const badge = (status: string, id?: string) =>
   html`<span class="badge" id=${id} style=${`background:${colourOf(status)}`}>${status}</span>`;
 
-/** A result's address as a link only when it is a web address: a `javascript:` URL must not become clickable. */
-const webLink = (url: unknown): string | null => (typeof url === 'string' && /^https?:\/\//i.test(url) ? url : null);
-
-const isList = (value: unknown, key: string): value is Record<string, Array<Record<string, unknown>>> =>
-  typeof value === 'object' && value !== null && Array.isArray((value as Record<string, unknown>)[key]);
-
-/** An LLM's answer, web results and fetched pages (folded) readable; anything else as JSON. */
+/** An item's (or a step's) outputs as its action shows them, else as JSON. */
 function outputView(action: string | null, output: unknown): Html | null {
   if (output === undefined || output === null) return null;
-  const o = output as Record<string, unknown>;
-  if (action === 'llm') {
-    const text = String(o.text ?? '');
-    if (o.json == null) return html`<div class="llm"><pre>${text}</pre></div>`;
-    return html`<div class="llm">
-      <pre>${json(o.json)}</pre>
-      <details><summary>text</summary><pre>${text}</pre></details>
-    </div>`;
-  }
-  if (action === 'web-search' && isList(output, 'results')) {
-    const results = (output.results ?? []).map(
-      (r) => html`<li>
-        <a href=${webLink(r.url)} rel="noreferrer">${String(r.title || r.url)}</a>
-        <div class="meta">${String(r.url)}</div>
-        <div>${String(r.content ?? '').slice(0, 400)}</div>
-      </li>`,
-    );
-    return html`<div>${o.answer ? html`<p>${String(o.answer)}</p>` : null}<ol class="results">${results}</ol></div>`;
-  }
-  if (action === 'web-fetch' && isList(output, 'pages')) {
-    return html`<div>${(output.pages ?? []).map(
-      (p) => html`<details>
-        <summary>${String(p.title || p.url)} <span class="meta">${String(p.url)}</span></summary>
-        <pre>${String(p.content ?? '')}</pre>
-      </details>`,
-    )}</div>`;
-  }
-  return html`<details><summary>outputs</summary><pre>${json(output)}</pre></details>`;
+  return cardOf(action).view(output) ?? html`<details><summary>outputs</summary><pre>${json(output)}</pre></details>`;
 }
 
 function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
   const name = `${step.step}${rows > 1 ? ` · row ${step.row + 1}` : ''}`;
-  const mediaItems = step.items.filter((i) => i.taskId !== null || i.files.length > 0 || step.action === 'model');
+  const media = cardOf(step.action).media;
+  const mediaItems = step.items.filter((i) => i.taskId !== null || i.files.length > 0 || media);
   const otherItems = step.items.filter((i) => !mediaItems.includes(i));
   const items = [...mediaItems, ...otherItems];
   const took = step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : '';
@@ -127,7 +96,7 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
     <h2>${name} ${badge(step.status)}<span class="meta"> ${step.model ?? step.action ?? ''}${took}${count}</span></h2>
     ${step.error ? html`<div class="error">${step.error}</div>` : null}
     ${items.length > 0 ? grid : null}
-    ${step.action !== 'model' && items.length === 0 ? outputView(step.action, step.output) : null}
+    ${!media && items.length === 0 ? outputView(step.action, step.output) : null}
   </section>`;
 }
 

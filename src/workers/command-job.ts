@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { type Command, isShellCommand } from '../engine/command.js';
 import { stepFailure, type StepFailure } from '../engine/failure.js';
-import { runCommandIn } from '../engine/runners.js';
+import { runCommandIn } from '../actions/run/run.js';
 import { err, ok, type Result } from '../result.js';
 import type { RedisBlobs } from './blobs.js';
 import type { CommandAnswer, JobData } from './jobs.js';

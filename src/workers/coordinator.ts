@@ -11,6 +11,7 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { stepFailure, type StepFailure } from '../engine/failure.js';
 import type { CommandJob, ModelJob, ModelJobEnd, RemoteAction, RemoteItem, RemoteItems } from '../engine/remote.js';
+import { runnerOf } from '../actions/runners.js';
 import type { PlannedStep } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { RedisBlobs } from './blobs.js';
@@ -113,11 +114,9 @@ export class Coordinator implements RemoteItems {
     return new Coordinator(options, [redis, ...owned], queue, events);
   }
 
-  /** Model, LLM and web items always; a `run:` item when its step says `runs_on: worker`; uploads never (the file is here). */
+  /** As the step's action says (model, LLM and web items always; a `run:` item when it says `runs_on: worker`; uploads never). */
   takes(step: PlannedStep): boolean {
-    if (step.action === 'upload') return false;
-    if (step.action === 'run') return step.runsOn === 'worker';
-    return true;
+    return runnerOf(step).onWorkers(step);
   }
 
   async model(job: ModelJob, onSubmitted: (taskId: string) => void, signal: AbortSignal): Promise<ModelJobEnd> {

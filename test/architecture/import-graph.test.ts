@@ -31,6 +31,14 @@ describe('the import graph', () => {
     expect(found).toEqual(['recipe-above-execution src/recipe/analyzer.ts -> src/engine/engine.ts']);
   });
 
+  it("keeps an action's parts in their layers: a plan part that imports the engine, an analyzer that loads runners", async () => {
+    const found = await violations(join(import.meta.dirname, 'fixtures', 'action-layers'), ['src']);
+    expect(found.sort()).toEqual([
+      'action-plans-in-the-analyzer-layer src/actions/llm/plan.ts -> src/engine/items.ts',
+      'analyzer-loads-no-action-runner src/recipe/analyzer.ts -> src/actions/runners.ts',
+    ]);
+  });
+
   it('lets a test into the command line through runCli alone: program.ts passes, a command module fails', async () => {
     const found = await violations(join(import.meta.dirname, 'fixtures', 'cli-entry'), ['src', 'test']);
     expect(found).toEqual(['tests-enter-the-cli-at-its-entry test/cli/commands.ts -> src/cli/run.ts']);

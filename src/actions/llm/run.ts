@@ -1,0 +1,66 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { EngineContext } from '../../engine/context.js';
+import { failed, fromGateway } from '../../engine/failure.js';
+import { llmAnswer, llmProtocol, llmRequest } from '../../gateway/llm-wire.js';
+import type { LlmStep } from '../../plan.js';
+import { err, ok } from '../../result.js';
+import type { ActionRun, RunnerResult } from '../run-part.js';
+import { oneRequest, remoteItem, renderWith } from '../run-kit.js';
+
+type Json = Record<string, unknown>;
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+/**
+ * Each answer schema compiled once: the items of a step render their schema afresh (a new object
+ * each time), which Ajv would compile again for every call, a millisecond or more each.
+ */
+const compiledSchemas = new Map<string, ValidateFunction>();
+
+function answerValidator(schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let validate = compiledSchemas.get(text);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    // A long run of distinct schemas must not grow without end.
+    if (compiledSchemas.size >= 256) compiledSchemas.clear();
+    compiledSchemas.set(text, validate);
+  }
+  return validate;
+}
+
+/** One call in the step's protocol; with a `schema`, its answer parsed and checked. Also what a worker runs. */
+export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
+  const protocol = llmProtocol(input.protocol);
+  const answer = await ctx.client.llm(protocol, llmRequest(protocol, input), signal);
+  if (!answer.ok) return err(fromGateway(answer.error, `${protocol} call to ${String(input.model)}`));
+  const { text, usage } = llmAnswer(protocol, answer.value);
+  if (!input.schema) return ok({ text, json: null, usage });
+  const unfenced = text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
+  let json: unknown;
+  try {
+    json = JSON.parse(unfenced);
+  } catch {
+    return failed('invalid-output', `the answer of ${String(input.model)} is not JSON: ${text.slice(0, 200)}`);
+  }
+  const validate = answerValidator(input.schema as object);
+  if (!validate(json))
+    return failed(
+      'invalid-output',
+      `the answer of ${String(input.model)} does not match the step's schema: ${ajv.errorsText(validate.errors)}`,
+    );
+  return ok({ text, json, usage });
+}
+
+export const llmRun: ActionRun<LlmStep> = {
+  render: renderWith,
+  timedFromSlot: false,
+  onWorkers: () => true,
+  run: ({ ctx, row, step, index, signal }, input) =>
+    ctx.remote?.takes(step)
+      ? ctx.remote.action(remoteItem(row, step, index), 'llm', input as Json, signal)
+      : runLlm(ctx, input as Json, signal),
+  cache: oneRequest('llm'),
+};

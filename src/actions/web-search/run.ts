@@ -1,0 +1,27 @@
+import { fromGateway } from '../../engine/failure.js';
+import type { WebSearchRequest } from '../../gateway/client.js';
+import type { WebSearchStep } from '../../plan.js';
+import { err, ok } from '../../result.js';
+import type { EngineContext } from '../../engine/context.js';
+import type { ActionRun, RunnerResult } from '../run-part.js';
+import { oneRequest, remoteItem, renderWith } from '../run-kit.js';
+
+type Json = Record<string, unknown>;
+
+/** One search through the gateway's tool; also what a worker runs. */
+export async function runWebSearch(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
+  const answer = await ctx.client.webSearch(input as unknown as WebSearchRequest, signal);
+  if (!answer.ok) return err(fromGateway(answer.error, 'web search'));
+  return ok({ results: answer.value.results, answer: answer.value.answer });
+}
+
+export const webSearchRun: ActionRun<WebSearchStep> = {
+  render: renderWith,
+  timedFromSlot: false,
+  onWorkers: () => true,
+  run: ({ ctx, row, step, index, signal }, input) =>
+    ctx.remote?.takes(step)
+      ? ctx.remote.action(remoteItem(row, step, index), 'web-search', input as Json, signal)
+      : runWebSearch(ctx, input as Json, signal),
+  cache: oneRequest('web-search'),
+};
