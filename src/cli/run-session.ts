@@ -7,6 +7,7 @@ import type { Plan } from '../plan.js';
 import { formatDiagnostics } from '../recipe/diagnostics.js';
 import { InvalidRecipe, UsageError } from '../session/errors.js';
 import type { RunOptions, RunTraffic } from '../session/options.js';
+import { resumeRun as resumeSession } from '../session/resume.js';
 import * as session from '../session/run.js';
 import { annotateDiagnostics } from './github-actions.js';
 import { printLine, redact } from './output.js';
@@ -127,11 +128,9 @@ export async function startRun(
 
 /** Resumes a run from its journal with the recipe and inputs it kept. */
 export async function resumeRun(runId: string, flags: RunFlags, home: string): Promise<number> {
-  let run: Awaited<ReturnType<typeof session.resumeRun>>;
+  let run: Awaited<ReturnType<typeof resumeSession>>;
   try {
-    run = await withTerminal(runOptionsOf(flags), (options) =>
-      session.resumeRun(runId, options, sessionEnvironment(home)),
-    );
+    run = await withTerminal(runOptionsOf(flags), (options) => resumeSession(runId, options, sessionEnvironment(home)));
   } catch (error) {
     if (!(error instanceof InvalidRecipe)) throw error;
     cliIo().stderr.write(`${formatDiagnostics(error.diagnostics)}\n`);

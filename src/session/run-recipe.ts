@@ -14,7 +14,8 @@ import { GatewayRefusal, InvalidRecipe, UsageError } from './errors.js';
 import type { RunOptions } from './options.js';
 import { loadRecipeFile, offlineSchemas } from './recipe.js';
 import type { EndedSummary } from './run-end.js';
-import { resumeRun, type SessionRun, startRun } from './run.js';
+import { resumeRun } from './resume.js';
+import { type SessionRun, startRun } from './run.js';
 
 /** A place in a recipe or batch file, and what is wrong there. */
 export interface RecipeProblem {

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { extname, resolve } from 'node:path';
 import PQueue from 'p-queue';
@@ -14,19 +14,18 @@ import { SpendMeter } from '../engine/spend.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import type { Plan } from '../plan.js';
-import { analyze } from '../recipe/analyzer.js';
-import { describeLines, FileJournal, type Journal, readJournalFile } from '../store/journal.js';
-import { type ReplayedState, replayJournal } from '../store/replay.js';
-import { createRun, newRunId, type RunPaths, runExists, runPaths } from '../store/run-store.js';
+import { FileJournal, type Journal } from '../store/journal.js';
+import type { ReplayedState } from '../store/replay.js';
+import { createRun, newRunId, type RunPaths } from '../store/run-store.js';
 import { openRunCache } from './cache-setup.js';
 import { type BudgetOptions, type Connection, connect } from './connection.js';
 import { type SessionEnvironment, shownPath } from './environment.js';
-import { InvalidRecipe, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
 import { checkBalance, moneyBeforeStart, type RunMoney } from './money.js';
 import type { RunOptions, RunTraffic } from './options.js';
-import { analyzerDeps, offlineSchemas } from './recipe.js';
+import { offlineSchemas } from './recipe.js';
 import { type EndedSummary, endRun } from './run-end.js';
-import { changedFiles, hashFiles, localFilesOf } from './run-files.js';
+import { hashFiles, localFilesOf } from './run-files.js';
 import { StepTraffic } from './step-traffic.js';
 
 /** A run that ended (or stopped), as written down in its folder. */
@@ -76,7 +75,7 @@ export function keepRecipe(
  * The requests-per-minute cap of a run: `rpm: N`, else the recipe's `settings.rpm` when it is a
  * number, unless `rpm: 'auto'` says to follow the gateway's headers only.
  */
-function budgetOptions(plan: Plan, options: RunOptions, environment: SessionEnvironment): BudgetOptions {
+export function budgetOptions(plan: Plan, options: RunOptions, environment: SessionEnvironment): BudgetOptions {
   // A coordinator shares its budget with its workers: on their Redis unless told another.
   const redisUrl = options.redisUrl ?? environment.env.PIPELINE_REDIS_URL ?? options.workers?.url;
   const shared = { home: environment.home, ...(redisUrl ? { redisUrl } : {}) };
@@ -90,7 +89,7 @@ function rpmCap(plan: Plan, options: RunOptions): { maxPerMinute?: number } {
 }
 
 /** This process, as the journal names the one writing it. */
-const thisProcess = () => ({ pid: process.pid, host: hostname() });
+export const thisProcess = () => ({ pid: process.pid, host: hostname() });
 
 /**
  * Starts a new run of a valid plan and runs it to its end. Mistakes in the options or refusals
@@ -136,7 +135,7 @@ export async function startRun(
 }
 
 /** The gateway check before a run, then `more` with the balance it read; the connection is closed if either fails. */
-async function checkedOrClosed(
+export async function checkedOrClosed(
   connection: Connection,
   more: (balance: number | undefined) => Promise<unknown> = async () => undefined,
 ): Promise<void> {
@@ -146,101 +145,6 @@ async function checkedOrClosed(
     await connection.close();
     throw error;
   }
-}
-
-/** A resume of a run that had already succeeded: nothing to do. */
-export interface AlreadySucceeded {
-  runId: string;
-  status: 'already-succeeded';
-}
-
-/** Resumes a run from its journal with the recipe and inputs it kept. */
-export async function resumeRun(
-  runId: string,
-  options: RunOptions,
-  environment: SessionEnvironment,
-): Promise<SessionRun | AlreadySucceeded> {
-  const { home } = environment;
-  if (!runExists(home, runId))
-    throw new UsageError(`no run ${runId} in ${shownPath(home, environment.cwd)}/runs (pipeline runs list shows them)`);
-  const paths = runPaths(home, runId);
-  const replayed = replayJournal(readJournalFile(paths.journal));
-  if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
-  const state = replayed.value;
-  if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };
-  checkJournalDamage(runId, state, options, environment);
-  const plan = { ...analyzeKeptRecipe(paths, state, environment), rows: state.rows };
-  checkLocalFiles(state, options, environment);
-  const money = await moneyBeforeStart(plan, options, environment, true);
-  const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
-  await checkedOrClosed(connection);
-  const journal = new FileJournal(paths.journal, () => connection.clock.now());
-  const accepted =
-    options.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
-  await journal.appendDurable({ type: 'run-resumed', owner: thisProcess(), ...accepted });
-  return execute(plan, options, environment, connection, paths, journal, state, money);
-}
-
-/**
- * An unreadable journal line may have recorded a submission: without it, the item looks never
- * sent and a resume would pay for it again. So a resume goes on over damage only when told to.
- */
-function checkJournalDamage(
-  runId: string,
-  state: ReplayedState,
-  options: RunOptions,
-  environment: SessionEnvironment,
-): void {
-  if (state.unacceptedDamage.length === 0) return;
-  const lines = describeLines(state.unacceptedDamage);
-  if (!options.force) {
-    throw new UsageError(
-      `the journal of run ${runId} has ${lines} that could not be read; they may have recorded submitted (paid) tasks, ` +
-        "which a resume would submit again. Check the team's tasks, then resume with --force to go on from what could be read",
-    );
-  }
-  environment.warn(
-    `warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted`,
-  );
-}
-
-/**
- * The recipe copy kept in the run folder, analyzed as if it stood at the original recipe's path
- * and the run were started from the same folder: its relative paths still find the user's files.
- */
-function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState, environment: SessionEnvironment): Plan {
-  const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
-  const batch =
-    state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
-  const loaded = analyze(
-    {
-      path: state.recipePath,
-      text: readFileSync(paths.recipe, 'utf8'),
-      cwd: state.cwd ?? environment.cwd,
-      ...(state.sets.length ? { sets: state.sets } : {}),
-      ...(batch ? { batch } : {}),
-    },
-    analyzerDeps(offlineSchemas(environment.home)),
-  );
-  if (!loaded.ok) {
-    throw new InvalidRecipe(
-      `the recipe kept in ${shownPath(paths.recipe, environment.cwd)} no longer analyzes; the run cannot be resumed`,
-      loaded.error,
-    );
-  }
-  return loaded.value;
-}
-
-/** Items made from a file's old bytes and items made from its new bytes would not belong together. */
-function checkLocalFiles(state: ReplayedState, options: RunOptions, environment: SessionEnvironment): void {
-  const changed = changedFiles(state.localFiles);
-  if (changed.length === 0) return;
-  const list = changed.map((path) => shownPath(path, environment.cwd)).join(', ');
-  if (!options.force)
-    throw new UsageError(
-      `local files changed since the run started: ${list}. Resume with --force to use them as they are now`,
-    );
-  environment.warn(`warning: --force: local files changed since the run started: ${list}`);
 }
 
 /**
@@ -258,7 +162,8 @@ function trafficOf(connection: Connection, cap: number | undefined): RunTraffic 
   };
 }
 
-async function execute(
+/** Runs a plan whose journal is open (a new run's, or a resumed one's with `resume`) to its end. */
+export async function execute(
   plan: Plan,
   options: RunOptions,
   environment: SessionEnvironment,
