@@ -3,8 +3,10 @@
  * `npx depcruise src test --config .dependency-cruiser.cjs`).
  *
  * A recipe flows YAML → analyzer (src/recipe) → Plan (src/plan.ts, types) → engine (src/engine) →
- * scheduler (src/scheduler) → gateway client (src/gateway) → journal (src/store). The command line
- * (src/cli) wires real implementations and nothing imports it. The local gateway is the other side
+ * scheduler (src/scheduler) → gateway client (src/gateway) → journal (src/store). The session
+ * (src/session) builds a run from typed options: connection, budget, cache, journal; the command line
+ * (src/cli) parses flags into those options and prints, and nothing imports it. The library entry
+ * (src/index.ts) exports the session. The local gateway is the other side
  * of the wire: it shares only the bundled files under schemas/ (read through src/package-root.ts and
  * src/model-schemas/) with the client. Base modules sit at the bottom and import no layer above.
  *
@@ -48,6 +50,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'session-entered-from-the-cli-and-the-library',
+      comment:
+        'The session builds runs out of every layer; only the command line and the library entry (src/index.ts) ' +
+        'use it, so no layer below can reach back up through it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/cli/', '^src/session/', '^src/index\\.ts$'] },
+      to: { path: '^src/session/' },
     },
     {
       name: 'tests-enter-the-cli-at-its-entry',

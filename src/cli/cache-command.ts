@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { RemoteTier } from '../cache/remote-tier.js';
 import { CacheStore, type CacheEntry } from '../cache/store.js';
 import { parseDuration } from '../duration.js';
-import { cacheDir, openRemoteTier, remoteChoice } from './cache-setup.js';
+import { cacheDir, openRemoteTier, remoteChoice } from '../session/cache-setup.js';
+import { registerSecret } from './output.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, redact, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
@@ -14,7 +15,7 @@ const warning = (message: string) => cliIo().stderr.write(redact(`warning: ${mes
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
 function openStore(flags: { cacheDir?: string }): CacheStore {
-  const dir = cacheDir(flags.cacheDir, pipelineHome());
+  const dir = cacheDir(flags.cacheDir, pipelineHome(), cliIo().env);
   const { clock } = cliIo();
   const store = CacheStore.open(dir, { now: () => clock.now(), warn: warning });
   if (!store.ok) throw new UsageError(store.error);
@@ -31,12 +32,18 @@ interface CacheFlags {
 
 /** The remote of `--cache-remote`, else PIPELINE_CACHE_REMOTE; a usage error when neither names one. */
 function openRemote(flags: CacheFlags): RemoteTier {
-  const choice = remoteChoice({ ...(flags.cacheRemote ? { cacheRemote: flags.cacheRemote } : {}) }, undefined);
+  const choice = remoteChoice(
+    { ...(flags.cacheRemote ? { cacheRemote: flags.cacheRemote } : {}) },
+    undefined,
+    cliIo().env,
+  );
   if (!choice.ok) throw new UsageError(choice.error);
   if (!choice.value)
     throw new UsageError('--remote needs a remote cache: --cache-remote s3://bucket/prefix, or PIPELINE_CACHE_REMOTE');
   const { clock } = cliIo();
-  return openRemoteTier(choice.value, { now: () => clock.now(), warn: warning });
+  return openRemoteTier(choice.value, { now: () => clock.now(), warn: warning }, cliIo().env, {
+    register: registerSecret,
+  });
 }
 
 /** A call to the remote whose whole point is the remote: its failure is the command's, exit 1. */

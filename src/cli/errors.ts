@@ -1,21 +1,3 @@
-import type { GatewayFailure } from '../gateway/failures.js';
-
-/** A mistake in the command line or its settings: printed without a stack, exit code 2. */
-export class UsageError extends Error {
-  /** What was printed before the message (an invalid recipe's diagnostics), for the GitHub job summary. */
-  readonly details: string | undefined;
-  constructor(message: string, details?: string) {
-    super(message);
-    this.details = details;
-  }
-}
-
-/** The gateway refused or could not be reached: its message is shown, exit code 1. */
-export class GatewayRefusal extends Error {
-  constructor(
-    readonly failure: GatewayFailure,
-    context?: string,
-  ) {
-    super(`${context ? `${context}: ` : ''}${failure.message}`);
-  }
-}
+// The command line's two kinds of failure are the session's: a run built without the CLI throws
+// the same ones, and the CLI maps them to exit codes 2 and 1.
+export { GatewayRefusal, UsageError } from '../session/errors.js';

@@ -1,10 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { plannerOf } from '../actions/planners.js';
 import type { Plan } from '../plan.js';
-import type { RemoteFlags } from './cache-setup.js';
-import type { CacheForecast, CacheLookup } from './plan-cache.js';
-import { pipelineHome } from './pipeline-home.js';
+import type { RemoteFlags } from '../session/cache-setup.js';
+import type { CacheForecast } from '../session/plan-cache.js';
 import { formatDuration } from '../duration.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
@@ -12,7 +9,7 @@ import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
 import type { describeStepCost, describeTotalCost } from './prices.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
-import { cliIo, setExitCode } from './io.js';
+import { setExitCode } from './io.js';
 
 // Every command's module is loaded when the program starts: what only `plan` needs (the analyzer,
 // the cache, schemas, YAML) is imported when it runs, so that `validate` and `--help` start quickly.
@@ -82,45 +79,19 @@ function printText(
 
 const printWarning = (message: string) => printError(`warning: ${message}`);
 
-/** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
-export const uncachedForecast = (plan: Plan): CacheForecast => ({
-  cached: new Map(),
-  sendsNothing: plan.steps.every((step) => !plannerOf(step).sendsRequests),
-});
-
 /**
- * What the step cache holds of the plan's runs: the local cache folder, then the remote cache when
- * one is set (its entries only: a plan downloads no file); nothing when there is neither. A damaged
- * entry is a warning through `warn`: `run` passes a quiet one, since the run that follows meets the
- * same entry and says so itself (once, not twice).
+ * What the step cache holds of the plan's runs (the local folder, then the remote cache when one is
+ * set); a damaged entry is a warning on stderr.
  */
-export async function cacheForecastOf(
+async function cacheForecastOf(
   plan: Plan,
   flags: { cache?: boolean; cacheDir?: string } & RemoteFlags,
-  warn: (message: string) => void = printWarning,
 ): Promise<CacheForecast> {
-  if (flags.cache === false) return uncachedForecast(plan);
-  const [{ cacheDir, openRemoteTier, remoteChoice }, { CacheStore }, { forecastFromCache }, { withoutCredentials }] =
-    await Promise.all([
-      import('./cache-setup.js'),
-      import('../cache/store.js'),
-      import('./plan-cache.js'),
-      import('../credentials.js'),
-    ]);
-  const dir = cacheDir(flags.cacheDir, pipelineHome());
-  const { clock } = cliIo();
-  const now = () => clock.now();
-  const store = existsSync(dir) ? CacheStore.open(dir, { now, warn }) : undefined;
-  const local = store?.ok ? store.value : undefined;
-  const choice = remoteChoice(flags, plan.settings.cacheRemote);
-  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }) : undefined;
-  if (!local && !remote) return uncachedForecast(plan);
-  const lookup: CacheLookup = {
-    get: async (key, maxAgeMs) => (await local?.get(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
-    // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
-    blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
-  };
-  return forecastFromCache(plan, lookup, withoutCredentials(cliIo().env));
+  const [{ cacheForecastOf: forecast }, { sessionEnvironment }] = await Promise.all([
+    import('../session/cache-forecast.js'),
+    import('./session-environment.js'),
+  ]);
+  return forecast(plan, flags, sessionEnvironment(), printWarning);
 }
 
 export function registerPlanCommand(program: Command): void {

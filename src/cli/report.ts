@@ -1,31 +1,14 @@
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import type { Logger } from 'pino';
-import { runPaths, type RunPaths } from '../store/run-store.js';
+import { reportPathOf } from '../session/run-end.js';
+import { runPaths } from '../store/run-store.js';
 import { UsageError } from './errors.js';
 import { printError, printLine, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 import { RUN_ID_HELP, resolveRunId } from './run-id.js';
 import { cliIo, fromCwd } from './io.js';
-
-export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
-
-/** The report every run writes as it ends; a report that cannot be made never fails the run. */
-export async function writeRunReport(paths: RunPaths, log: Logger): Promise<void> {
-  try {
-    // Imported on use: the report's modules (an image library among them) would slow every command's start.
-    const { writeReport } = await import('../report/write-report.js');
-    const written = await writeReport(paths.journal, reportPathOf(paths));
-    if (!written.ok) throw new Error(written.error.message);
-    cliIo().stderr.write(`report: ${shown(written.value.path)}\n`);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    log.warn({ error: message }, 'report not written');
-    printError(`warning: the report of run ${paths.id} could not be written: ${message}`);
-  }
-}
 
 /** The page in the system's browser; a missing opener is a warning, the report is written anyway. */
 function openInBrowser(path: string): void {

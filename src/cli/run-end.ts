@@ -1,17 +1,12 @@
-// The end of a run: its last journal line, run.json and the report, what it prints, the copy to
-// `--out`, and what GitHub Actions shows.
+// The end of a run as the command line shows it: what it prints, and what GitHub Actions shows.
+// The session wrote its last journal line, run.json, the report and the copy to `--out`.
 import { describeItems } from './item-lines.js';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import type pino from 'pino';
-import type { CacheCounts } from '../engine/run-cache.js';
 import type { RunResult } from '../engine/engine.js';
-import { copyOutputs } from '../engine/out-dir.js';
 import type { Plan } from '../plan.js';
-import { readJournalFile, type Journal } from '../store/journal.js';
-import { writeAtomically, type RunPaths } from '../store/run-store.js';
-import { summariseJournal } from '../store/summary.js';
-import { writeRunReport } from './report.js';
+import type { SessionRun } from '../session/run.js';
+import { spendFigures } from '../store/summary.js';
 import {
   appendStepSummary,
   failedStepAnnotations,
@@ -41,57 +36,34 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
 /** The exit code of a run that ended (130, interrupted, is answered before these). */
 const EXIT_CODES = { succeeded: 0, failed: 1, stopped: 3, interrupted: 130 } as const;
 
-/** Ends the run's journal, writes run.json and the report, prints the outcome; answers the exit code, the summary and the copies. */
-export async function finish(
-  result: RunResult,
-  plan: Plan,
-  flags: RunFlags,
-  paths: RunPaths,
-  journal: Journal,
-  log: pino.Logger,
-  cacheCounts: CacheCounts | undefined,
-  rateLimited: number,
-): Promise<{ code: number; summary: RunEnd['summary']; copied: string[] }> {
-  const outputs = result.rows.map((row) => row.outputs);
-  if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
-  else
-    journal.append({
-      type: 'run-finished',
-      status: result.status,
-      outputs: plan.rows.length > 1 ? outputs : outputs[0],
-    });
-  journal.close();
-  const summarised = summariseJournal(readJournalFile(paths.journal));
-  if (!summarised.ok)
-    throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
-  const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };
-  const summary = { ...summarised.value, cache: { enabled: cacheCounts !== undefined, ...cacheSummary } };
-  writeAtomically(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
-  log.info({ status: result.status }, 'run ended');
-  if (flags.report !== false) await writeRunReport(paths, log);
-  const copied = flags.out && result.status === 'succeeded' ? await copyOutputs(fromCwd(flags.out), outputs) : [];
+/** Prints how a session's run ended; answers the exit code. */
+export function printRunEnd(run: SessionRun, flags: RunFlags): number {
+  const { plan, summary, copied, runId: id } = run;
+  const rateLimited = run.rateLimited;
+  if (run.reportPath) cliIo().stderr.write(`report: ${shown(run.reportPath)}\n`);
   const cancelled = cancelledLine(summary.steps, plan.rows.length);
   // The live view shows the 429s as they come; plain output (CI, pipes) says them in the last line.
   const limited = rateLimited > 0 ? `; ${rateLimitedPhrase(rateLimited)}` : '';
-  if (result.status === 'interrupted') {
+  if (run.status === 'interrupted') {
     cliIo().stderr.write(
-      `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(paths.id, flags)}\n`,
+      `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(id, flags)}\n`,
     );
-    return { code: 130, summary, copied };
+    return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
   cliIo().stderr.write(
-    `\n${result.status === 'succeeded' ? '✓' : '✗'} run ${paths.id} ${result.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
+    `\n${run.status === 'succeeded' ? '✓' : '✗'} run ${id} ${run.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
-  writeMoneyAdvice(summary, paths.id, flags);
+  writeMoneyAdvice(summary, id, flags);
+  const outputs = run.result.rows.map((row) => row.outputs);
   if (flags.json) {
     // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
     for (const line of describeItems(summary.steps, plan.rows.length)) cliIo().stderr.write(`  ${line}\n`);
     printJson({
-      run_id: paths.id,
-      status: result.status,
-      run_dir: paths.dir,
-      outputs_dir: paths.outputs,
+      run_id: id,
+      status: run.status,
+      run_dir: run.runDir,
+      outputs_dir: run.outputsDir,
       outputs: plan.rows.length > 1 ? outputs : outputs[0],
       files: summary.files.map((f) => f.path),
       copied,
@@ -109,8 +81,8 @@ export async function finish(
     });
   } else {
     if (summary.files.length > 0) {
-      printLine(`outputs in ${shown(paths.outputs)}:`);
-      for (const file of summary.files) printLine(`  ${relative(paths.outputs, file.path)}  (${file.bytes} bytes)`);
+      printLine(`outputs in ${shown(run.outputsDir)}:`);
+      for (const file of summary.files) printLine(`  ${relative(run.outputsDir, file.path)}  (${file.bytes} bytes)`);
     }
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
@@ -123,14 +95,27 @@ export async function finish(
     const items = describeItems(summary.steps, plan.rows.length);
     for (const line of items) cliIo().stderr.write(`  ${line}\n`);
     if (failed.length > 0 || cancelled || items.length > 0)
-      cliIo().stderr.write(`Details: ${commandName()} runs show ${paths.id}\n`);
+      cliIo().stderr.write(`Details: ${commandName()} runs show ${id}\n`);
   }
-  return { code: EXIT_CODES[result.status], summary, copied };
+  return EXIT_CODES[run.status];
 }
 
-export /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, end: RunEnd): void {
+/** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
+export function reportRunToGitHub(run: SessionRun, flags: RunFlags): void {
+  const out = flags.out ? { dir: fromCwd(flags.out), copied: run.copied } : undefined;
+  reportToGitHub(run.plan, run.result, run.recipeCopy, {
+    summary: run.summary,
+    counts: run.counts,
+    spend: spendFigures(run.summary.cost),
+    rateLimited: run.rateLimited,
+    outputsDir: run.outputsDir,
+    ...(out ? { out } : {}),
+  });
+}
+
+/** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
+function reportToGitHub(plan: Plan, result: RunResult, recipeCopy: string, end: RunEnd): void {
   if (!cliIo().env.GITHUB_STEP_SUMMARY && !cliIo().env.GITHUB_ACTIONS) return;
-  printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
+  printAnnotations(failedStepAnnotations(plan, readFileSync(recipeCopy, 'utf8'), result));
   appendStepSummary(runReport(plan, result, end));
 }

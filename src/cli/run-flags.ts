@@ -1,4 +1,4 @@
-import type { RemoteFlags } from './cache-setup.js';
+import type { RemoteFlags } from '../session/cache-setup.js';
 import type { ConnectionFlags } from './connection.js';
 import type { MoneyFlags } from './run-money.js';
 

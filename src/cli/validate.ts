@@ -34,7 +34,7 @@ export function registerValidateCommand(program: Command): void {
       const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }, { localFilesOf }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
-        import('./run-files.js'),
+        import('../session/run-files.js'),
       ]);
       const result = loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {

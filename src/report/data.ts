@@ -1,13 +1,20 @@
 import { extname } from 'node:path';
-import { taskState } from '../gateway/types.js';
 import { err, ok, type Result } from '../result.js';
-import { foldJournal, itemKey, stepKey, type RunState, type UnreadableJournal } from '../store/fold.js';
-import type { JournalEvent, JournalRead, RunStartedEvent, TrafficKind } from '../store/journal.js';
+import {
+  foldJournal,
+  itemKey,
+  type RunState,
+  stepKey,
+  type TrafficSecond,
+  type UnreadableJournal,
+} from '../store/fold.js';
+import type { ItemRecord, ItemStatus } from '../store/item-fold.js';
+import type { JournalRead, RunStartedEvent, TrafficKind } from '../store/journal.js';
 import { summaryOf, type RunSummary } from '../store/summary.js';
 import { itemLabel } from '../item-label.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'other';
-export type ItemStatus = 'succeeded' | 'failed' | 'running' | 'unknown' | 'skipped';
+export type { ItemStatus, TrafficSecond };
 
 export interface ReportFile {
   path: string;
@@ -50,12 +57,6 @@ export interface ReportStep {
   itemsFrom: string | null;
 }
 
-export interface TrafficSecond {
-  second: number;
-  counts: Partial<Record<TrafficKind, number>>;
-  rateLimited: number;
-}
-
 export interface ReportData {
   summary: RunSummary;
   steps: ReportStep[];
@@ -88,34 +89,43 @@ const MEDIA: Record<string, MediaKind> = {
 
 export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowerCase()] ?? 'other';
 
-const emptyItem = (index: number): ReportItem => ({
-  index,
-  taskId: null,
-  slug: null,
-  input: null,
-  submittedAt: null,
-  finishedAt: null,
-  polls: null,
-  status: 'running',
-  error: null,
-  files: [],
-  output: undefined,
-  cached: false,
-  from: null,
-});
-
-/** Everything the report shows, read off the journal alone: a killed run has a report too. */
+/** Everything the report shows, read off the journal's one fold: a killed run has a report too. */
 export function reportData(read: JournalRead): Result<ReportData, UnreadableJournal> {
   const folded = foldJournal(read);
   if (!folded.ok) return err(folded.error);
   const state = folded.value;
-  const items = collectItems(read.events);
+  const items = itemsByStep(state);
   const steps = [...state.steps.values()].map((record) => stepOf(state, record.row, record.step, items));
-  const traffic = read.events.flatMap((e) =>
-    e.type === 'requests' ? [{ second: e.second, counts: e.counts, rateLimited: e.rate_limited }] : [],
-  );
   const summary = summaryOf(state);
-  return ok({ summary, steps, traffic, totals: totalsOf(read.events, summary, traffic), dag: state.start.dag ?? [] });
+  return ok({
+    summary,
+    steps,
+    traffic: state.traffic,
+    totals: totalsOf(state, summary),
+    dag: state.start.dag ?? [],
+  });
+}
+
+/** The fold's items as the report shows them, by `row/step`: copies, with each file's kind. */
+function itemsByStep(state: RunState): Map<string, ReportItem[]> {
+  const byStep = new Map<string, ReportItem[]>();
+  for (const item of state.items.values()) {
+    const key = stepKey(item.row, item.step);
+    const list = byStep.get(key) ?? [];
+    list.push(reportItem(item));
+    byStep.set(key, list);
+  }
+  return byStep;
+}
+
+function reportItem(item: ItemRecord): ReportItem {
+  const { row: _row, step: _step, files, ...shown } = item;
+  return {
+    ...shown,
+    files: files.map((file) => ({ ...file, kind: mediaKind(file.path) })),
+    output: undefined,
+    from: null,
+  };
 }
 
 function stepOf(state: RunState, row: number, step: string, items: Map<string, ReportItem[]>): ReportStep {
@@ -145,108 +155,19 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
   };
 }
 
-/** The items of every step, by `row/step`, from the task and item events. */
-function collectItems(events: JournalEvent[]): Map<string, ReportItem[]> {
-  const byItem = new Map<string, ReportItem>();
-  const byStep = new Map<string, ReportItem[]>();
-  const itemAt = (row: number, step: string, index: number): ReportItem => {
-    const key = itemKey(row, step, index);
-    let item = byItem.get(key);
-    if (!item) {
-      item = emptyItem(index);
-      byItem.set(key, item);
-      const list = byStep.get(stepKey(row, step)) ?? [];
-      list.push(item);
-      byStep.set(stepKey(row, step), list);
-    }
-    return item;
-  };
-  for (const event of events) applyItemEvent(event, itemAt);
-  return byStep;
-}
-
-type ItemAt = (row: number, step: string, index: number) => ReportItem;
-
-function applyItemEvent(event: JournalEvent, itemAt: ItemAt): void {
-  switch (event.type) {
-    case 'task-submitted': {
-      const item = itemAt(event.row, event.step, event.index);
-      Object.assign(item, {
-        taskId: event.task_id,
-        slug: event.slug,
-        input: event.input ?? null,
-        submittedAt: event.t,
-      });
-      Object.assign(item, { status: 'running', error: null, finishedAt: null, files: [] });
-      return;
-    }
-    case 'task-finished': {
-      const item = itemAt(event.row, event.step, event.index);
-      item.finishedAt = event.t;
-      item.polls = event.polls ?? null;
-      const succeeded = taskState(event.status) === 'succeeded';
-      item.status = succeeded ? 'succeeded' : 'failed';
-      item.error = succeeded ? null : (event.error ?? `the task ended ${event.status}`);
-      return;
-    }
-    case 'submission-refused':
-      Object.assign(itemAt(event.row, event.step, event.index), {
-        status: 'failed',
-        error: `submission refused (${event.reason})`,
-      });
-      return;
-    case 'submission-unknown': {
-      const error = `the submission's outcome is unknown: ${event.message}`;
-      Object.assign(itemAt(event.row, event.step, event.index), { status: 'unknown', error });
-      return;
-    }
-    case 'output-written':
-      itemAt(event.row, event.step, event.index).files.push({
-        path: event.path,
-        bytes: event.bytes,
-        kind: mediaKind(event.path),
-      });
-      return;
-    case 'item-finished': {
-      const item = itemAt(event.row, event.step, event.index);
-      item.status = 'succeeded';
-      item.finishedAt ??= event.t;
-      return;
-    }
-    case 'item-cached': {
-      const item = itemAt(event.row, event.step, event.index);
-      item.cached = true;
-      item.input ??= event.input ?? null;
-      return;
-    }
-    case 'item-skipped':
-      Object.assign(itemAt(event.row, event.step, event.index), {
-        status: 'skipped',
-        error: `skipped: ${event.reason}`,
-      });
-      return;
-    case 'item-failed':
-      Object.assign(itemAt(event.row, event.step, event.index), { status: 'failed', error: event.message });
-      return;
-    default:
-      return;
-  }
-}
-
-function totalsOf(events: JournalEvent[], summary: RunSummary, traffic: TrafficSecond[]): ReportData['totals'] {
+function totalsOf(state: RunState, summary: RunSummary): ReportData['totals'] {
   const requests: Record<TrafficKind, number> = { submit: 0, poll: 0, upload: 0, tool: 0, text: 0, other: 0 };
   let rateLimited = 0;
-  for (const second of traffic) {
+  for (const second of state.traffic) {
     for (const [kind, count] of Object.entries(second.counts)) requests[kind as TrafficKind] += count ?? 0;
     rateLimited += second.rateLimited;
   }
-  const hits = events.filter((e) => e.type === 'item-cached').length;
   return {
     // As summary.json counts them: every task submitted, a resubmission included.
     tasks: summary.steps.reduce((n, s) => n + s.tasks.length, 0),
     files: summary.files.length,
     requests,
     rateLimited,
-    cacheHits: hits > 0 ? hits : null,
+    cacheHits: state.cacheHits > 0 ? state.cacheHits : null,
   };
 }

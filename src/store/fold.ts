@@ -1,7 +1,15 @@
 import { hostname } from 'node:os';
 import { processIsAlive } from '../files/temp-files.js';
 import { err, ok, type Result } from '../result.js';
-import { CACHED_TASK_ID, type JournalEvent, type JournalRead, type RunOwner, type RunStartedEvent } from './journal.js';
+import { applyItemEvent, type ItemEvent, type ItemRecords, unhandledEvent } from './item-fold.js';
+import {
+  CACHED_TASK_ID,
+  type JournalEvent,
+  type JournalRead,
+  type RunOwner,
+  type RunStartedEvent,
+  type TrafficKind,
+} from './journal.js';
 import { emptySpend, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
@@ -33,9 +41,16 @@ export interface StepRecord {
   skipped_items?: Array<{ index: number; reason: string }>;
 }
 
+/** The requests of one second of the run, by kind, and the 429s among them. */
+export interface TrafficSecond {
+  second: number;
+  counts: Partial<Record<TrafficKind, number>>;
+  rateLimited: number;
+}
+
 /**
- * Everything a journal says about a run, folded once: the run summary and the state a resume
- * starts from are both read off this.
+ * Everything a journal says about a run, folded once: the run summary, the state a resume starts
+ * from, the spend and the report are all read off this.
  */
 export interface RunState {
   start: RunStartedEvent;
@@ -64,6 +79,12 @@ export interface RunState {
   downloads: Map<string, { path: string; expiresAt: number | null }>;
   /** What the run has committed: paid submissions sent, less those the gateway refused. */
   spend: SpendFold;
+  /** `row/step/index` → each task or item as the report shows it, in the order they first appeared. */
+  items: ItemRecords;
+  /** The requests sent, second by second. */
+  traffic: TrafficSecond[];
+  /** Items the step cache served (each hit, a resume's included). */
+  cacheHits: number;
   /** Lines of the journal that could not be read. */
   damagedLines: number[];
   /** Of those, the ones no `resume --force` has accepted yet. */
@@ -128,6 +149,9 @@ function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
     uploads: new Map(),
     downloads: new Map(),
     spend: emptySpend(),
+    items: new Map(),
+    traffic: [],
+    cacheHits: 0,
     damagedLines,
     unacceptedDamage: damagedLines,
   };
@@ -153,7 +177,10 @@ function stepOf(state: RunState, row: number, step: string): StepRecord {
   return entry;
 }
 
-/** One event's effect on the state; `expiries` carries each task's result expiry to its downloads. */
+/**
+ * One event's effect on the state; `expiries` carries each task's result expiry to its downloads.
+ * The switch covers every event type: one left out does not compile (`unhandledEvent`).
+ */
 function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, number | null>): void {
   switch (event.type) {
     case 'run-started':
@@ -183,13 +210,17 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       return;
     }
     case 'request-sent':
+      applyTaskEvent(state, event, expiries);
+      return;
     case 'submission-refused':
     case 'submission-unknown':
     case 'task-submitted':
     case 'task-finished':
       applyTaskEvent(state, event, expiries);
+      applyItem(state, event);
       return;
     case 'output-written':
+      applyItem(state, event);
       // A file from the step cache has a URL of an earlier run: a resume must not send it either.
       state.downloads.set(event.url, {
         path: event.path,
@@ -208,11 +239,14 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       });
       return;
     case 'item-cached': {
+      applyItem(state, event);
+      state.cacheHits++;
       const entry = stepOf(state, event.row, event.step);
       if (!entry.cached.includes(event.index)) entry.cached.push(event.index);
       return;
     }
     case 'item-skipped': {
+      applyItem(state, event);
       const entry = stepOf(state, event.row, event.step);
       entry.skipped_items = [
         ...(entry.skipped_items ?? []).filter((s) => s.index !== event.index),
@@ -224,6 +258,7 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       return;
     }
     case 'item-failed': {
+      applyItem(state, event);
       const entry = stepOf(state, event.row, event.step);
       entry.failed_items = [
         ...(entry.failed_items ?? []).filter((f) => f.index !== event.index),
@@ -235,6 +270,7 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       return;
     }
     case 'item-finished': {
+      applyItem(state, event);
       const key = itemKey(event.row, event.step, event.index);
       state.finishedItems.set(key, event.outputs);
       state.submittedTasks.delete(key);
@@ -253,10 +289,20 @@ function applyEvent(state: RunState, event: JournalEvent, expiries: Map<string, 
       state.status = 'interrupted';
       state.finishedAt = event.t;
       return;
+    case 'requests':
+      state.traffic.push({ second: event.second, counts: event.counts, rateLimited: event.rate_limited });
+      return;
+    case 'step-cached':
+      // Its items' own `item-cached` lines say what the cache served.
+      return;
     default:
       // Kinds this version does not know (a journal written by a newer one) change nothing.
-      return;
+      unhandledEvent(event);
   }
+}
+
+function applyItem(state: RunState, event: ItemEvent): void {
+  applyItemEvent(state.items, itemKey(event.row, event.step, event.index), event);
 }
 
 type TaskEvent = Extract<
@@ -296,6 +342,8 @@ function applyTaskEvent(state: RunState, event: TaskEvent, expiries: Map<string,
       if (task) task.status = event.status;
       return;
     }
+    default:
+      unhandledEvent(event);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * What a run has committed, read off its journal. A paid submission counts from its
+ * What a run has committed, as the journal's one fold (fold.ts) reads it. A paid submission counts from its
  * `request-sent` line (written before it leaves, with its price), and stops counting when the
  * gateway certainly refused it; one whose outcome is unknown keeps counting, since it may be paid.
  * Refunds of failed tasks are the gateway's business and are not subtracted.

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RemoteTier } from '../cache/remote-tier.js';
 import { parseRemoteUrl, type RemoteAddress } from '../cache/remote-url.js';
 import { S3ObjectStore } from '../cache/s3-object-store.js';
@@ -7,11 +7,10 @@ import { TieredCache } from '../cache/tiered-cache.js';
 import type { Clock } from '../clock.js';
 import { RunCache } from '../engine/run-cache.js';
 import { err, ok, type Result } from '../result.js';
-import { registerSecret } from './output.js';
-import { cliIo } from './io.js';
+import type { Secrets, SessionEnvironment } from './environment.js';
 
 /** The step cache folder: `--cache-dir`, else PIPELINE_CACHE_DIR, else `cache` in the pipeline home. */
-export function cacheDir(flag: string | undefined, home: string, env: NodeJS.ProcessEnv = cliIo().env): string {
+export function cacheDir(flag: string | undefined, home: string, env: NodeJS.ProcessEnv): string {
   return flag ?? env.PIPELINE_CACHE_DIR ?? join(home, 'cache');
 }
 
@@ -40,7 +39,7 @@ const isTrue = (value: string | undefined) => value !== undefined && /^(1|true|y
 export function remoteChoice(
   flags: RemoteFlags,
   recipeRemote: string | undefined,
-  env: NodeJS.ProcessEnv = cliIo().env,
+  env: NodeJS.ProcessEnv,
 ): Result<RemoteChoice | undefined, string> {
   if (flags.cacheRemote === false) return ok(undefined);
   const [source, url] =
@@ -64,10 +63,11 @@ export function remoteChoice(
 export function openRemoteTier(
   choice: RemoteChoice,
   options: { now: () => number; warn: (message: string) => void },
-  env: NodeJS.ProcessEnv = cliIo().env,
+  env: NodeJS.ProcessEnv,
+  secrets: Pick<Secrets, 'register'>,
 ): RemoteTier {
   for (const name of ['PIPELINE_CACHE_SIGNING_KEY', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
-    registerSecret(env[name]);
+    secrets.register(env[name]);
   return new RemoteTier(new S3ObjectStore(choice.address, env), {
     readOnly: choice.readOnly,
     signingKey: choice.signingKey,
@@ -83,13 +83,13 @@ export function openRemoteTier(
  */
 export function openRunCache(
   flags: { cache?: boolean; refresh?: boolean; cacheDir?: string } & RemoteFlags,
-  home: string,
-  clock: Clock,
+  environment: Pick<SessionEnvironment, 'env' | 'cwd' | 'home' | 'secrets'> & { clock: Clock },
   say: (text: string) => void,
   recipeRemote?: string,
 ): RunCache | undefined {
   if (flags.cache === false) return undefined;
-  const dir = cacheDir(flags.cacheDir, home);
+  const { env, clock, home, secrets } = environment;
+  const dir = resolve(environment.cwd, cacheDir(flags.cacheDir, home, env));
   const warned = new Set<string>();
   const warn = (message: string) => {
     if (warned.has(message)) return;
@@ -102,9 +102,9 @@ export function openRunCache(
     say(`⚠ ${store.error}; running without the step cache`);
     return undefined;
   }
-  const choice = remoteChoice(flags, recipeRemote);
+  const choice = remoteChoice(flags, recipeRemote, env);
   if (!choice.ok) say(`⚠ ${choice.error}; running with the local cache only`);
-  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }) : undefined;
+  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }, env, secrets) : undefined;
   if (remote)
     say(
       `step cache: ${remote.location} behind the local cache${choice.ok && choice.value?.readOnly ? ' (read-only)' : ''}`,

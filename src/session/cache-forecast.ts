@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { plannerOf } from '../actions/planners.js';
+import { CacheStore } from '../cache/store.js';
+import { withoutCredentials } from '../credentials.js';
+import type { Plan } from '../plan.js';
+import { cacheDir, openRemoteTier, type RemoteFlags, remoteChoice } from './cache-setup.js';
+import type { SessionEnvironment } from './environment.js';
+import { type CacheForecast, type CacheLookup, forecastFromCache } from './plan-cache.js';
+
+/** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
+export const uncachedForecast = (plan: Plan): CacheForecast => ({
+  cached: new Map(),
+  sendsNothing: plan.steps.every((step) => !plannerOf(step).sendsRequests),
+});
+
+/**
+ * What the step cache holds of the plan's runs: the local cache folder, then the remote cache when
+ * one is set (its entries only: a plan downloads no file); nothing when there is neither. A damaged
+ * entry is a warning through `warn`: a run passes a quiet one, since the run that follows meets the
+ * same entry and says so itself (once, not twice).
+ */
+export async function cacheForecastOf(
+  plan: Plan,
+  flags: { cache?: boolean; cacheDir?: string } & RemoteFlags,
+  environment: Pick<SessionEnvironment, 'env' | 'cwd' | 'home' | 'clock' | 'secrets'>,
+  warn: (message: string) => void,
+): Promise<CacheForecast> {
+  if (flags.cache === false) return uncachedForecast(plan);
+  const { env, clock, home, secrets } = environment;
+  const dir = resolve(environment.cwd, cacheDir(flags.cacheDir, home, env));
+  const now = () => clock.now();
+  const store = existsSync(dir) ? CacheStore.open(dir, { now, warn }) : undefined;
+  const local = store?.ok ? store.value : undefined;
+  const choice = remoteChoice(flags, plan.settings.cacheRemote, env);
+  const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }, env, secrets) : undefined;
+  if (!local && !remote) return uncachedForecast(plan);
+  const lookup: CacheLookup = {
+    get: async (key, maxAgeMs) => (await local?.get(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
+    // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
+    blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
+  };
+  return forecastFromCache(plan, lookup, withoutCredentials(env));
+}

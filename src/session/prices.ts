@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
+import { formatUsd, parsePriceTable, pricingOf, type PriceRule, type Pricing } from '../model-schemas/prices.js';
+import type { Plan } from '../plan.js';
+import type { StepCost, TotalCost } from '../recipe/estimate-cost.js';
+import { resolve } from 'node:path';
+import { UsageError } from './errors.js';
+
+/** `--prices FILE`: a YAML or JSON map of model slug to price; anything malformed is a usage error naming the file. */
+export function readPriceFile(
+  path: string,
+  schemaOf: (slug: string) => JsonSchema | undefined,
+  cwd: string,
+): Record<string, PriceRule> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch {
+    throw new UsageError(`--prices: cannot read ${path}`);
+  }
+  let value: unknown;
+  try {
+    // YAML is a superset of JSON: one parser reads both.
+    value = parseYaml(text);
+  } catch (e) {
+    throw new UsageError(`--prices: ${path} is not YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const table = parsePriceTable(value, `--prices ${path}`, pricingOf(schemaOf, {}, readBundledSchema).rule);
+  if (!table.ok) throw new UsageError(table.error);
+  return table.value;
+}
+
+/** The run's prices: the bundled (or cached live) schemas' rules, then `settings.prices`, then `--prices`. */
+export function runPricing(
+  plan: Plan | undefined,
+  pricesFile: string | undefined,
+  schemaOf: (slug: string) => JsonSchema | undefined,
+  cwd: string,
+): Pricing {
+  const fromFile = pricesFile ? readPriceFile(pricesFile, schemaOf, cwd) : {};
+  return pricingOf(schemaOf, { ...(plan?.settings.prices ?? {}), ...fromFile }, readBundledSchema);
+}
+
+/** A step's cost as the plan's table shows it. */
+export function describeStepCost(cost: StepCost | null): string {
+  if (!cost) return '';
+  if (cost.usd === null) return 'price unknown';
+  const cached = cost.cached_runs > 0 ? ` (${cost.cached_runs} cached)` : '';
+  if (cost.dynamic) return `${formatUsd(cost.per_run_usd ?? 0)} × n unknown${cached}`;
+  return `${formatUsd(cost.usd)}${cached}`;
+}
+
+/** The total as one phrase: `$0.1800`, or `at least $0.3400 (…)` when some of it is not known. */
+export function describeTotalCost(total: TotalCost): string {
+  if (!total.lower_bound) return formatUsd(total.usd);
+  return `at least ${formatUsd(total.usd)}, a lower bound: ${lowerBoundReason(total)}`;
+}
+
+/** Why an estimate is only a lower bound. */
+export function lowerBoundReason(total: TotalCost): string {
+  const why: string[] = [];
+  if (total.dynamic_steps.length) why.push(`the runs of ${total.dynamic_steps.join(', ')} are known only at run time`);
+  if (total.unpriced_models.length) {
+    why.push(`price unknown for ${total.unpriced_models.join(', ')} (give one with --prices or settings.prices)`);
+  }
+  return why.join('; ');
+}

@@ -1,0 +1,80 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { probeFile } from '../files/probe.js';
+import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
+import { schemaCacheFile } from '../model-schemas/cache-file.js';
+import type { Plan } from '../plan.js';
+import { analyze, type AnalyzerDeps } from '../recipe/analyzer.js';
+import type { Diagnostic } from '../recipe/diagnostics.js';
+import type { Result } from '../result.js';
+import { schemaCacheDirOf } from './environment.js';
+import { UsageError } from './errors.js';
+
+/** Schemas as offline analysis sees them: the last live copy cached under `home`, else the bundled one. */
+export function offlineSchemas(home: string): (slug: string) => JsonSchema | undefined {
+  // Read once per model: the engine asks for every task it submits.
+  const known = new Map<string, JsonSchema | undefined>();
+  return (slug) => {
+    if (known.has(slug)) return known.get(slug);
+    const schema = read(slug);
+    known.set(slug, schema);
+    return schema;
+  };
+  function read(slug: string): JsonSchema | undefined {
+    const cached = schemaCacheFile(schemaCacheDirOf(home), slug);
+    if (existsSync(cached)) {
+      try {
+        const entry = JSON.parse(readFileSync(cached, 'utf8')) as { schema?: JsonSchema };
+        if (entry.schema) return entry.schema;
+      } catch {
+        // A broken cache entry: the bundled copy below.
+      }
+    }
+    return readBundledSchema(slug);
+  }
+}
+
+/** What the analyzer reads through: schemas as offline analysis sees them, and the file system's probe. */
+export function analyzerDeps(schemas: (slug: string) => JsonSchema | undefined): AnalyzerDeps {
+  return { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe: probeFile };
+}
+
+function readText(path: string, cwd: string, what: string): string {
+  try {
+    return readFileSync(resolve(cwd, path), 'utf8');
+  } catch {
+    throw new UsageError(`cannot read the ${what} ${path}`);
+  }
+}
+
+/** What a recipe is run with: its inputs as `name=value` (as `--set` gives them) and a batch file of rows. */
+export interface RecipeInputs {
+  set?: string[];
+  batch?: string;
+  skipInvalidRows?: boolean;
+}
+
+/**
+ * Reads and analyzes a recipe, its paths relative to `cwd`. A recipe that does not analyze is a
+ * value (its diagnostics name file, line and field); a file that cannot be read is a UsageError.
+ */
+export function loadRecipeFile(
+  path: string,
+  inputs: RecipeInputs,
+  cwd: string,
+  schemas: (slug: string) => JsonSchema | undefined,
+): Result<Plan, Diagnostic[]> {
+  const text = readText(path, cwd, 'recipe');
+  const batch = inputs.batch ? { path: inputs.batch, text: readText(inputs.batch, cwd, 'batch file') } : undefined;
+  return analyze(
+    {
+      path,
+      text,
+      cwd,
+      ...(inputs.set?.length ? { sets: inputs.set } : {}),
+      ...(batch ? { batch } : {}),
+      ...(inputs.skipInvalidRows ? { skipInvalidRows: true } : {}),
+    },
+    analyzerDeps(schemas),
+  );
+}

@@ -1,0 +1,110 @@
+// A resume: the journal replayed, the checks that keep it from paying twice, then the same run.
+import { readFileSync } from 'node:fs';
+import type { Plan } from '../plan.js';
+import { analyze } from '../recipe/analyzer.js';
+import { describeLines, FileJournal, readJournalFile } from '../store/journal.js';
+import { type ReplayedState, replayJournal } from '../store/replay.js';
+import { type RunPaths, runExists, runPaths } from '../store/run-store.js';
+import { connect } from './connection.js';
+import { type SessionEnvironment, shownPath } from './environment.js';
+import { InvalidRecipe, UsageError } from './errors.js';
+import { moneyBeforeStart } from './money.js';
+import type { RunOptions } from './options.js';
+import { analyzerDeps, offlineSchemas } from './recipe.js';
+import { changedFiles } from './run-files.js';
+import { budgetOptions, checkedOrClosed, execute, type SessionRun, thisProcess } from './run.js';
+
+/** A resume of a run that had already succeeded: nothing to do. */
+export interface AlreadySucceeded {
+  runId: string;
+  status: 'already-succeeded';
+}
+
+/** Resumes a run from its journal with the recipe and inputs it kept. */
+export async function resumeRun(
+  runId: string,
+  options: RunOptions,
+  environment: SessionEnvironment,
+): Promise<SessionRun | AlreadySucceeded> {
+  const { home } = environment;
+  if (!runExists(home, runId))
+    throw new UsageError(`no run ${runId} in ${shownPath(home, environment.cwd)}/runs (pipeline runs list shows them)`);
+  const paths = runPaths(home, runId);
+  const replayed = replayJournal(readJournalFile(paths.journal));
+  if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
+  const state = replayed.value;
+  if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };
+  checkJournalDamage(runId, state, options, environment);
+  const plan = { ...analyzeKeptRecipe(paths, state, environment), rows: state.rows };
+  checkLocalFiles(state, options, environment);
+  const money = await moneyBeforeStart(plan, options, environment, true);
+  const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
+  await checkedOrClosed(connection);
+  const journal = new FileJournal(paths.journal, () => connection.clock.now());
+  const accepted =
+    options.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
+  await journal.appendDurable({ type: 'run-resumed', owner: thisProcess(), ...accepted });
+  return execute(plan, options, environment, connection, paths, journal, state, money);
+}
+
+/**
+ * An unreadable journal line may have recorded a submission: without it, the item looks never
+ * sent and a resume would pay for it again. So a resume goes on over damage only when told to.
+ */
+function checkJournalDamage(
+  runId: string,
+  state: ReplayedState,
+  options: RunOptions,
+  environment: SessionEnvironment,
+): void {
+  if (state.unacceptedDamage.length === 0) return;
+  const lines = describeLines(state.unacceptedDamage);
+  if (!options.force) {
+    throw new UsageError(
+      `the journal of run ${runId} has ${lines} that could not be read; they may have recorded submitted (paid) tasks, ` +
+        "which a resume would submit again. Check the team's tasks, then resume with --force to go on from what could be read",
+    );
+  }
+  environment.warn(
+    `warning: --force: ${lines} of the journal could not be read; items not known to be submitted will be submitted`,
+  );
+}
+
+/**
+ * The recipe copy kept in the run folder, analyzed as if it stood at the original recipe's path
+ * and the run were started from the same folder: its relative paths still find the user's files.
+ */
+function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState, environment: SessionEnvironment): Plan {
+  const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
+  const batch =
+    state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
+  const loaded = analyze(
+    {
+      path: state.recipePath,
+      text: readFileSync(paths.recipe, 'utf8'),
+      cwd: state.cwd ?? environment.cwd,
+      ...(state.sets.length ? { sets: state.sets } : {}),
+      ...(batch ? { batch } : {}),
+    },
+    analyzerDeps(offlineSchemas(environment.home)),
+  );
+  if (!loaded.ok) {
+    throw new InvalidRecipe(
+      `the recipe kept in ${shownPath(paths.recipe, environment.cwd)} no longer analyzes; the run cannot be resumed`,
+      loaded.error,
+    );
+  }
+  return loaded.value;
+}
+
+/** Items made from a file's old bytes and items made from its new bytes would not belong together. */
+function checkLocalFiles(state: ReplayedState, options: RunOptions, environment: SessionEnvironment): void {
+  const changed = changedFiles(state.localFiles);
+  if (changed.length === 0) return;
+  const list = changed.map((path) => shownPath(path, environment.cwd)).join(', ');
+  if (!options.force)
+    throw new UsageError(
+      `local files changed since the run started: ${list}. Resume with --force to use them as they are now`,
+    );
+  environment.warn(`warning: --force: local files changed since the run started: ${list}`);
+}
