@@ -94,9 +94,9 @@ export function skippingTime<T>(
       return false;
     };
   }
-  // A command does work no check sees (sharp's thumbnails for the report run on threads of their own)
-  // and, on a loaded machine, real I/O that lasts: quiet or busy, it gets far longer than the defaults
-  // before the loop calls it stuck. Neither bound slows a command that ends: they only delay the failure.
+  // On a loaded machine a command's real I/O can last: quiet or busy, it gets far longer than the
+  // defaults before the loop calls it stuck. Neither bound slows a command that ends: they only delay
+  // the failure.
   return runSkippingTime(clock, work, { busy, confirmMs: 10_000, stallMs: 50_000 });
 }
 

@@ -1,5 +1,6 @@
 import diagnostics from 'node:diagnostics_channel';
 import { setImmediate as nextTurn, setTimeout as realDelay } from 'node:timers/promises';
+import sharp from 'sharp';
 import type { ManualClock } from './manual-clock.js';
 
 /**
@@ -79,6 +80,12 @@ export async function runSkippingTime<T>(
   const busy = {
     ...options.busy,
     'HTTP requests made in this process and not yet answered': () => httpRequestsOpen.size > 0,
+    // libvips works on threads of its own, which no native handle shows: the local gateway's image
+    // edits and the report's thumbnails.
+    'images libvips is drawing': () => {
+      const { queue, process } = sharp.counters();
+      return queue + process > 0;
+    },
   };
   const start = clock.now();
   const where = () => describeClock(clock, start);
