@@ -1,151 +1,33 @@
 /**
  * `pipeline run --workers` and `pipeline worker`, as processes on one real Redis against the local
- * gateway: the work spread, nothing paid twice when a worker is killed, a coordinator that says
- * its workers vanished and can be resumed, a worker that says it lost Redis, and `runs_on: worker`.
+ * gateway: the work spread, a worker that says it lost Redis, and `runs_on: worker`.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
-import { type RedisServer, redisTestsRun, startRedis } from '../support/redis-server.js';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { startLocalGateway } from '../../src/local-gateway/index.js';
+import { redisTestsRun, startRedis } from '../support/redis-server.js';
+import {
+  batchRecipe,
+  cli,
+  dir,
+  envFor,
+  everythingIn,
+  gatewayOptions,
+  PASSWORD,
+  redis,
+  SLUG,
+  startWorker,
+  stopAll,
+  useFolderAndRedis,
+  waitFor,
+  type WorkerProcess,
+} from './harness.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const SLUG = 'vendor-a/vendor-a-v3-t2i';
-const PASSWORD = 'workers-pass-51c2';
-
-let dir: string;
-let redis: RedisServer;
-
-beforeAll(async () => {
-  if (!redisTestsRun) return;
-  dir = await mkdtemp(join(tmpdir(), 'pipeline-workers-'));
-  redis = await startRedis(PASSWORD);
-});
-afterAll(async () => {
-  if (!redisTestsRun) return;
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-
-function batchRecipe(count: number, tag: string): string {
-  const prompts = Array.from({ length: count }, (_, i) => `"${tag} shot ${i}"`).join(', ');
-  const withLine = '    with: { prompt: "${{ item }}", aspect_ratio: "1:1" }\n';
-  return `version: 1\nname: workers\nsteps:\n  image:\n    uses: ${SLUG}\n    for_each: [${prompts}]\n${withLine}`;
-}
-
-const envFor = (gateway: LocalGateway, home: string, extra: Record<string, string> = {}) => ({
-  PIPELINE_HOME: join(dir, home),
-  PIPELINE_BASE_URL: gateway.baseUrl,
-  PIPELINE_API_KEY: gateway.apiKey,
-  CI: 'true',
-  ...extra,
-});
-
-interface WorkerProcess {
-  process: ResultPromise;
-  stderr(): string;
-}
-
-/** A `pipeline worker` process, once it says it takes jobs. Wrapped: a bare execa promise would be awaited. */
-async function startWorker(
-  gateway: LocalGateway,
-  home: string,
-  queue: string,
-  url = redis.url,
-): Promise<WorkerProcess> {
-  const child = execa('node', [cli, 'worker', '--redis', url, '--queue', queue, '--concurrency', '4'], {
-    reject: false,
-    env: envFor(gateway, home),
-  });
-  let text = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  await waitFor(
-    () => text.includes('takes jobs'),
-    () => text,
-  );
-  return { process: child, stderr: () => text };
-}
-
-async function waitFor(condition: () => boolean, describe: () => string, ms = 30_000): Promise<void> {
-  for (const started = Date.now(); !condition(); ) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting; output so far:\n${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/**
- * Waits for a moment when no submission of the queue is on the wire (each record is `submitted`,
- * none `submitting`), for a kill that tests the take-over. A kill while a POST is on the wire
- * leaves that one submission's outcome unknown, as in one process: the rule, not what is tested.
- */
-async function quietMoment(queue: string, options: { pollingWorker?: number } = {}): Promise<void> {
-  const client = new Redis(redis.url);
-  try {
-    for (;;) {
-      const keys = await client.keys(`pipeline:workers:${queue}:submission:*`);
-      const records = await Promise.all(
-        keys.map(
-          async (key): Promise<Record<string, string> & { key: string }> => ({ ...(await client.hgetall(key)), key }),
-        ),
-      );
-      if (records.some((record) => record.state === 'submitting')) continue;
-      if (options.pollingWorker === undefined) return;
-      // With `pollingWorker` (a process id): also that worker polls a task it sent (its record says
-      // submitted, its job is active), so killing it leaves a task for another worker to take over.
-      const active = new Set(await client.lrange(`bull:${queue}:active`, 0, -1));
-      const polled = records.some(
-        (record) =>
-          record.state === 'submitted' &&
-          record.owner?.includes(`-${options.pollingWorker}-`) &&
-          active.has(record.key.slice(record.key.lastIndexOf(':') + 1)),
-      );
-      if (polled) return;
-    }
-  } finally {
-    client.disconnect();
-  }
-}
-
-async function stopAll(workers: WorkerProcess[]): Promise<void> {
-  for (const worker of workers) if (worker.process.exitCode === null) worker.process.kill('SIGTERM');
-  await Promise.all(workers.map((worker) => worker.process));
-}
-
-/** Every value stored in Redis, as text: what a secret must never be part of. */
-async function everythingIn(url: string): Promise<string> {
-  const client = new Redis(url);
-  try {
-    const parts: string[] = [];
-    for (const key of await client.keys('*')) {
-      const type = await client.type(key);
-      parts.push(key);
-      if (type === 'string') parts.push((await client.getBuffer(key))?.toString('latin1') ?? '');
-      if (type === 'hash') parts.push(JSON.stringify(await client.hgetall(key)));
-      if (type === 'list') parts.push(JSON.stringify(await client.lrange(key, 0, -1)));
-      if (type === 'set') parts.push(JSON.stringify(await client.smembers(key)));
-      if (type === 'zset') parts.push(JSON.stringify(await client.zrange(key, '0', '-1')));
-      if (type === 'stream') parts.push(JSON.stringify(await client.xrange(key, '-', '+')));
-    }
-    return parts.join('\n');
-  } finally {
-    client.disconnect();
-  }
-}
-
-const gatewayOptions = (seed: number) => ({
-  rpm: 120,
-  windowSeconds: 6,
-  maxConcurrent: 12,
-  latencyScale: 0.25,
-  latencyJitter: 0,
-  seed,
-});
+useFolderAndRedis();
 
 describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', () => {
   it('run a 120-image batch: every item once, no 429, no secret in Redis', { timeout: 300_000 }, async () => {
@@ -175,146 +57,6 @@ describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', 
       expect(stored).not.toContain(gateway.apiKey);
       expect(stored).not.toContain(PASSWORD);
       expect(`${run.stdout}${run.stderr}`).not.toContain(PASSWORD);
-    } finally {
-      await stopAll(workers);
-      await gateway.close();
-    }
-  });
-
-  it('finish when one worker is SIGKILLed mid-run, with no task paid twice', { timeout: 300_000 }, async () => {
-    const gateway = await startLocalGateway(gatewayOptions(2));
-    const workers: WorkerProcess[] = [];
-    try {
-      for (const tag of ['a', 'b', 'c']) workers.push(await startWorker(gateway, `kill-w${tag}`, 'kill'));
-      const recipe = join(dir, 'kill.yaml');
-      await writeFile(recipe, batchRecipe(120, 'kill'));
-      const running = {
-        process: execa('node', [cli, 'run', recipe, '--workers', redis.url, '--workers-queue', 'kill', '--json'], {
-          reject: false,
-          env: envFor(gateway, 'kill-coordinator'),
-        }),
-      };
-      await waitFor(
-        () => (gateway.stats().tasks.submitted[SLUG] ?? 0) >= 30,
-        () => JSON.stringify(gateway.stats().tasks),
-        120_000,
-      );
-      await quietMoment('kill', { pollingWorker: workers[0]!.process.pid! });
-      workers[0]!.process.kill('SIGKILL');
-      const run = await running.process;
-      expect(run.exitCode, String(run.stderr)).toBe(0);
-      expect(JSON.parse(String(run.stdout)).files).toHaveLength(120);
-      // Its jobs were taken over by polling their tasks: 120 submissions, not one more.
-      expect(gateway.stats().tasks.submitted).toEqual({ [SLUG]: 120 });
-      const survivors = `${workers[1]!.stderr()}${workers[2]!.stderr()}`;
-      expect(survivors).toMatch(
-        /taking over image\[\d+\] of a lost worker: polling its task task_\w+, not submitting again/,
-      );
-    } finally {
-      await stopAll(workers);
-      await gateway.close();
-    }
-  });
-
-  it('a coordinator whose workers all vanish says so, and the run resumes with a new worker', {
-    timeout: 300_000,
-  }, async () => {
-    const gateway = await startLocalGateway(gatewayOptions(3));
-    const first = await startWorker(gateway, 'vanish-w1', 'vanish');
-    const recipe = join(dir, 'vanish.yaml');
-    await writeFile(recipe, batchRecipe(40, 'vanish'));
-    let stderr = '';
-    const env = envFor(gateway, 'vanish-coordinator', { PIPELINE_WORKERS_SILENCE_MS: '3000' });
-    const coordinator = execa('node', [cli, 'run', recipe, '--workers', redis.url, '--workers-queue', 'vanish'], {
-      reject: false,
-      env,
-    });
-    coordinator.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const wrapped = { process: coordinator };
-    let second: WorkerProcess | undefined;
-    try {
-      await waitFor(
-        () => (gateway.stats().tasks.submitted[SLUG] ?? 0) >= 4,
-        () => stderr,
-        120_000,
-      );
-      await quietMoment('vanish');
-      first.process.kill('SIGKILL');
-      await waitFor(
-        () => /no worker alive on queue 'vanish'/.test(stderr),
-        () => stderr,
-        60_000,
-      );
-      wrapped.process.kill('SIGINT');
-      const stopped = await wrapped.process;
-      expect(stopped.exitCode, stderr).toBe(130);
-      const runId = /run (\S+): 1 steps/.exec(stderr)?.[1];
-      expect(runId, stderr).toBeDefined();
-      const submittedBefore = gateway.stats().tasks.submitted[SLUG] ?? 0;
-      second = await startWorker(gateway, 'vanish-w2', 'vanish');
-      const resumed = await execa(
-        'node',
-        [cli, 'resume', runId!, '--workers', redis.url, '--workers-queue', 'vanish', '--json'],
-        { reject: false, env },
-      );
-      expect(resumed.exitCode, String(resumed.stderr)).toBe(0);
-      expect(JSON.parse(String(resumed.stdout)).files).toHaveLength(40);
-      // What was submitted before the stop was polled, not submitted again.
-      expect(gateway.stats().tasks.submitted[SLUG]).toBe(40);
-      expect(submittedBefore).toBeGreaterThanOrEqual(4);
-    } finally {
-      await stopAll([first, ...(second ? [second] : [])]);
-      await gateway.close();
-    }
-  });
-
-  it('a coordinator SIGKILLed mid-run is resumed from the tasks its workers recorded, none paid twice', {
-    timeout: 300_000,
-  }, async () => {
-    const gateway = await startLocalGateway(gatewayOptions(6));
-    const workers = [await startWorker(gateway, 'crash-w1', 'crash'), await startWorker(gateway, 'crash-w2', 'crash')];
-    const recipe = join(dir, 'crash.yaml');
-    await writeFile(recipe, batchRecipe(60, 'crash'));
-    const env = envFor(gateway, 'crash-coordinator');
-    let stderr = '';
-    const coordinator = execa('node', [cli, 'run', recipe, '--workers', redis.url, '--workers-queue', 'crash'], {
-      reject: false,
-      env,
-    });
-    coordinator.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const wrapped = { process: coordinator };
-    try {
-      await waitFor(
-        () => (gateway.stats().tasks.submitted[SLUG] ?? 0) >= 10,
-        () => stderr,
-        120_000,
-      );
-      wrapped.process.kill('SIGKILL');
-      await wrapped.process;
-      // The workers go on with the jobs already queued: wait until they have sent some that the
-      // killed coordinator never heard of, so the resume must find them in the workers' records.
-      const atKill = gateway.stats().tasks.submitted[SLUG] ?? 0;
-      await waitFor(
-        () => (gateway.stats().tasks.submitted[SLUG] ?? 0) >= atKill + 2,
-        () => stderr,
-        120_000,
-      );
-      const runId = /run (\S+): 1 steps/.exec(stderr)?.[1];
-      expect(runId, stderr).toBeDefined();
-      const resumed = await execa(
-        'node',
-        [cli, 'resume', runId!, '--workers', redis.url, '--workers-queue', 'crash', '--json'],
-        { reject: false, env },
-      );
-      expect(resumed.exitCode, String(resumed.stderr)).toBe(0);
-      expect(JSON.parse(String(resumed.stdout)).files).toHaveLength(60);
-      // The jobs the killed coordinator had queued were run by the workers or taken off the queue; never sent twice.
-      expect(gateway.stats().tasks.submitted[SLUG]).toBe(60);
-      expect(String(resumed.stderr)).toMatch(/recorded by a worker after the earlier run stopped, is read/);
     } finally {
       await stopAll(workers);
       await gateway.close();
