@@ -81,36 +81,43 @@ export async function waitFor(condition: () => boolean, describe: () => string, 
 }
 
 /**
- * Waits for a moment when no submission of the queue is on the wire (each record is `submitted`,
- * none `submitting`), for a kill that tests the take-over. A kill while a POST is on the wire
- * leaves that one submission's outcome unknown, as in one process: the rule, not what is tested.
+ * Freezes the worker `pid` (SIGSTOP) at a moment when no submission of the queue is on the wire
+ * (each record is `submitted`, none `submitting`), for a kill that tests the take-over: frozen, it
+ * cannot start a POST between the look and the kill. A kill while a POST is on the wire leaves that
+ * one submission's outcome unknown, as in one process: the rule, not what is tested. With
+ * `polling`, that worker also polls a task it sent (its record submitted, its job active), so that
+ * killing it leaves a task for another worker to take over.
  */
-export async function quietMoment(queue: string, options: { pollingWorker?: number } = {}): Promise<void> {
+export async function freezeAtQuietMoment(queue: string, pid: number, options: { polling?: boolean } = {}) {
   const client = new Redis(redis.url);
   try {
     for (;;) {
-      const keys = await client.keys(`pipeline:workers:${queue}:submission:*`);
-      const records = await Promise.all(
-        keys.map(
-          async (key): Promise<Record<string, string> & { key: string }> => ({ ...(await client.hgetall(key)), key }),
-        ),
-      );
-      if (records.some((record) => record.state === 'submitting')) continue;
-      if (options.pollingWorker === undefined) return;
-      // With `pollingWorker` (a process id): also that worker polls a task it sent (its record says
-      // submitted, its job is active), so killing it leaves a task for another worker to take over.
-      const active = new Set(await client.lrange(`bull:${queue}:active`, 0, -1));
-      const polled = records.some(
-        (record) =>
-          record.state === 'submitted' &&
-          record.owner?.includes(`-${options.pollingWorker}-`) &&
-          active.has(record.key.slice(record.key.lastIndexOf(':') + 1)),
-      );
-      if (polled) return;
+      process.kill(pid, 'SIGSTOP');
+      if (await quiet(client, queue, options.polling ? pid : undefined)) return;
+      process.kill(pid, 'SIGCONT');
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   } finally {
     client.disconnect();
   }
+}
+
+async function quiet(client: Redis, queue: string, pollingWorker: number | undefined): Promise<boolean> {
+  const keys = await client.keys(`pipeline:workers:${queue}:submission:*`);
+  const records = await Promise.all(
+    keys.map(
+      async (key): Promise<Record<string, string> & { key: string }> => ({ ...(await client.hgetall(key)), key }),
+    ),
+  );
+  if (records.some((record) => record.state === 'submitting')) return false;
+  if (pollingWorker === undefined) return true;
+  const active = new Set(await client.lrange(`bull:${queue}:active`, 0, -1));
+  return records.some(
+    (record) =>
+      record.state === 'submitted' &&
+      record.owner?.includes(`-${pollingWorker}-`) &&
+      active.has(record.key.slice(record.key.lastIndexOf(':') + 1)),
+  );
 }
 
 export async function stopAll(workers: WorkerProcess[]): Promise<void> {

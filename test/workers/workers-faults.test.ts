@@ -14,8 +14,8 @@ import {
   cli,
   dir,
   envFor,
+  freezeAtQuietMoment,
   gatewayOptions,
-  quietMoment,
   redis,
   SLUG,
   startWorker,
@@ -46,7 +46,7 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
         () => JSON.stringify(gateway.stats().tasks),
         120_000,
       );
-      await quietMoment('kill', { pollingWorker: workers[0]!.process.pid! });
+      await freezeAtQuietMoment('kill', workers[0]!.process.pid!, { polling: true });
       workers[0]!.process.kill('SIGKILL');
       const run = await running.process;
       expect(run.exitCode, String(run.stderr)).toBe(0);
@@ -87,7 +87,7 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
         () => stderr,
         120_000,
       );
-      await quietMoment('vanish');
+      await freezeAtQuietMoment('vanish', first.process.pid!);
       first.process.kill('SIGKILL');
       await waitFor(
         () => /no worker alive on queue 'vanish'/.test(stderr),
