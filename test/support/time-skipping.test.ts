@@ -133,7 +133,7 @@ describe('runSkippingTime', () => {
     const work = sleep(clock, 500).then(() => new Promise<never>(() => undefined));
     await expect(runSkippingTime(clock, work, { busy: { 'a request': () => false } })).rejects.toThrow(
       'time-skipping: the work has not settled, yet nothing is pending: no timer, and nothing under way ' +
-        '(checked: a request, HTTP requests made in this process and not yet answered, real I/O) ' +
+        '(checked: a request, HTTP requests made in this process and not yet answered, images libvips is drawing, real I/O) ' +
         '(clock at 2026-11-21T12:00:00.500Z, 500 ms after the start; no pending timers)',
     );
   });
