@@ -66,7 +66,8 @@ describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', 
   it('runs the launch-kit example on a worker: web search, web fetch, LLM, and model items with an uploaded file', {
     timeout: 180_000,
   }, async () => {
-    const gateway = await startLocalGateway(gatewayOptions(7));
+    // What is tested is where each item runs, not how long: the model latencies at a twentieth.
+    const gateway = await startLocalGateway({ ...gatewayOptions(7), latencyScale: 0.05 });
     const worker = await startWorker(gateway, 'kit-w', 'kit');
     try {
       const recipe = fileURLToPath(new URL('../../recipes/launch-kit.yaml', import.meta.url));
