@@ -1,10 +1,11 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
+import { type EngineEvent, unhandledEvent } from '../engine/events.js';
 import { taskState } from '../gateway/types.js';
+import { itemLabel } from '../item-label.js';
 import type { Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
-import { SourceFile } from '../recipe/source.js';
 import { type Annotation, annotationLines, workspacePath } from '../report/github-commands.js';
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
 import type { RunSummary } from '../store/summary.js';
@@ -41,27 +42,69 @@ export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessE
 export const annotateDiagnostics = (diagnostics: Diagnostic[]) =>
   printAnnotations(diagnostics.map(diagnosticAnnotation));
 
-/** Each failed step of the run as an error at its id in the recipe. */
-export function failedStepAnnotations(plan: Plan, recipeText: string, result: RunResult): Annotation[] {
-  const file = new SourceFile(plan.recipePath, recipeText, true);
-  const annotations: Annotation[] = [];
-  for (const [row, outcome] of result.rows.entries()) {
-    for (const [id, step] of Object.entries(outcome.steps)) {
-      if (step.status !== 'failed') continue;
-      const range = file.locate(['steps', id], 'key');
-      const start = file.position(range.start);
-      const where = plan.rows.length > 1 ? `row ${row + 1} ` : '';
-      annotations.push({
-        kind: 'error',
-        file: relative(cliIo().cwd, plan.recipePath),
-        line: start.line,
-        col: start.col,
-        title: `pipeline: ${where}step ${id} failed`,
-        message: redact(step.failure?.message ?? 'failed'),
-      });
+/**
+ * The GitHub output as a consumer of the run's events: each failed step (continued or not) becomes
+ * an error at its id in the recipe, where the event says the step stands; printed at the run's end.
+ */
+export class FailedStepAnnotations {
+  private readonly failed: Array<{ row: number; annotation: Annotation }> = [];
+
+  /** `rows`: the plan's batch rows, which name a step's row when there are several. */
+  constructor(private readonly rows: number) {}
+
+  readonly consume = (event: EngineEvent): void => {
+    switch (event.type) {
+      case 'step-failed': {
+        const { at, location } = event;
+        this.failed.push({
+          row: at.row,
+          annotation: {
+            kind: 'error',
+            file: relative(cliIo().cwd, location.file),
+            line: location.line,
+            col: location.column,
+            title: `pipeline: ${this.rows > 1 ? `row ${at.row + 1} ` : ''}step ${at.step} failed`,
+            message: redact(event.failure.message),
+          },
+        });
+        return;
+      }
+      case 'step-started':
+      case 'step-resumed':
+      case 'step-skipped':
+      case 'step-cancelled':
+      case 'step-cached':
+      case 'step-finished':
+      case 'step-retrying':
+      case 'item-finished':
+      case 'item-skipped':
+      case 'item-failed':
+      case 'item-cached':
+      case 'request-sent':
+      case 'submission-refused':
+      case 'submission-unknown':
+      case 'task-submitted':
+      case 'task-finished':
+      case 'output-written':
+      case 'clip-passed-through':
+      case 'result-url-expired':
+        return;
+      default:
+        unhandledEvent(event);
     }
+  };
+
+  /** By row, then in the recipe's order: the order does not depend on which step failed first. */
+  annotations(): Annotation[] {
+    const byPlace = (a: Annotation) => [a.line ?? 0, a.col ?? 0] as const;
+    return [...this.failed]
+      .sort((a, b) => {
+        const [lineA, colA] = byPlace(a.annotation);
+        const [lineB, colB] = byPlace(b.annotation);
+        return a.row - b.row || lineA - lineB || colA - colB;
+      })
+      .map((f) => f.annotation);
   }
-  return annotations;
 }
 
 export interface StepCounts {
@@ -119,7 +162,7 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
   for (const [index, row] of result.rows.entries()) {
     for (const [id, outcome] of Object.entries(row.steps)) {
       const key = `${index}/${id}`;
-      const name = plan.rows.length > 1 ? `row ${index + 1} ${id}` : id;
+      const name = itemLabel({ step: id, row: index }, plan.rows.length);
       const cached = counts.cached(key);
       const record = summary.steps.find((s) => s.row === index && s.step === id);
       const traffic = counts.traffic(key);

@@ -1,7 +1,6 @@
 // The end of a run: its last journal line, run.json and the report, what it prints, the copy to
 // `--out`, and what GitHub Actions shows.
 import { describeItems } from './item-lines.js';
-import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type pino from 'pino';
 import type { CacheCounts } from '../engine/run-cache.js';
@@ -14,7 +13,7 @@ import { summariseJournal } from '../store/summary.js';
 import { writeRunReport } from './report.js';
 import {
   appendStepSummary,
-  failedStepAnnotations,
+  type FailedStepAnnotations,
   printAnnotations,
   type RunEnd,
   runReport,
@@ -129,8 +128,8 @@ export async function finish(
 }
 
 export /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(plan: Plan, result: RunResult, paths: RunPaths, end: RunEnd): void {
+function reportToGitHub(plan: Plan, result: RunResult, failed: FailedStepAnnotations, end: RunEnd): void {
   if (!cliIo().env.GITHUB_STEP_SUMMARY && !cliIo().env.GITHUB_ACTIONS) return;
-  printAnnotations(failedStepAnnotations(plan, readFileSync(paths.recipe, 'utf8'), result));
+  printAnnotations(failed.annotations());
   appendStepSummary(runReport(plan, result, end));
 }

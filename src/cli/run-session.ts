@@ -9,7 +9,10 @@ import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import type { RemoteItems } from '../engine/remote.js';
 import { DurationModel } from '../engine/durations.js';
 import { runPlan } from '../engine/engine.js';
-import { ConsoleReporter } from '../engine/reporter.js';
+import { ConsoleReporter, reporterConsumer } from '../engine/reporter.js';
+import { eventStream } from '../engine/events.js';
+import { journalConsumer } from '../engine/journal-consumer.js';
+import { logConsumer } from '../engine/log-consumer.js';
 import { LiveView, type TrafficGauge } from '../live/live-view.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
@@ -22,7 +25,7 @@ import { createRun, newRunId, runExists, runPaths, type RunPaths } from '../stor
 import { spendFigures } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
 import { connect, type BudgetOptions, type Connection } from './connection.js';
-import { annotateDiagnostics } from './github-actions.js';
+import { annotateDiagnostics, FailedStepAnnotations } from './github-actions.js';
 import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
@@ -271,6 +274,13 @@ async function execute(
     connection.observers.push(traffic.observe);
     // The live view counts 429s in its footer; plain output says so at the first, and counts them in its last line.
     if (!live) connection.observers.push(firstRateLimitNote(report));
+    const failedSteps = new FailedStepAnnotations(plan.rows.length);
+    const emit = eventStream(
+      journalConsumer(journal),
+      reporterConsumer(report, plan.rows.length),
+      logConsumer(log),
+      failedSteps.consume,
+    );
     const ctx: EngineContext = {
       plan,
       client,
@@ -288,6 +298,7 @@ async function execute(
       modelSchema: offlineSchemas(),
       log,
       report,
+      emit,
       signal: controller.signal,
       resubmitUnknown: Boolean(flags.resubmitUnknown),
       env,
@@ -314,7 +325,7 @@ async function execute(
       traffic: (key: string) => traffic.byStep.get(key),
     };
     const out = flags.out ? { dir: fromCwd(flags.out), copied: ended.copied } : undefined;
-    reportToGitHub(plan, result, paths, {
+    reportToGitHub(plan, result, failedSteps, {
       summary: ended.summary,
       counts,
       spend: spendFigures(ended.summary.cost),
