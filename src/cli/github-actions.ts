@@ -1,7 +1,6 @@
 import { appendFileSync, existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
-import { type EngineEvent, unhandledEvent } from '../engine/events.js';
 import { taskState } from '../gateway/types.js';
 import { itemLabel } from '../item-label.js';
 import type { Plan } from '../plan.js';
@@ -41,71 +40,6 @@ export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessE
 
 export const annotateDiagnostics = (diagnostics: Diagnostic[]) =>
   printAnnotations(diagnostics.map(diagnosticAnnotation));
-
-/**
- * The GitHub output as a consumer of the run's events: each failed step (continued or not) becomes
- * an error at its id in the recipe, where the event says the step stands; printed at the run's end.
- */
-export class FailedStepAnnotations {
-  private readonly failed: Array<{ row: number; annotation: Annotation }> = [];
-
-  /** `rows`: the plan's batch rows, which name a step's row when there are several. */
-  constructor(private readonly rows: number) {}
-
-  readonly consume = (event: EngineEvent): void => {
-    switch (event.type) {
-      case 'step-failed': {
-        const { at, location } = event;
-        this.failed.push({
-          row: at.row,
-          annotation: {
-            kind: 'error',
-            file: relative(cliIo().cwd, location.file),
-            line: location.line,
-            col: location.column,
-            title: `pipeline: ${this.rows > 1 ? `row ${at.row + 1} ` : ''}step ${at.step} failed`,
-            message: redact(event.failure.message),
-          },
-        });
-        return;
-      }
-      case 'step-started':
-      case 'step-resumed':
-      case 'step-skipped':
-      case 'step-cancelled':
-      case 'step-cached':
-      case 'step-finished':
-      case 'step-retrying':
-      case 'item-finished':
-      case 'item-skipped':
-      case 'item-failed':
-      case 'item-cached':
-      case 'request-sent':
-      case 'submission-refused':
-      case 'submission-unknown':
-      case 'task-submitted':
-      case 'task-finished':
-      case 'output-written':
-      case 'clip-passed-through':
-      case 'result-url-expired':
-        return;
-      default:
-        unhandledEvent(event);
-    }
-  };
-
-  /** By row, then in the recipe's order: the order does not depend on which step failed first. */
-  annotations(): Annotation[] {
-    const byPlace = (a: Annotation) => [a.line ?? 0, a.col ?? 0] as const;
-    return [...this.failed]
-      .sort((a, b) => {
-        const [lineA, colA] = byPlace(a.annotation);
-        const [lineB, colB] = byPlace(b.annotation);
-        return a.row - b.row || lineA - lineB || colA - colB;
-      })
-      .map((f) => f.annotation);
-  }
-}
 
 export interface StepCounts {
   cached: (stepKey: string) => number;

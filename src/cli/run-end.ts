@@ -11,13 +11,8 @@ import { readJournalFile, type Journal } from '../store/journal.js';
 import { writeAtomically, type RunPaths } from '../store/run-store.js';
 import { summariseJournal } from '../store/summary.js';
 import { writeRunReport } from './report.js';
-import {
-  appendStepSummary,
-  type FailedStepAnnotations,
-  printAnnotations,
-  type RunEnd,
-  runReport,
-} from './github-actions.js';
+import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
+import type { FailedStepAnnotations } from '../report/failed-step-annotations.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
 import { commandName } from './invocation.js';
 import { printJson, printLine, shown } from './output.js';

@@ -25,7 +25,8 @@ import { createRun, newRunId, runExists, runPaths, type RunPaths } from '../stor
 import { spendFigures } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
 import { connect, type BudgetOptions, type Connection } from './connection.js';
-import { annotateDiagnostics, FailedStepAnnotations } from './github-actions.js';
+import { annotateDiagnostics } from './github-actions.js';
+import { FailedStepAnnotations } from '../report/failed-step-annotations.js';
 import { StepTraffic } from './step-traffic.js';
 import { UsageError } from './errors.js';
 import { analyzerDeps, offlineSchemas } from './load-recipe.js';
@@ -274,7 +275,7 @@ async function execute(
     connection.observers.push(traffic.observe);
     // The live view counts 429s in its footer; plain output says so at the first, and counts them in its last line.
     if (!live) connection.observers.push(firstRateLimitNote(report));
-    const failedSteps = new FailedStepAnnotations(plan.rows.length);
+    const failedSteps = new FailedStepAnnotations(plan.rows.length, cliIo().cwd, redact);
     const emit = eventStream(
       journalConsumer(journal),
       reporterConsumer(report, plan.rows.length),

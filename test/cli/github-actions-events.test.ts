@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { FailedStepAnnotations } from '../../src/cli/github-actions.js';
+import { FailedStepAnnotations } from '../../src/report/failed-step-annotations.js';
 import { runPlan } from '../../src/engine/engine.js';
 import { type EngineEvent, eventStream } from '../../src/engine/events.js';
 import { journalConsumer } from '../../src/engine/journal-consumer.js';
@@ -40,7 +40,7 @@ describe('one run with a failed item, as the console, the journal and GitHub tel
       (text) => (console += text),
       () => Date.now(),
     );
-    const github = new FailedStepAnnotations(ctx.plan.rows.length);
+    const github = new FailedStepAnnotations(ctx.plan.rows.length, process.cwd(), (text) => text);
     const seen: EngineEvent[] = [];
     ctx.emit = eventStream(
       journalConsumer(ctx.journal),
@@ -95,8 +95,8 @@ describe('one run with a failed item, as the console, the journal and GitHub tel
 
 describe('the GitHub output of a failed step', () => {
   it('points where the event says, without reading the recipe (the file here does not even exist)', () => {
-    const github = new FailedStepAnnotations(2);
-    const failure = { reason: 'command-failed' as const, message: 'it broke', outcomeUnknown: false };
+    const github = new FailedStepAnnotations(2, '/', (text) => text.replaceAll('secret', '***'));
+    const failure = { reason: 'command-failed' as const, message: 'it broke with secret', outcomeUnknown: false };
     const location = { file: '/nowhere/at/all.yaml', line: 41, column: 7 };
     github.consume({ type: 'step-failed', at: { step: 'late', row: 1 }, failure, continued: false, location });
     github.consume({
@@ -108,9 +108,9 @@ describe('the GitHub output of a failed step', () => {
     });
     // Other events say nothing to GitHub.
     github.consume({ type: 'step-skipped', at: { step: 'other', row: 0 }, reason: 'its condition is false' });
-    expect(github.annotations().map((a) => [a.title, a.line, a.col, a.file?.endsWith('nowhere/at/all.yaml')])).toEqual([
-      ['pipeline: row 2 step early failed', 5, 7, true],
-      ['pipeline: row 2 step late failed', 41, 7, true],
+    expect(github.annotations().map((a) => [a.title, a.file, a.line, a.col, a.message])).toEqual([
+      ['pipeline: row 2 step early failed', 'nowhere/at/all.yaml', 5, 7, 'it broke with ***'],
+      ['pipeline: row 2 step late failed', 'nowhere/at/all.yaml', 41, 7, 'it broke with ***'],
     ]);
   });
 });

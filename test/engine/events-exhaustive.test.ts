@@ -9,7 +9,7 @@ const CONSUMERS = [
   'src/engine/journal-consumer.ts',
   'src/engine/log-consumer.ts',
   'src/engine/reporter.ts',
-  'src/cli/github-actions.ts',
+  'src/report/failed-step-annotations.ts',
 ];
 
 const EVENTS = resolve('src/engine/events.ts');
