@@ -21,9 +21,17 @@ export interface MediaField {
   list: boolean;
 }
 
+/** A place in the recipe, as an editor and GitHub count: lines and columns from 1. */
+export interface RecipePosition {
+  line: number;
+  column: number;
+}
+
 /** What every planned step has, whatever its action. */
 interface StepCommon {
   id: StepId;
+  /** Where the step's id stands in the recipe (`plan.recipePath`): what its failures point at. */
+  location: RecipePosition;
   forEach?: ValueTemplate;
   if?: ValueTemplate;
   /** Every step this one waits for: references and `needs`. */

@@ -2,9 +2,9 @@ import { appendFileSync, existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import { taskState } from '../gateway/types.js';
+import { itemLabel } from '../item-label.js';
 import type { Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
-import { SourceFile } from '../recipe/source.js';
 import { type Annotation, annotationLines, workspacePath } from '../report/github-commands.js';
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
 import type { RunSummary } from '../store/summary.js';
@@ -40,29 +40,6 @@ export function printAnnotations(annotations: Annotation[], env: NodeJS.ProcessE
 
 export const annotateDiagnostics = (diagnostics: Diagnostic[]) =>
   printAnnotations(diagnostics.map(diagnosticAnnotation));
-
-/** Each failed step of the run as an error at its id in the recipe. */
-export function failedStepAnnotations(plan: Plan, recipeText: string, result: RunResult): Annotation[] {
-  const file = new SourceFile(plan.recipePath, recipeText, true);
-  const annotations: Annotation[] = [];
-  for (const [row, outcome] of result.rows.entries()) {
-    for (const [id, step] of Object.entries(outcome.steps)) {
-      if (step.status !== 'failed') continue;
-      const range = file.locate(['steps', id], 'key');
-      const start = file.position(range.start);
-      const where = plan.rows.length > 1 ? `row ${row + 1} ` : '';
-      annotations.push({
-        kind: 'error',
-        file: relative(cliIo().cwd, plan.recipePath),
-        line: start.line,
-        col: start.col,
-        title: `pipeline: ${where}step ${id} failed`,
-        message: redact(step.failure?.message ?? 'failed'),
-      });
-    }
-  }
-  return annotations;
-}
 
 export interface StepCounts {
   cached: (stepKey: string) => number;
@@ -119,7 +96,7 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
   for (const [index, row] of result.rows.entries()) {
     for (const [id, outcome] of Object.entries(row.steps)) {
       const key = `${index}/${id}`;
-      const name = plan.rows.length > 1 ? `row ${index + 1} ${id}` : id;
+      const name = itemLabel({ step: id, row: index }, plan.rows.length);
       const cached = counts.cached(key);
       const record = summary.steps.find((s) => s.row === index && s.step === id);
       const traffic = counts.traffic(key);

@@ -1,19 +1,13 @@
 // The end of a run as the command line shows it: what it prints, and what GitHub Actions shows.
 // The session wrote its last journal line, run.json, the report and the copy to `--out`.
 import { describeItems } from './item-lines.js';
-import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import type { Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
 import { spendFigures } from '../store/summary.js';
-import {
-  appendStepSummary,
-  failedStepAnnotations,
-  printAnnotations,
-  type RunEnd,
-  runReport,
-} from './github-actions.js';
+import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
+import type { Annotation } from '../report/github-commands.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
 import { commandName } from './invocation.js';
 import { printJson, printLine, shown } from './output.js';
@@ -103,7 +97,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
 export function reportRunToGitHub(run: SessionRun, flags: RunFlags): void {
   const out = flags.out ? { dir: fromCwd(flags.out), copied: run.copied } : undefined;
-  reportToGitHub(run.plan, run.result, run.recipeCopy, {
+  reportToGitHub(run.plan, run.result, run.failedSteps, {
     summary: run.summary,
     counts: run.counts,
     spend: spendFigures(run.summary.cost),
@@ -114,8 +108,8 @@ export function reportRunToGitHub(run: SessionRun, flags: RunFlags): void {
 }
 
 /** With GITHUB_ACTIONS=true: each failed step as an error at its line; the run's summary for the job page. */
-function reportToGitHub(plan: Plan, result: RunResult, recipeCopy: string, end: RunEnd): void {
+function reportToGitHub(plan: Plan, result: RunResult, failedSteps: Annotation[], end: RunEnd): void {
   if (!cliIo().env.GITHUB_STEP_SUMMARY && !cliIo().env.GITHUB_ACTIONS) return;
-  printAnnotations(failedStepAnnotations(plan, readFileSync(recipeCopy, 'utf8'), result));
+  printAnnotations(failedSteps);
   appendStepSummary(runReport(plan, result, end));
 }

@@ -7,6 +7,8 @@ import { CACHED_TASK_ID } from '../store/journal.js';
 import { stepKey } from '../store/replay.js';
 import { actionOf, itemCacheKey } from './cache-key.js';
 import type { EngineContext } from './context.js';
+import { emit } from './emit.js';
+import { itemOf } from './events.js';
 import { inputForJournal } from './journal-input.js';
 import type { StepFailure } from './failure.js';
 import type { StoredEntry, StoredFile } from './run-cache.js';
@@ -77,8 +79,7 @@ function hit(item: CacheItem, key: string, input: unknown, saved: StoredEntry['s
   ctx.cache!.recordHit(stepKey(row, step.id), key, saved);
   // The input rides along so that a cached card in the report shows the prompt that made it.
   const asked = inputForJournal(input);
-  ctx.journal.append({ type: 'item-cached', row, step: step.id, index, key, ...(asked ? { input: asked } : {}) });
-  ctx.report.note(`⚡ ${item.label} cached`);
+  emit(ctx, { type: 'item-cached', item: itemOf(row, step, index), key, ...(asked ? { input: asked } : {}) });
 }
 
 /** The files a new entry keeps: every path of this run's outputs folder in the outputs, with its URL. */
@@ -140,16 +141,8 @@ function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number
  */
 function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
   if (file.url) ctx.downloads.set(file.url, { path: dest, expiresAt: 0 });
-  ctx.journal.append({
-    type: 'output-written',
-    row,
-    step: step.id,
-    index,
-    task_id: CACHED_TASK_ID,
-    url: file.url ?? '',
-    path: dest,
-    bytes: file.bytes,
-  });
+  const written = { taskId: CACHED_TASK_ID, url: file.url ?? '', path: dest, bytes: file.bytes };
+  emit(ctx, { type: 'output-written', item: itemOf(row, step, index), ...written });
 }
 
 function replacePaths(value: unknown, moved: Map<string, string>): unknown {

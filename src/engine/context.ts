@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';
+import type { EventConsumer } from './events.js';
 import type { Reporter } from './reporter.js';
 import type { SpendMeter } from './spend.js';
 import type { RunCache } from './run-cache.js';
@@ -41,6 +42,11 @@ export interface EngineContext {
   modelSchema: (slug: string) => JsonSchema | undefined;
   log: Logger;
   report: Reporter;
+  /**
+   * The run's event stream (src/engine/events.ts): every consumer, the journal first. Default: the
+   * journal, the reporter and the log above, each through its standard consumer.
+   */
+  emit?: EventConsumer;
   signal: AbortSignal;
   /** The journal of the run being resumed. */
   resume?: ReplayedState;

@@ -10,7 +10,8 @@ import { ItemFeed, type ItemEnd, type Lineage } from './item-feed.js';
 import { flowItems, type FlowState, type SkippedItem } from './item-flow.js';
 import { type ItemFailure, ReadyQueue, runWithRetries, type StepRun } from './items.js';
 import { renderValue, truthy } from './values.js';
-import { itemLabel } from '../item-label.js';
+import { itemLabel, type StepRef } from '../item-label.js';
+import { emit, locationOf } from './emit.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
@@ -70,8 +71,7 @@ function stoppedByMoney(row: RowResult): boolean {
   );
 }
 
-const label = (ctx: EngineContext, row: number, step: PlannedStep) =>
-  ctx.plan.rows.length > 1 ? `row ${row + 1} ${step.id}` : step.id;
+const stepAt = (row: number, step: PlannedStep): StepRef => ({ step: step.id, row });
 
 /** What a step's expressions see: each ended step's outputs (null unless it succeeded), outcome and conclusion. */
 const scopeOf = (
@@ -152,9 +152,7 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     Promise.all(ids.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)));
   const deps = await awaitDeps(step.dependsOn.filter((dep) => dep !== flowsFrom));
   const skip = (status: 'skipped' | 'cancelled', reason: string): StepOutcome => {
-    ctx.journal.append({ type: status === 'skipped' ? 'step-skipped' : 'step-cancelled', row, step: step.id, reason });
-    // Cancellations are many after a stop or a failure: the run's end counts them in one line.
-    if (status === 'skipped') ctx.report.stepSkipped(label(ctx, row, step), reason);
+    emit(ctx, { type: status === 'skipped' ? 'step-skipped' : 'step-cancelled', at: stepAt(row, step), reason });
     return { status, outputs: null, reason, ms: 0, runs: 0 };
   };
   if (flowsFrom && step.itemsFrom) {
@@ -227,14 +225,14 @@ async function executeStep(
     ctx,
     row,
     step,
-    name: label(ctx, row, step),
+    name: itemLabel(stepAt(row, step), ctx.plan.rows.length),
     scope,
     itemSucceeded: succeeded,
     ...(flow ? { timeoutPerItem: true } : {}),
   };
   const finished = ctx.resume?.finishedSteps.get(stepKey(row, step.id));
   if (finished !== undefined) {
-    ctx.report.note(`✓ ${run.name} (done before the resume)`);
+    emit(ctx, { type: 'step-resumed', at: stepAt(row, step) });
     if (Array.isArray(finished) && step.forEach) {
       feed?.setCount(finished.length);
       for (const [index, outputs] of finished.entries()) succeeded(index, outputs);
@@ -245,18 +243,16 @@ async function executeStep(
   const items = flow ? ok(Array.from({ length: flow.count })) : stepItems(run);
   if (!items.ok) return failStep(run, items.error, started);
   if (items.value === 'skipped') {
-    ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason: 'its condition is false' });
-    ctx.report.stepSkipped(run.name, 'its condition is false');
+    emit(ctx, { type: 'step-skipped', at: stepAt(row, step), reason: 'its condition is false' });
     return { status: 'skipped', outputs: null, reason: 'its condition is false', ms: 0, runs: 0 };
   }
   const list = items.value;
-  ctx.journal.append({
+  emit(ctx, {
     type: 'step-started',
-    row,
-    step: step.id,
-    ...(step.itemsFrom ? { items_from: step.itemsFrom.step } : {}),
+    at: stepAt(row, step),
+    runs: step.forEach ? list.length : undefined,
+    ...(step.itemsFrom ? { itemsFrom: step.itemsFrom.step } : {}),
   });
-  ctx.report.stepStarted(run.name, step.forEach ? list.length : undefined);
   feed?.setCount(list.length);
   const results = new Map<number, unknown>();
   for (const [index] of list.entries()) {
@@ -283,21 +279,18 @@ async function executeStep(
     const failedItems = ended.failures.map((f) => ({ ...f, lineage: lineageOf(f.index) }));
     if (step.forEach && !ctx.signal.aborted)
       for (const { index, failure } of [...failedItems].sort((a, b) => a.index - b.index))
-        ctx.journal.append({
+        emit(ctx, {
           type: 'item-failed',
-          row,
-          step: step.id,
-          index,
-          reason: failure.reason,
-          message: failure.message,
+          item: { step: step.id, row, index },
+          failure,
+          location: locationOf(ctx, step),
         });
     return { ...failStep(run, ended.failure, started), failedItems, ...skippedOf(flowState) };
   }
   const outputs = step.forEach ? list.map((_, index) => results.get(index) ?? null) : (results.get(0) ?? null);
   const ms = ctx.clock.now() - started;
   const cachedKeys = ctx.cache?.hitKeys.get(stepKey(row, step.id)) ?? [];
-  if (cachedKeys.length === list.length)
-    ctx.journal.append({ type: 'step-cached', row, step: step.id, keys: cachedKeys });
+  if (cachedKeys.length === list.length) emit(ctx, { type: 'step-cached', at: stepAt(row, step), keys: cachedKeys });
   const skippedItems = flowState.skipped.map((s) => s.index).sort((a, b) => a - b);
   if (list.length > 0 && flowState.skipped.length === list.length) {
     // No item ran: the step is skipped, as a step whose `if` is false or whose dependency was skipped.
@@ -305,23 +298,17 @@ async function executeStep(
     const reason = flowState.skipped.every(byCondition)
       ? 'its condition is false for every item'
       : `every item was skipped (the first: ${first.reason})`;
-    ctx.journal.append({ type: 'step-skipped', row, step: step.id, reason });
-    ctx.report.stepSkipped(run.name, reason);
+    emit(ctx, { type: 'step-skipped', at: stepAt(row, step), reason });
     return { status: 'skipped', outputs: null, reason, ms, runs: 0, ...skippedOf(flowState) };
   }
-  ctx.journal.append({
+  emit(ctx, {
     type: 'step-finished',
-    row,
-    step: step.id,
+    at: stepAt(row, step),
     outputs,
-    duration_ms: ms,
-    ...(skippedItems.length > 0 ? { skipped_items: skippedItems } : {}),
+    durationMs: ms,
+    items: list.length,
+    skippedItems,
   });
-  ctx.report.stepFinished(
-    run.name,
-    ms,
-    skippedItems.length > 0 ? `${skippedItems.length} of ${list.length} items skipped` : undefined,
-  );
   return { status: 'succeeded', outputs, ms, runs: list.length - skippedItems.length, ...skippedOf(flowState) };
 }
 
@@ -346,12 +333,11 @@ const skippedOf = (flowState: FlowState): Pick<StepOutcome, 'skippedItems'> =>
       }
     : {};
 
-/** An item that does not run: told to the journal, the console and the items downstream. */
-function skipItem({ ctx, row, step, name }: StepRun, skipped: SkippedItem, flowState: FlowState, feed?: ItemFeed) {
+/** An item that does not run: told to the run's events and to the items downstream. */
+function skipItem({ ctx, row, step }: StepRun, skipped: SkippedItem, flowState: FlowState, feed?: ItemFeed) {
   flowState.skipped.push(skipped);
-  ctx.journal.append({ type: 'item-skipped', row, step: step.id, index: skipped.index, reason: skipped.reason });
-  // The items of a failed item's chain are named; those whose own condition is false only counted, at the step's end.
-  if (!byCondition(skipped)) ctx.report.stepSkipped(`${name}[${skipped.index}]`, skipped.reason);
+  const item = { step: step.id, row, index: skipped.index };
+  emit(ctx, { type: 'item-skipped', item, reason: skipped.reason, byCondition: byCondition(skipped) });
   feed?.end(skipped.index, skipped.end);
 }
 
@@ -370,28 +356,14 @@ function stepItems({ step, scope }: StepRun): Result<unknown[] | 'skipped', Step
   return ok(items.value);
 }
 
-function failStep({ ctx, row, step, name }: StepRun, failure: StepFailure, started: number): StepOutcome {
+function failStep({ ctx, row, step }: StepRun, failure: StepFailure, started: number): StepOutcome {
   const ms = ctx.clock.now() - started;
   if (failure.reason === 'interrupted' && ctx.signal.aborted) {
     // Stopped, not broken: the step is cancelled like those that never started, and resume runs it again.
-    ctx.journal.append({ type: 'step-cancelled', row, step: step.id, reason: failure.message });
+    emit(ctx, { type: 'step-cancelled', at: stepAt(row, step), reason: failure.message });
     return { status: 'cancelled', outputs: null, reason: failure.message, ms, runs: 0 };
   }
-  const taskId = failure.taskId ? { task_id: failure.taskId } : {};
-  ctx.journal.append({
-    type: 'step-failed',
-    row,
-    step: step.id,
-    reason: failure.reason,
-    message: failure.message,
-    outcome_unknown: failure.outcomeUnknown,
-    ...taskId,
-    ...(step.continueOnError ? { continued: true } : {}),
-  });
-  ctx.log.warn({ step: step.id, row, reason: failure.reason, message: failure.message }, 'step failed');
-  ctx.report.stepFailed(
-    name,
-    step.continueOnError ? `${failure.message} (continue_on_error: the run goes on)` : failure.message,
-  );
+  const at = stepAt(row, step);
+  emit(ctx, { type: 'step-failed', at, failure, continued: step.continueOnError, location: locationOf(ctx, step) });
   return { status: 'failed', outputs: null, failure, ms, runs: 0 };
 }

@@ -9,6 +9,7 @@ import { cachedRun } from './cached-run.js';
 import type { EngineContext } from './context.js';
 import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { itemLabel } from '../item-label.js';
+import { emit } from './emit.js';
 import { runnerOf } from '../actions/runners.js';
 
 /** Where a step's items are, and how it names them in messages: `row 2 image`. */
@@ -148,8 +149,8 @@ async function runWindow(
       }
       results.set(index, outcome.value);
       if (step.forEach) {
-        ctx.journal.append({ type: 'item-finished', row, step: step.id, index, outputs: outcome.value });
-        ctx.report.itemFinished(run.name, results.size, total);
+        const item = { step: step.id, row, index };
+        emit(ctx, { type: 'item-finished', item, outputs: outcome.value, done: results.size, total });
       }
       run.itemSucceeded?.(index, outcome.value);
     }
@@ -201,7 +202,7 @@ export async function runWithRetries(
   scopes: ReadonlyMap<number, Scope>,
   results: Map<number, unknown>,
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
-  const { ctx, step } = run;
+  const { ctx, row, step } = run;
   let queue = first;
   for (let attempt = 0; ; attempt++) {
     const ended = await runItems(run, queue, total, results);
@@ -209,8 +210,8 @@ export async function runWithRetries(
     if (!failure) return ended;
     if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return ended;
     const wait = stepRetryDelay(step.retry.backoffMs, attempt);
-    const counted = `${attempt + 1} of ${step.retry.attempts}`;
-    ctx.report.note(`↻ ${run.name}: ${failure.message}; retrying in ${Math.round(wait / 1000)}s (${counted})`);
+    const retrying = { waitMs: wait, attempt: attempt + 1, attempts: step.retry.attempts };
+    emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure, ...retrying });
     try {
       await sleep(ctx.clock, wait, ctx.signal);
     } catch {
@@ -241,7 +242,7 @@ export function combineFailures(step: PlannedStep, failures: ItemFailure[]): Ste
   if (unknown.length <= 1) {
     return otherNote ? { ...first.failure, message: `${first.failure.message}.${otherNote}` } : first.failure;
   }
-  const names = unknown.map((f) => `${step.id}[${f.index}]`).join(', ');
+  const names = unknown.map((f) => itemLabel({ step: step.id, index: f.index })).join(', ');
   const count = `${unknown.length} submissions have unknown outcomes`;
   const message = `${count}: ${names}. The first: ${first.failure.message}.${otherNote}`;
   return { ...first.failure, reason: 'outcome-unknown', message, outcomeUnknown: true };

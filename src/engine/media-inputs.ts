@@ -3,6 +3,7 @@ import { isLocalPath } from '../model-schemas/validate.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
 import type { EngineContext } from './context.js';
+import { emit } from './emit.js';
 import type { StepFailure } from './failure.js';
 import { URL_EXPIRY_MARGIN_MS } from './uploads.js';
 
@@ -28,7 +29,7 @@ export async function prepareMediaInputs(
     }
     const local = ctx.downloads.get(value);
     if (local && local.expiresAt !== null && local.expiresAt < ctx.clock.now() + URL_EXPIRY_MARGIN_MS) {
-      ctx.log.info({ url: value, path: local.path }, 'result URL expired: uploading the local copy');
+      emit(ctx, { type: 'result-url-expired', url: value, path: local.path });
       return urlOf(await ctx.uploads.upload(local.path, signal));
     }
     return ok(value);

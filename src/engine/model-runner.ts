@@ -8,7 +8,9 @@ import { waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
-import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded } from './task-journal.js';
+import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
+import { emit } from './emit.js';
+import { itemOf } from './events.js';
 import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
@@ -29,15 +31,9 @@ export interface ModelOutputs {
 
 type Input = Record<string, unknown>;
 
-/** One item of a model step, as the functions below name and journal it. */
-interface ModelItem {
-  row: number;
+/** One item of a model step, as the functions below name and record it. */
+interface ModelItem extends TaskItem {
   step: ModelStep;
-  index: number;
-  slug: string;
-  type: string;
-  /** `image` or `image[3]`. */
-  label: string;
 }
 
 /**
@@ -62,6 +58,7 @@ export async function runModel(
     slug: step.model.slug,
     type: step.model.type,
     label: itemLabel({ step: step.id, index: step.forEach ? index : undefined }),
+    ref: itemOf(row, step, index),
   };
   const prepared = await prepareMediaInputs(ctx, step, rawInput, signal);
   if (!prepared.ok) return prepared;
@@ -157,8 +154,7 @@ async function submit(
   signal: AbortSignal,
 ): Promise<Result<string, StepFailure>> {
   if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
-  const { row, index, slug } = item;
-  const step = item.step.id;
+  const { slug } = item;
   const recorded = await recordPaidRequest(ctx, item, input);
   if (!recorded.ok) return recorded;
   const { request, costUsd } = recorded.value;
@@ -168,14 +164,7 @@ async function submit(
   if (!submitted.ok) {
     const failure = submitted.error;
     if (failure.outcomeUnknown)
-      ctx.journal.append({
-        type: 'submission-unknown',
-        row,
-        step,
-        index,
-        request,
-        message: underlyingMessage(failure),
-      });
+      emit(ctx, { type: 'submission-unknown', item: item.ref, request, message: underlyingMessage(failure) });
     else recordRefused(ctx, item, failure, costUsd);
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
@@ -238,16 +227,8 @@ async function downloadOutputs(
     name: (n, count, extension) => `${prefix}${count > 1 ? `-${n + 1}` : ''}.${extension}`,
     onSaved: (file: SavedResource) => {
       ctx.downloads.set(file.url, { path: file.path, expiresAt: result.resultExpiresAt ?? null });
-      ctx.journal.append({
-        type: 'output-written',
-        row,
-        step: step.id,
-        index,
-        task_id: result.taskId,
-        url: file.url,
-        path: file.path,
-        bytes: file.bytes,
-      });
+      const written = { taskId: result.taskId, url: file.url, path: file.path, bytes: file.bytes };
+      emit(ctx, { type: 'output-written', item: item.ref, ...written });
     },
     signal,
   });
@@ -256,10 +237,7 @@ async function downloadOutputs(
   const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
   if (result.metadata?.render === 'passthrough') {
     // The built-in gateway found no ffmpeg: the clip is the input video, not a rendering of the request.
-    const where = itemLabel({ step: step.id, index: step.forEach ? index : undefined });
-    ctx.report.note(
-      `note: ${where}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`,
-    );
+    emit(ctx, { type: 'clip-passed-through', item: item.ref });
   }
   const primary = resources.find((r) => r.role === 'primary' || r.role === undefined) ?? resources[0];
   return ok({

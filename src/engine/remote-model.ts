@@ -10,6 +10,7 @@ import type { TaskResult } from '../gateway/types.js';
 import { err, ok, type Result, unreachable } from '../result.js';
 import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
+import { emit } from './emit.js';
 import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
 import { interrupted, type StepFailure } from './failure.js';
 import type { RemoteItems } from './remote.js';
@@ -69,7 +70,7 @@ export async function submitAndWaitRemotely(
       recordRefused(ctx, item, { reason: 'withdrawn' }, costUsd);
       return err(interrupted('the run was stopped before this task was submitted'));
     case 'unknown':
-      ctx.journal.append({ type: 'submission-unknown', row, step, index, request, message: end.message });
+      emit(ctx, { type: 'submission-unknown', item: item.ref, request, message: end.message });
       return err({ ...end.failure, outcomeUnknown: true });
     case 'interrupted':
       if (end.taskId) onSubmitted(end.taskId);
@@ -113,9 +114,6 @@ export async function recallSubmission(
     recordRefused(ctx, item, { reason: 'withdrawn' }, undefined);
     return { taskId: undefined };
   }
-  recordSubmitted(ctx, item, unanswered.request, recalled.taskId, journaledInput, { announce: false });
-  ctx.report.note(
-    `${item.label}: task ${recalled.taskId}, recorded by a worker after the earlier run stopped, is read`,
-  );
+  recordSubmitted(ctx, item, unanswered.request, recalled.taskId, journaledInput, 'recalled');
   return { taskId: recalled.taskId };
 }

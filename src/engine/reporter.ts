@@ -1,9 +1,15 @@
 import { formatDuration } from '../duration.js';
+import { itemLabel, stepOf } from '../item-label.js';
+import { type EventConsumer, unhandledEvent } from './events.js';
 
-/** What the console shows of a run. The engine tells; how it is drawn is the reporter's business. */
+/**
+ * What the console shows of a run, in the labels it prints: plain lines, or the live view on a
+ * terminal. The run's events reach it through `reporterConsumer`, which names every step and item.
+ */
 export interface Reporter {
   stepStarted(label: string, runs: number | undefined): void;
-  taskSubmitted(label: string, taskId: string): void;
+  /** A task of the step labelled `step` was submitted for its item labelled `item`. */
+  taskSubmitted(step: string, item: string, taskId: string): void;
   /** A for_each item finished: `done` of `total`. */
   itemFinished(label: string, done: number, total: number): void;
   /** `note`: what else to say of the step's end, such as `1 of 20 items skipped`. */
@@ -52,13 +58,12 @@ export class ConsoleReporter implements Reporter {
 
   stepStarted(label: string, runs: number | undefined): void {
     this.running.set(label, this.now());
-    this.runs.set(label.replace(/\[\d+\]$/, ''), runs ?? 1);
+    this.runs.set(label, runs ?? 1);
     this.line(`▶ ${label}${runs !== undefined && runs !== 1 ? ` (${runs} runs)` : ''}`);
   }
 
-  taskSubmitted(label: string, taskId: string): void {
-    if ((this.runs.get(label.replace(/\[\d+\]$/, '')) ?? 1) <= DETAILED_RUNS)
-      this.line(`  ${label}: task ${taskId} submitted`);
+  taskSubmitted(step: string, item: string, taskId: string): void {
+    if ((this.runs.get(step) ?? 1) <= DETAILED_RUNS) this.line(`  ${item}: task ${taskId} submitted`);
   }
 
   itemFinished(label: string, done: number, total: number): void {
@@ -93,4 +98,79 @@ export class ConsoleReporter implements Reporter {
   }
 
   close(): void {}
+}
+
+/**
+ * The console as a consumer of the run's events: which of them it shows, and in what words. Steps
+ * are named with their batch row when there are several (`row 2 hero`); an item's task and cache
+ * lines name it as they always have, by its step and index alone (`hero[2]`).
+ */
+export function reporterConsumer(report: Reporter, rows: number): EventConsumer {
+  return (event) => {
+    switch (event.type) {
+      case 'step-started':
+        report.stepStarted(itemLabel(event.at, rows), event.runs);
+        return;
+      case 'step-resumed':
+        report.note(`✓ ${itemLabel(event.at, rows)} (done before the resume)`);
+        return;
+      case 'step-skipped':
+        report.stepSkipped(itemLabel(event.at, rows), event.reason);
+        return;
+      case 'step-finished': {
+        const skipped = event.skippedItems.length;
+        const note = skipped > 0 ? `${skipped} of ${event.items} items skipped` : undefined;
+        report.stepFinished(itemLabel(event.at, rows), event.durationMs, note);
+        return;
+      }
+      case 'step-retrying': {
+        const { failure, waitMs, attempt, attempts } = event;
+        const wait = `retrying in ${Math.round(waitMs / 1000)}s (${attempt} of ${attempts})`;
+        report.note(`↻ ${itemLabel(event.at, rows)}: ${failure.message}; ${wait}`);
+        return;
+      }
+      case 'step-failed': {
+        const { message } = event.failure;
+        report.stepFailed(
+          itemLabel(event.at, rows),
+          event.continued ? `${message} (continue_on_error: the run goes on)` : message,
+        );
+        return;
+      }
+      case 'item-finished':
+        report.itemFinished(itemLabel(stepOf(event.item), rows), event.done, event.total);
+        return;
+      case 'item-skipped':
+        // An item whose own condition is false is only counted, at its step's end; the others are named.
+        if (!event.byCondition) report.stepSkipped(itemLabel(event.item, rows), event.reason);
+        return;
+      case 'item-cached':
+        report.note(`⚡ ${itemLabel({ step: event.item.step, index: event.item.index })} cached`);
+        return;
+      case 'task-submitted': {
+        const item = itemLabel({ step: event.item.step, index: event.item.index });
+        if (event.how === 'sent') report.taskSubmitted(itemLabel(stepOf(event.item), rows), item, event.taskId);
+        else report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
+        return;
+      }
+      case 'clip-passed-through':
+        report.note(
+          `note: ${itemLabel({ step: event.item.step, index: event.item.index })}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`,
+        );
+        return;
+      // Cancellations are many after a stop or a failure: the run's end counts them in one line.
+      case 'step-cancelled':
+      case 'step-cached':
+      case 'item-failed':
+      case 'request-sent':
+      case 'submission-refused':
+      case 'submission-unknown':
+      case 'task-finished':
+      case 'output-written':
+      case 'result-url-expired':
+        return;
+      default:
+        unhandledEvent(event);
+    }
+  };
 }

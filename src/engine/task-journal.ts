@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskResult } from '../gateway/types.js';
 import { ok, type Result } from '../result.js';
+import type { RunItemRef } from '../item-label.js';
 import type { EngineContext } from './context.js';
+import { emit } from './emit.js';
 import type { StepFailure } from './failure.js';
 
 /**
  * What the run records of a model task, whoever sends and polls it (this process, or a worker for
- * a coordinator): the same journal lines, console lines, spend and learned durations either way,
- * so `runs`, `resume` and the report cannot tell the two apart.
+ * a coordinator): the same events (so the same journal lines and console lines), spend and learned
+ * durations either way, so `runs`, `resume` and the report cannot tell the two apart.
  */
 
 /** A model item as its records name it. */
@@ -18,8 +20,10 @@ export interface TaskItem {
   slug: string;
   /** The model's type (text-to-image, …): how its time grows with the input. */
   type: string;
-  /** `image` or `image[3]`. */
+  /** `image` or `image[3]`, as messages name it. */
   label: string;
+  /** The item as the run's events name it. */
+  ref: RunItemRef;
 }
 
 /**
@@ -37,21 +41,20 @@ export async function recordPaidRequest(
   if (!reserved.ok) return reserved;
   const { costUsd } = reserved.value;
   const request = randomUUID();
-  await ctx.journal.appendDurable({
+  // The journal answers once the line is on disk.
+  await emit(ctx, {
     type: 'request-sent',
-    row: item.row,
-    step: item.step.id,
-    index: item.index,
+    item: item.ref,
     slug: item.slug,
     request,
-    ...(costUsd !== undefined ? { cost_usd: costUsd } : {}),
+    ...(costUsd !== undefined ? { costUsd } : {}),
   });
   return ok({ request, costUsd });
 }
 
 /**
- * The gateway gave the submission a task: `task-submitted` with what was asked (long strings cut),
- * and the console's line unless `announce` is false (a resume says it its own way).
+ * The gateway gave the submission a task: `task-submitted` with what was asked (long strings cut);
+ * `how` it is known: `sent` now, or `recalled` from a worker's records on resume.
  */
 export function recordSubmitted(
   ctx: EngineContext,
@@ -59,20 +62,9 @@ export function recordSubmitted(
   request: string,
   taskId: string,
   journaledInput: Record<string, unknown> | undefined,
-  { announce } = { announce: true },
+  how: 'sent' | 'recalled' = 'sent',
 ): void {
-  const { row, index, slug } = item;
-  ctx.journal.append({
-    type: 'task-submitted',
-    row,
-    step: item.step.id,
-    index,
-    slug,
-    request,
-    task_id: taskId,
-    input: journaledInput,
-  });
-  if (announce) ctx.report.taskSubmitted(item.label, taskId);
+  emit(ctx, { type: 'task-submitted', item: item.ref, slug: item.slug, request, taskId, input: journaledInput, how });
 }
 
 /**
@@ -85,13 +77,7 @@ export function recordRefused(
   refusal: { reason: string; message?: string },
   costUsd: number | undefined,
 ): void {
-  ctx.journal.append({
-    type: 'submission-refused',
-    row: item.row,
-    step: item.step.id,
-    index: item.index,
-    reason: refusal.reason,
-  });
+  emit(ctx, { type: 'submission-refused', item: item.ref, reason: refusal.reason });
   ctx.spend?.release(costUsd);
   if (refusal.reason === 'insufficient-balance') ctx.spend?.stopForBalance(refusal.message ?? '');
 }
@@ -107,19 +93,7 @@ export function recordTaskEnded(
   ended: { taskId: string; result: TaskResult; polls: number; submittedAt: number },
 ): void {
   const { taskId, result, polls } = ended;
-  ctx.log.info({ task: taskId, step: item.label, status: result.status, polls }, 'task ended');
-  ctx.journal.append({
-    type: 'task-finished',
-    row: item.row,
-    step: item.step.id,
-    index: item.index,
-    task_id: taskId,
-    status: result.status,
-    duration_ms: result.durationMs ?? null,
-    result_expires_at: result.resultExpiresAt ?? null,
-    polls,
-    ...(result.error ? { error: result.error.message } : {}),
-  });
+  emit(ctx, { type: 'task-finished', item: item.ref, taskId, result, polls });
   const elapsed =
     result.submitTime !== undefined && result.endTime !== undefined
       ? result.endTime - result.submitTime

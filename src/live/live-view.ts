@@ -123,27 +123,19 @@ export class LiveView implements Reporter {
     this.redraw();
   }
 
-  /** A task's step: tasks are labelled `step[i]`, steps of a batch `row 2 step`; the first with room wins. */
-  private entryOf(label: string): Running | undefined {
-    const step = label.replace(/\[\d+\]$/, '');
-    const exact = this.running.get(label) ?? this.running.get(step);
-    if (exact) return exact;
-    return [...this.running.values()].find((r) => r.label.endsWith(` ${step}`) && r.inFlight < r.total - r.done);
-  }
-
   stepStarted(label: string, runs: number | undefined): void {
     this.running.set(label, { label, startedAt: this.options.clock.now(), total: runs ?? 1, done: 0, inFlight: 0 });
     this.redraw();
   }
 
-  taskSubmitted(label: string, _taskId: string): void {
-    const entry = this.entryOf(label);
+  taskSubmitted(step: string, _item: string, _taskId: string): void {
+    const entry = this.running.get(step);
     if (entry) entry.inFlight = Math.min(entry.inFlight + 1, entry.total - entry.done);
     this.redraw();
   }
 
   itemFinished(label: string, done: number, total: number): void {
-    const entry = this.entryOf(label);
+    const entry = this.running.get(label);
     if (!entry) return;
     entry.inFlight = Math.max(0, entry.inFlight - (done - entry.done));
     Object.assign(entry, { done, total });

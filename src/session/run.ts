@@ -9,11 +9,16 @@ import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
 import { type RunResult, runPlan } from '../engine/engine.js';
 import type { RemoteItems } from '../engine/remote.js';
-import { type Reporter, silentReporter } from '../engine/reporter.js';
+import { eventStream } from '../engine/events.js';
+import { journalConsumer } from '../engine/journal-consumer.js';
+import { logConsumer } from '../engine/log-consumer.js';
+import { type Reporter, reporterConsumer, silentReporter } from '../engine/reporter.js';
 import { SpendMeter } from '../engine/spend.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import type { Plan } from '../plan.js';
+import { FailedStepAnnotations } from '../report/failed-step-annotations.js';
+import type { Annotation } from '../report/github-commands.js';
 import { FileJournal, type Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, type RunPaths } from '../store/run-store.js';
@@ -50,6 +55,8 @@ export interface SessionRun {
   copied: string[];
   /** 429 answers the run met. */
   rateLimited: number;
+  /** Each failed step as an error at its place in the recipe, from the run's events. */
+  failedSteps: Annotation[];
   /** Step cache hits by step key (`id` or `id[row]`), and gateway answers by step key. */
   counts: {
     cached(stepKey: string): number;
@@ -209,6 +216,15 @@ export async function execute(
     );
     const traffic = new StepTraffic();
     connection.observers.push(traffic.observe);
+    const failedSteps = new FailedStepAnnotations(plan.rows.length, environment.cwd, (text) =>
+      environment.secrets.redact(text),
+    );
+    const emit = eventStream(
+      journalConsumer(journal),
+      reporterConsumer(report, plan.rows.length),
+      logConsumer(log),
+      failedSteps.consume,
+    );
     const ctx: EngineContext = {
       plan,
       client,
@@ -226,6 +242,7 @@ export async function execute(
       modelSchema: offlineSchemas(environment.home),
       log,
       report,
+      emit,
       signal,
       resubmitUnknown: Boolean(options.resubmitUnknown),
       env,
@@ -260,6 +277,7 @@ export async function execute(
       result,
       ...ended,
       rateLimited: connection.traffic.rateLimited,
+      failedSteps: failedSteps.annotations(),
       counts: {
         cached: (key: string) => cache?.hitKeys.get(key)?.length ?? 0,
         traffic: (key: string) => traffic.byStep.get(key),

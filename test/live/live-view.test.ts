@@ -43,7 +43,7 @@ describe('the live view', () => {
   it('advances the bar and shows done/total, tasks in flight and an ETA from the pace so far', async () => {
     const { clock, frames, view } = setUp();
     view.stepStarted('hero', 10);
-    for (let i = 0; i < 4; i++) view.taskSubmitted(`hero[${i}]`, `task_${i}`);
+    for (let i = 0; i < 4; i++) view.taskSubmitted('hero', `hero[${i}]`, `task_${i}`);
     await clock.advance(1000);
     const first = frames.at(-1)!;
     expect(first).toMatch(/hero ░{24}\s+0\/10 {2}4 in flight {2}ETA …/);
@@ -66,7 +66,7 @@ describe('the live view', () => {
     traffic.sent = 42;
     traffic.rateLimited = 2;
     await clock.advance(65_000);
-    view.taskSubmitted('clip', 'task_1');
+    view.taskSubmitted('clip', 'clip', 'task_1');
     await clock.advance(200);
     expect(frames.at(-1)).toContain('42 req/min of 120 · 2 × 429 · elapsed 1m5s');
   });
