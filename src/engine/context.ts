@@ -1,15 +1,12 @@
 import type PQueue from 'p-queue';
-import type { Logger } from 'pino';
 import type { GatewayClient } from '../gateway/client.js';
 import type { TaskResult } from '../gateway/types.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan } from '../plan.js';
 import type { Clock } from '../clock.js';
-import type { Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { DurationModel } from './durations.js';
 import type { EventConsumer } from './events.js';
-import type { Reporter } from './reporter.js';
 import type { SpendMeter } from './spend.js';
 import type { RunCache } from './run-cache.js';
 import type { RemoteItems } from './remote.js';
@@ -29,7 +26,6 @@ export interface EngineContext {
   plan: Plan;
   client: GatewayClient;
   clock: Clock;
-  journal: Journal;
   runId: string;
   runDir: string;
   outputsDir: string;
@@ -40,13 +36,11 @@ export interface EngineContext {
   /** Generated resources by their gateway URL: where the local copy is, and when the URL expires. */
   downloads: Map<string, { path: string; expiresAt: number | null }>;
   modelSchema: (slug: string) => JsonSchema | undefined;
-  log: Logger;
-  report: Reporter;
   /**
-   * The run's event stream (src/engine/events.ts): every consumer, the journal first. Default: the
-   * journal, the reporter and the log above, each through its standard consumer.
+   * The run's event stream (src/engine/events.ts): what the engine tells of its work, to every
+   * consumer (the journal first, then the console or live view, the log, the GitHub output).
    */
-  emit?: EventConsumer;
+  emit: EventConsumer;
   signal: AbortSignal;
   /** The journal of the run being resumed. */
   resume?: ReplayedState;

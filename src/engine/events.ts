@@ -74,7 +74,9 @@ export type EngineEvent =
   /** The built-in gateway had no ffmpeg: the item's clip is its input video, unchanged. */
   | { type: 'clip-passed-through'; item: RunItemRef }
   /** A result URL an input named had expired: the run's local copy of it is uploaded instead. */
-  | { type: 'result-url-expired'; url: string; path: string };
+  | { type: 'result-url-expired'; url: string; path: string }
+  /** A local file is on the gateway (`hash`: its SHA-256), under `fileId`, at `url` until `expiresAt`. */
+  | { type: 'upload-done'; hash: string; path: string; fileId: string; url: string; expiresAt: number | null };
 
 export type EventType = EngineEvent['type'];
 

@@ -104,6 +104,15 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...(result.error ? { error: result.error.message } : {}),
       };
     }
+    case 'upload-done':
+      return {
+        type: 'upload-done',
+        hash: event.hash,
+        path: event.path,
+        file_id: event.fileId,
+        url: event.url,
+        expires_at: event.expiresAt,
+      };
     case 'output-written':
       return {
         type: 'output-written',

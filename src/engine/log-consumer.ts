@@ -21,6 +21,9 @@ export function logConsumer(log: Logger): EventConsumer {
       case 'result-url-expired':
         log.info({ url: event.url, path: event.path }, 'result URL expired: uploading the local copy');
         return;
+      case 'upload-done':
+        log.info({ path: event.path, file: event.fileId }, 'uploaded');
+        return;
       case 'step-started':
       case 'step-resumed':
       case 'step-skipped':

@@ -168,6 +168,7 @@ export function reporterConsumer(report: Reporter, rows: number): EventConsumer 
       case 'task-finished':
       case 'output-written':
       case 'result-url-expired':
+      case 'upload-done':
         return;
       default:
         unhandledEvent(event);

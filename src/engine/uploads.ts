@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import type { Clock } from '../clock.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { ok, type Result } from '../result.js';
-import type { Journal } from '../store/journal.js';
+import type { EngineEvent } from './events.js';
 import { failed, fromGateway, type StepFailure } from './failure.js';
 
 /**
@@ -43,7 +43,8 @@ export class Uploads {
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly journal: Journal,
+    /** Told of each file uploaded (the run's event stream: the journal keeps it for a resume). */
+    private readonly emit: (event: Extract<EngineEvent, { type: 'upload-done' }>) => unknown,
     private readonly clock: Clock,
     known: Iterable<[string, { fileId: string; url: string; expiresAt: number | null; path: string }]> = [],
   ) {
@@ -95,14 +96,7 @@ export class Uploads {
       expiresAt: file.expiresAt ?? null,
       path,
     };
-    this.journal.append({
-      type: 'upload-done',
-      hash,
-      path,
-      file_id: entry.fileId,
-      url: entry.url,
-      expires_at: entry.expiresAt,
-    });
+    this.emit({ type: 'upload-done', hash, path, fileId: entry.fileId, url: entry.url, expiresAt: entry.expiresAt });
     return ok(entry);
   }
 }

@@ -55,6 +55,7 @@ export class FailedStepAnnotations {
       case 'output-written':
       case 'clip-passed-through':
       case 'result-url-expired':
+      case 'upload-done':
         return;
       default:
         unhandledEvent(event);

@@ -43,7 +43,7 @@ describe('one run with a failed item, as the console, the journal and GitHub tel
     const github = new FailedStepAnnotations(ctx.plan.rows.length, process.cwd(), (text) => text);
     const seen: EngineEvent[] = [];
     ctx.emit = eventStream(
-      journalConsumer(ctx.journal),
+      journalConsumer(engine.journal),
       reporterConsumer(reporter, ctx.plan.rows.length),
       github.consume,
       (event) => void seen.push(event),

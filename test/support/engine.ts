@@ -7,7 +7,10 @@ import pino from 'pino';
 import { probeFile } from '../../src/files/probe.js';
 import type { EngineContext } from '../../src/engine/context.js';
 import { DurationModel } from '../../src/engine/durations.js';
-import { silentReporter, type Reporter } from '../../src/engine/reporter.js';
+import { eventStream } from '../../src/engine/events.js';
+import { journalConsumer } from '../../src/engine/journal-consumer.js';
+import { logConsumer } from '../../src/engine/log-consumer.js';
+import { reporterConsumer, silentReporter, type Reporter } from '../../src/engine/reporter.js';
 import { Uploads } from '../../src/engine/uploads.js';
 import { HttpGatewayClient, type GatewayClientOptions } from '../../src/gateway/client.js';
 import type { LocalGateway } from '../../src/local-gateway/index.js';
@@ -45,21 +48,26 @@ export async function engineFor(
   const dir = await mkdtemp(join(tmpdir(), 'engine-'));
   const journal = new FileJournal(join(dir, 'journal.jsonl'), () => clock.now());
   const controller = new AbortController();
+  const report = options.report ?? silentReporter;
   const ctx: EngineContext = {
     plan,
     client,
     clock,
-    journal,
     runId: 'test-run',
     runDir: dir,
     outputsDir: dir,
     tasks: new PQueue({ concurrency: options.concurrency ?? plan.settings.concurrency }),
     durations: new DurationModel(),
-    uploads: new Uploads(client, journal, clock),
+    // Through ctx.emit, so that a test that gives the run a stream of its own sees the uploads too.
+    uploads: new Uploads(client, (event) => ctx.emit(event), clock),
     downloads: new Map(),
     modelSchema: readBundledSchema,
-    log: pino({ enabled: false }),
-    report: options.report ?? silentReporter,
+    // The standard stream: the journal, the console reporter given (or none), a silent log.
+    emit: eventStream(
+      journalConsumer(journal),
+      reporterConsumer(report, plan.rows.length),
+      logConsumer(pino({ enabled: false })),
+    ),
     signal: controller.signal,
     resubmitUnknown: false,
     env: {},
@@ -68,6 +76,7 @@ export async function engineFor(
     ctx,
     budget,
     controller,
+    journal,
     journalPath: join(dir, 'journal.jsonl'),
     /** The journal's events, after writing out what is pending (the journal takes no more). */
     events() {
