@@ -11,6 +11,7 @@
  */
 import type { TaskResult } from '../gateway/types.js';
 import type { RunItemRef, StepRef } from '../item-label.js';
+import type { TrafficKind } from '../store/journal.js';
 import type { StepFailure } from './failure.js';
 
 /** Where a step stands in its recipe: the file (absolute), and the line and column of its id, from 1. */
@@ -76,7 +77,9 @@ export type EngineEvent =
   /** A result URL an input named had expired: the run's local copy of it is uploaded instead. */
   | { type: 'result-url-expired'; url: string; path: string }
   /** A local file is on the gateway (`hash`: its SHA-256), under `fileId`, at `url` until `expiresAt`. */
-  | { type: 'upload-done'; hash: string; path: string; fileId: string; url: string; expiresAt: number | null };
+  | { type: 'upload-done'; hash: string; path: string; fileId: string; url: string; expiresAt: number | null }
+  /** The requests of one second that saw any, by kind, and the 429s among them (for the report's chart). */
+  | { type: 'requests'; second: number; counts: Partial<Record<TrafficKind, number>>; rateLimited: number };
 
 export type EventType = EngineEvent['type'];
 

@@ -104,6 +104,8 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...(result.error ? { error: result.error.message } : {}),
       };
     }
+    case 'requests':
+      return { type: 'requests', second: event.second, counts: event.counts, rate_limited: event.rateLimited };
     case 'upload-done':
       return {
         type: 'upload-done',

@@ -24,6 +24,8 @@ export function logConsumer(log: Logger): EventConsumer {
       case 'upload-done':
         log.info({ path: event.path, file: event.fileId }, 'uploaded');
         return;
+      case 'requests':
+        return;
       case 'step-started':
       case 'step-resumed':
       case 'step-skipped':

@@ -169,6 +169,7 @@ export function reporterConsumer(report: Reporter, rows: number): EventConsumer 
       case 'output-written':
       case 'result-url-expired':
       case 'upload-done':
+      case 'requests':
         return;
       default:
         unhandledEvent(event);

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { SentRequest } from '../gateway/request-core.js';
-import type { Journal, TrafficKind } from '../store/journal.js';
+import type { TrafficKind } from '../store/journal.js';
+import type { EngineEvent } from './events.js';
 
 interface Bucket {
   second: number;
@@ -34,7 +35,7 @@ export function trafficKind(sent: SentRequest, endpoints: TrafficEndpoints): Tra
 export class TrafficMeter {
   private bucket: Bucket | undefined;
   private recent: number[] = [];
-  private journal: Journal | undefined;
+  private emit: ((event: Extract<EngineEvent, { type: 'requests' }>) => unknown) | undefined;
   /** 429s seen since the meter started. */
   rateLimited = 0;
   /** Requests seen since the meter started. */
@@ -45,9 +46,9 @@ export class TrafficMeter {
     private readonly clock: Clock,
   ) {}
 
-  /** From now on each finished second goes to this journal. */
-  attach(journal: Journal): void {
-    this.journal = journal;
+  /** From now on each finished second goes to the run's event stream (the journal keeps it). */
+  attach(emit: (event: Extract<EngineEvent, { type: 'requests' }>) => unknown): void {
+    this.emit = emit;
   }
 
   readonly record = (sent: SentRequest): void => {
@@ -81,16 +82,11 @@ export class TrafficMeter {
     if (drop > 0) this.recent = this.recent.slice(drop);
   }
 
-  /** Journals the second in progress; call before the journal closes. */
+  /** Tells of the second in progress; call before the journal closes. */
   flush(): void {
     const bucket = this.bucket;
     this.bucket = undefined;
-    if (!bucket || !this.journal) return;
-    this.journal.append({
-      type: 'requests',
-      second: bucket.second,
-      counts: bucket.counts,
-      rate_limited: bucket.rateLimited,
-    });
+    if (!bucket || !this.emit) return;
+    this.emit({ type: 'requests', second: bucket.second, counts: bucket.counts, rateLimited: bucket.rateLimited });
   }
 }

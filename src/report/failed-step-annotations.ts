@@ -56,6 +56,7 @@ export class FailedStepAnnotations {
       case 'clip-passed-through':
       case 'result-url-expired':
       case 'upload-done':
+      case 'requests':
         return;
       default:
         unhandledEvent(event);

@@ -9,7 +9,7 @@ import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
 import { type RunResult, runPlan } from '../engine/engine.js';
 import type { RemoteItems } from '../engine/remote.js';
-import { eventStream } from '../engine/events.js';
+import { type EventConsumer, eventStream } from '../engine/events.js';
 import { journalConsumer } from '../engine/journal-consumer.js';
 import { logConsumer } from '../engine/log-consumer.js';
 import { type Reporter, reporterConsumer, silentReporter } from '../engine/reporter.js';
@@ -181,7 +181,9 @@ export async function execute(
   money: RunMoney,
 ): Promise<SessionRun> {
   const { clock, client } = connection;
-  connection.traffic.attach(journal);
+  // Until the run's whole stream is built (its reporter comes with it), events go to the journal alone.
+  let emit: EventConsumer = journalConsumer(journal);
+  connection.traffic.attach((event) => emit(event));
   const log = pino(
     {
       base: { run: paths.id },
@@ -219,7 +221,7 @@ export async function execute(
     const failedSteps = new FailedStepAnnotations(plan.rows.length, environment.cwd, (text) =>
       environment.secrets.redact(text),
     );
-    const emit = eventStream(
+    emit = eventStream(
       journalConsumer(journal),
       reporterConsumer(report, plan.rows.length),
       logConsumer(log),

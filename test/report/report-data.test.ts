@@ -2,18 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { TrafficMeter } from '../../src/engine/traffic.js';
 import { reportData } from '../../src/report/data.js';
 import { packLanes } from '../../src/report/timeline-svg.js';
-import type { JournalEvent, NewEvent } from '../../src/store/journal.js';
+import type { JournalEvent } from '../../src/store/journal.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const endpoints = { toolUrl: 'http://127.0.0.1:9/tools', llmUrl: 'http://127.0.0.1:9/llm' };
 const api = 'http://127.0.0.1:9/api/v1';
 
 describe('the traffic meter', () => {
-  it('journals each second that saw requests, by kind, with its 429s, and counts the last minute', async () => {
+  it('tells of each second that saw requests, by kind, with its 429s, and counts the last minute', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 0, 200));
-    const events: NewEvent[] = [];
+    const events: unknown[] = [];
     const meter = new TrafficMeter(endpoints, clock);
-    meter.attach({ append: (e) => events.push(e), appendDurable: async (e) => void events.push(e), close() {} });
+    meter.attach((e) => events.push(e));
     meter.record({ kind: 'submit', method: 'POST', url: `${api}/vendor-a/model`, status: 200 });
     meter.record({ kind: 'submit', method: 'POST', url: `${api}/vendor-a/model`, status: 429 });
     meter.record({ kind: 'read', method: 'GET', url: `${api}/tasks/task_1`, status: 200 });
@@ -22,14 +22,14 @@ describe('the traffic meter', () => {
     meter.record({ kind: 'call', method: 'POST', url: `${endpoints.llmUrl}/v1/chat/completions`, status: null });
     meter.record({ kind: 'call', method: 'POST', url: `${api}/files`, status: 200 });
     expect(events).toEqual([
-      { type: 'requests', second: Date.UTC(2026, 0, 1), counts: { submit: 2, poll: 1 }, rate_limited: 1 },
+      { type: 'requests', second: Date.UTC(2026, 0, 1), counts: { submit: 2, poll: 1 }, rateLimited: 1 },
     ]);
     meter.flush();
     expect(events[1]).toEqual({
       type: 'requests',
       second: Date.UTC(2026, 0, 1, 0, 0, 1),
       counts: { tool: 1, text: 1, upload: 1 },
-      rate_limited: 0,
+      rateLimited: 0,
     });
     expect([meter.perMinute(), meter.total, meter.rateLimited]).toEqual([6, 6, 1]);
     await clock.advance(59_500);
