@@ -43,9 +43,16 @@ export interface RunResult {
   rows: RowResult[];
 }
 
-/** Runs every row of a plan under the one budget and concurrency cap of the context. */
+/**
+ * Rows in progress at once, beyond the task slots: enough that every slot has a row's task to take
+ * (a row may wait on one long task while another has three ready), few enough that a batch of
+ * 100,000 rows does not hold 100,000 rows' promises, timers and scopes at once.
+ */
+const rowsInProgress = (ctx: EngineContext) => Math.max(64, 4 * ctx.tasks.concurrency);
+
+/** Runs every row of a plan under the one budget and concurrency cap of the context, in order. */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
-  const rows = await Promise.all(ctx.plan.rows.map((_, row) => runRow(ctx, row)));
+  const rows = await inOrder(ctx.plan.rows.length, rowsInProgress(ctx), (row) => runRow(ctx, row));
   // A failure with continue_on_error concludes as a success, as in GitHub Actions.
   const continued = (id: string) => ctx.plan.steps.find((s) => s.id === id)?.continueOnError ?? false;
   const failedRow = (r: RowResult) =>
@@ -58,6 +65,20 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
         ? 'failed'
         : 'succeeded';
   return { status, rows };
+}
+
+/** `run(0)` … `run(count - 1)`, at most `window` at a time, each started as soon as one ends; answers in order. */
+async function inOrder<T>(count: number, window: number, run: (index: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await run(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(window, count) }, lane));
+  return results;
 }
 
 /** Failure reasons that mean the run ran out of money, not that its work went wrong. */
