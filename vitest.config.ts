@@ -10,7 +10,7 @@ export default defineConfig({
     // default is one file at a time on two cores (CPUs - 1), and most files wait on sockets, Redis
     // windows or child processes more than they compute: three at once keep both cores busy.
     pool: 'forks',
-    maxWorkers: 4,
+    maxWorkers: 3,
     // The suite itself may run inside GitHub Actions: its CLI processes must not print workflow
     // commands or append to the job's summary unless a test asks for that.
     env: { GITHUB_ACTIONS: '', GITHUB_STEP_SUMMARY: '' },

@@ -71,7 +71,7 @@ export async function runSkippingTime<T>(
   work: Promise<T>,
   options: TimeSkippingOptions = {},
 ): Promise<T> {
-  const { maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 1, confirmMs = 500, stallMs = 20_000 } = options;
+  const { maxSkipMs = 5 * 60_000, graceTurns = 5, graceMs = 5, confirmMs = 500, stallMs = 20_000 } = options;
   let settled = false;
   work.then(
     () => (settled = true),
