@@ -67,7 +67,7 @@ export function planStep(
   const timeoutMs =
     draft.raw.timeout === undefined ? settings.timeoutMs : (parseDuration(draft.raw.timeout) ?? settings.timeoutMs);
   const planner = PLANNERS[draft.action];
-  const at = file.position(file.locate(path, 'key').start);
+  const at = file.position(file.stepKeyOffset(draft.id) ?? file.locate(path, 'key').start);
   const common = {
     location: { line: at.line, column: at.col },
     ...(draft.forEach ? { forEach: draft.forEach } : {}),

@@ -47,6 +47,7 @@ export const pointer = (path: readonly PathPart[]) =>
 export class SourceFile {
   private readonly lineStarts: number[] = [0];
   private locations: Map<string, Located> | undefined;
+  private stepKeys: Map<string, number> | undefined;
 
   constructor(
     readonly path: string,
@@ -110,12 +111,51 @@ export class SourceFile {
     return { start: 0, end: 0 };
   }
 
+  /**
+   * Where the key of step `id` starts, found without the locations (which take a second parse):
+   * every planned step carries its place, and a valid recipe must not pay for that parse. Read from
+   * the block mapping under a top-level `steps:`; undefined for a step written another way (a flow
+   * mapping, a key split over lines), which `locate` then finds.
+   */
+  stepKeyOffset(id: string): number | undefined {
+    this.stepKeys ??= blockStepKeys(this.text, this.lineStarts);
+    return this.stepKeys.get(id);
+  }
+
   /** The range of `needle` inside the source of the value at `path` (an expression inside a string), else the whole value. */
   locateWithin(path: readonly PathPart[], needle: string): SourceRange {
     const range = this.locate(path);
     const at = this.text.slice(range.start, range.end).indexOf(needle);
     return at >= 0 ? { start: range.start + at, end: range.start + at + needle.length } : range;
   }
+}
+
+/** A step's key in a block mapping: its indent, an optional quote, the id, the colon. */
+const STEP_KEY = /^([ ]+)(["']?)([^\s"'#:{}[\],&*!|>%@`][^"':#]*?)\2[ \t]*:(?:[ \t]|$)/;
+
+/** The offsets of the keys of the block mapping under a top-level `steps:` line, by step id. */
+function blockStepKeys(text: string, lineStarts: number[]): Map<string, number> {
+  const keys = new Map<string, number>();
+  let indent: number | undefined;
+  let inSteps = false;
+  for (let line = 0; line < lineStarts.length; line++) {
+    const start = lineStarts[line]!;
+    const end = line + 1 < lineStarts.length ? lineStarts[line + 1]! - 1 : text.length;
+    const content = text.slice(start, end).replace(/\r$/, '');
+    if (/^\s*(#.*)?$/.test(content)) continue;
+    if (!inSteps) {
+      inSteps = /^steps[ \t]*:[ \t]*(#.*)?$/.test(content);
+      continue;
+    }
+    const leading = content.length - content.trimStart().length;
+    if (leading === 0) break;
+    indent ??= leading;
+    if (leading < indent) break;
+    if (leading > indent) continue;
+    const key = STEP_KEY.exec(content);
+    if (key) keys.set(key[3]!, start + key[1]!.length);
+  }
+  return keys;
 }
 
 export interface YamlProblem {
