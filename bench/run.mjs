@@ -19,6 +19,7 @@ const SCENARIOS = [
   'long-video',
   'webhook',
   'engine-overhead',
+  'batch-100k',
   'plan-10k',
   'validate-100k',
   'rebuild',
