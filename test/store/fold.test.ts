@@ -203,3 +203,98 @@ describe('files written again by a resume', () => {
     expect(folded.ok && folded.value.files).toEqual([{ step: 'image', row: 0, path: '/o/image-1.png', bytes: 12 }]);
   });
 });
+
+describe('items recorded again', () => {
+  const start: JournalEvent = {
+    t: 0,
+    type: 'run-started',
+    run_id: 'r',
+    recipe: 'x.yaml',
+    name: 'x',
+    rows: [{}],
+    sets: [],
+    batch: null,
+  };
+  const at = { row: 0, step: 'edit' };
+  const skipped = (index: number, reason: string): JournalEvent => ({
+    t: 1,
+    type: 'item-skipped',
+    ...at,
+    index,
+    reason,
+  });
+  const failed = (index: number, message: string): JournalEvent => ({
+    t: 1,
+    type: 'item-failed',
+    ...at,
+    index,
+    reason: 'failed',
+    message,
+  });
+  const submitted = (index: number, task: string): JournalEvent => ({
+    t: 1,
+    type: 'task-submitted',
+    ...at,
+    index,
+    slug: 'vendor-b/edit',
+    request: `q${index}`,
+    task_id: task,
+  });
+  const finished = (index: number, task: string, status: string): JournalEvent => ({
+    t: 2,
+    type: 'task-finished',
+    ...at,
+    index,
+    task_id: task,
+    status,
+    duration_ms: 1,
+    result_expires_at: null,
+  });
+
+  it('keeps one record per item, its last, in index order, and a task journaled twice as one', () => {
+    const folded = foldJournal({
+      events: [
+        start,
+        { t: 1, type: 'step-started', ...at },
+        skipped(3, 'bg[3] failed'),
+        skipped(1, 'bg[1] failed'),
+        skipped(3, 'bg[3] failed again'),
+        failed(2, 'first'),
+        failed(0, 'zero'),
+        failed(2, 'second'),
+        submitted(5, 'task_5'),
+        submitted(5, 'task_5'),
+        finished(5, 'task_5', 'success'),
+      ],
+      damagedLines: [],
+    });
+    expect(folded.ok).toBe(true);
+    const step = folded.ok ? folded.value.steps.get('0/edit') : undefined;
+    expect(step?.skipped_items).toEqual([
+      { index: 1, reason: 'bg[1] failed' },
+      { index: 3, reason: 'bg[3] failed again' },
+    ]);
+    expect(step?.failed_items).toEqual([
+      { index: 0, message: 'zero' },
+      { index: 2, message: 'second' },
+    ]);
+    expect(step?.tasks.map((t) => t.status)).toEqual(['success', null]);
+  });
+
+  it('forgets the skipped and failed items of a step that starts again (a resume)', () => {
+    const folded = foldJournal({
+      events: [
+        start,
+        { t: 1, type: 'step-started', ...at },
+        skipped(1, 'bg[1] failed'),
+        failed(2, 'first'),
+        { t: 3, type: 'step-started', ...at },
+        failed(4, 'after the resume'),
+      ],
+      damagedLines: [],
+    });
+    const step = folded.ok ? folded.value.steps.get('0/edit') : undefined;
+    expect(step?.skipped_items).toBeUndefined();
+    expect(step?.failed_items).toEqual([{ index: 4, message: 'after the resume' }]);
+  });
+});
