@@ -172,7 +172,10 @@ function writeFile(state: RunState, index: FoldIndex, file: RunState['files'][nu
 /** The entry of `map` for `key`, made by `make` the first time. */
 function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let value = map.get(key);
-  if (value === undefined) map.set(key, (value = make()));
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
   return value;
 }
 
