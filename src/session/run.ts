@@ -223,7 +223,7 @@ export async function execute(
     );
     emit = eventStream(
       journalConsumer(journal),
-      reporterConsumer(report, plan.rows.length),
+      reporterConsumer(report, plan.rows.length, () => clock.now()),
       logConsumer(log),
       failedSteps.consume,
     );

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('a batch of more rows than are kept in progress', () => {
-  it('runs every row, in order of the file, with at most 64 rows begun and not ended at once', async () => {
+  it('runs every row, in order of the file, with at most 64 rows begun and not ended at once, and counts them on the console', async () => {
     const recipe = join(dir, 'window.yaml');
     const rows = join(dir, 'rows.csv');
     await writeFile(recipe, RECIPE);
@@ -67,5 +67,13 @@ describe('a batch of more rows than are kept in progress', () => {
     // Two task slots: the window is its floor, 64 rows, and the batch fills it.
     expect(most).toBe(64);
     expect(gateway.stats().tasks.submitted).toEqual({ 'vendor-a/vendor-a-v3-t2i': ROWS });
+    // The console names the step once and counts its rows, not a line per row and per task.
+    const lines = result.stderr.split('\n');
+    expect(lines.filter((line) => line.startsWith('▶ '))).toEqual([`▶ tile (${ROWS} runs)`]);
+    expect(lines.filter((line) => line.startsWith('  tile: '))).toEqual(
+      [9, 18, 27, 36, 45, 54, 63, 72, 81].map((done) => `  tile: ${done} of ${ROWS} done`),
+    );
+    expect(lines.filter((line) => line.startsWith('✓ tile'))).toHaveLength(1);
+    expect(result.stderr).not.toMatch(/row \d+ tile|submitted/);
   });
 });

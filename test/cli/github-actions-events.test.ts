@@ -44,7 +44,7 @@ describe('one run with a failed item, as the console, the journal and GitHub tel
     const seen: EngineEvent[] = [];
     ctx.emit = eventStream(
       journalConsumer(engine.journal),
-      reporterConsumer(reporter, ctx.plan.rows.length),
+      reporterConsumer(reporter, ctx.plan.rows.length, () => Date.now()),
       github.consume,
       (event) => void seen.push(event),
     );

@@ -65,7 +65,7 @@ export async function engineFor(
     // The standard stream: the journal, the console reporter given (or none), a silent log.
     emit: eventStream(
       journalConsumer(journal),
-      reporterConsumer(report, plan.rows.length),
+      reporterConsumer(report, plan.rows.length, () => clock.now()),
       logConsumer(pino({ enabled: false })),
     ),
     signal: controller.signal,
