@@ -3,7 +3,9 @@ import type { Scope } from '../expressions/expressions.js';
 import { renderValue } from '../engine/values.js';
 import { itemLabel } from '../item-label.js';
 import type { PlannedStep, ValueTemplate } from '../plan.js';
-import type { ActionCaching } from './run-part.js';
+import type { EngineContext } from '../engine/context.js';
+import type { RemoteAction } from '../engine/remote.js';
+import type { ActionCaching, ActionRun, RunnerResult } from './run-part.js';
 
 /** A `uses:` step's input: its `with:`, rendered. */
 export const renderWith = (step: { with: ValueTemplate }, scope: Scope, where: string) =>
@@ -24,3 +26,23 @@ export const oneRequest = <S extends PlannedStep>(kind: S['action']): ActionCach
   cost: () => ({ tasks: 0, requests: 1 }),
   restoresFiles: true,
 });
+
+/**
+ * The run part of an action that is one call to the gateway (a search, a fetch, a text call): the
+ * call here, or on a worker when the run has workers that take the step; cached as one request.
+ */
+export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>(
+  kind: S['action'] & RemoteAction,
+  call: (ctx: EngineContext, input: Record<string, unknown>, signal: AbortSignal) => RunnerResult,
+): ActionRun<S> {
+  return {
+    render: renderWith,
+    timedFromSlot: false,
+    onWorkers: () => true,
+    run: ({ ctx, row, step, index, signal }, input) =>
+      ctx.remote?.takes(step)
+        ? ctx.remote.action(remoteItem(row, step, index), kind, input as Record<string, unknown>, signal)
+        : call(ctx, input as Record<string, unknown>, signal),
+    cache: oneRequest(kind),
+  };
+}

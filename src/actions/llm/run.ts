@@ -6,7 +6,7 @@ import { llmAnswer, llmProtocol, llmRequest } from '../../gateway/llm-wire.js';
 import type { LlmStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { oneRequest, remoteItem, renderWith } from '../run-kit.js';
+import { gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -54,13 +54,6 @@ export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, si
   return ok({ text, json, usage });
 }
 
-export const llmRun: ActionRun<LlmStep> = {
-  render: renderWith,
-  timedFromSlot: false,
-  onWorkers: () => true,
-  run: ({ ctx, row, step, index, signal }, input) =>
-    ctx.remote?.takes(step)
-      ? ctx.remote.action(remoteItem(row, step, index), 'llm', input as Json, signal)
-      : runLlm(ctx, input as Json, signal),
-  cache: oneRequest('llm'),
-};
+export const llmRun: ActionRun<LlmStep> = gatewayCallRun<LlmStep>('llm', (ctx, input, signal) =>
+  runLlm(ctx, input, signal),
+);

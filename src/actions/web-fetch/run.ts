@@ -3,7 +3,7 @@ import { fromGateway } from '../../engine/failure.js';
 import type { WebFetchStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { oneRequest, remoteItem, renderWith } from '../run-kit.js';
+import { gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,13 +18,6 @@ export async function runWebFetch(ctx: Pick<EngineContext, 'client'>, input: Jso
   return ok({ pages: answer.value.results, failed: answer.value.failed });
 }
 
-export const webFetchRun: ActionRun<WebFetchStep> = {
-  render: renderWith,
-  timedFromSlot: false,
-  onWorkers: () => true,
-  run: ({ ctx, row, step, index, signal }, input) =>
-    ctx.remote?.takes(step)
-      ? ctx.remote.action(remoteItem(row, step, index), 'web-fetch', input as Json, signal)
-      : runWebFetch(ctx, input as Json, signal),
-  cache: oneRequest('web-fetch'),
-};
+export const webFetchRun: ActionRun<WebFetchStep> = gatewayCallRun<WebFetchStep>('web-fetch', (ctx, input, signal) =>
+  runWebFetch(ctx, input, signal),
+);

@@ -4,7 +4,7 @@ import type { WebSearchStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { EngineContext } from '../../engine/context.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { oneRequest, remoteItem, renderWith } from '../run-kit.js';
+import { gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -15,13 +15,7 @@ export async function runWebSearch(ctx: Pick<EngineContext, 'client'>, input: Js
   return ok({ results: answer.value.results, answer: answer.value.answer });
 }
 
-export const webSearchRun: ActionRun<WebSearchStep> = {
-  render: renderWith,
-  timedFromSlot: false,
-  onWorkers: () => true,
-  run: ({ ctx, row, step, index, signal }, input) =>
-    ctx.remote?.takes(step)
-      ? ctx.remote.action(remoteItem(row, step, index), 'web-search', input as Json, signal)
-      : runWebSearch(ctx, input as Json, signal),
-  cache: oneRequest('web-search'),
-};
+export const webSearchRun: ActionRun<WebSearchStep> = gatewayCallRun<WebSearchStep>(
+  'web-search',
+  (ctx, input, signal) => runWebSearch(ctx, input, signal),
+);
