@@ -109,7 +109,10 @@ export class RedisBudget implements Budget {
     defineScripts(this.redis);
     const { subscriber } = options.redis;
     subscriber.on('message', (channel: string) => channel === this.channel && this.pump());
-    void subscriber.subscribe(this.channel).catch(() => {});
+    const listen = () => void subscriber.subscribe(this.channel).catch(() => {});
+    listen();
+    // Again after each reconnection (the connection does not do it itself, see redis-connection.ts).
+    subscriber.on('ready', listen);
     this.redis.on('close', () => this.lose());
     this.redis.on('ready', () => this.rejoin());
     this.beat();

@@ -52,6 +52,9 @@ function client(url: string): Redis {
     commandTimeout: 2000,
     connectTimeout: 3000,
     retryStrategy: (times) => Math.min(100 * times, 1000),
+    // ioredis would subscribe again on reconnecting without handling its failure (an unhandled
+    // rejection when Redis goes away again at once): whoever subscribes does it on 'ready'.
+    autoResubscribe: false,
   });
   // Connection errors surface as failed commands and 'close' events; the budget handles those.
   redis.on('error', () => {});
