@@ -223,14 +223,12 @@ export class RedisBudget implements Budget {
       return;
     }
     const known = (value: number | undefined) => (value === undefined || value < 0 ? undefined : value);
-    this.last = {
-      limit: known(limit),
-      remaining: known(remaining),
-      resetAt: known(resetAt),
-      unanswered: 0,
-      pausedUntil,
-      waiting: 0,
-    };
+    // Merged as answers are (learn): the script ran before the answers that came back while its reply
+    // was on the way, so its window must not undo what they taught (a fallback starting from it
+    // would send into a window already spent).
+    const window = { limit: known(limit), remaining: known(remaining), resetAt: known(resetAt) };
+    this.learn({ status: 200, observedAt: now, ...window }, now, -1);
+    this.last.pausedUntil = Math.max(this.last.pausedUntil, pausedUntil);
     this.processes = Math.max(1, processes);
     for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`, now);
     if (this.cap !== undefined) {
