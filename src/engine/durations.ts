@@ -1,6 +1,6 @@
 import { expectedMs } from '../actions/durations.js';
 import type { LearnedDuration } from '../expected-durations.js';
-import { type LearnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
+import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
 
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
@@ -90,10 +90,7 @@ export class DurationModel {
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {
       wake = () =>
-        resolve({
-          firstAt: task.submittedAt + this.firstPoll(slug, type, input)!,
-          intervalMs: Math.max(1000, Math.round(this.expected(slug, type, input) / 5)),
-        });
+        resolve(learnedReads(task.submittedAt + this.firstPoll(slug, type, input)!, this.expected(slug, type, input)));
     });
     const waiting = this.onFirstLearned.get(slug) ?? new Set();
     waiting.add(wake);

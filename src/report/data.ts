@@ -22,21 +22,10 @@ export interface ReportFile {
   kind: MediaKind;
 }
 
-/** One task or one for_each item of a step. */
-export interface ReportItem {
-  index: number;
-  taskId: string | null;
-  slug: string | null;
-  input: Record<string, unknown> | null;
-  submittedAt: number | null;
-  finishedAt: number | null;
-  polls: number | null;
-  status: ItemStatus;
-  error: string | null;
+/** One task or one for_each item of a step: the fold's record, its files with their kinds. */
+export interface ReportItem extends Omit<ItemRecord, 'row' | 'step' | 'files'> {
   files: ReportFile[];
   output: unknown;
-  /** Restored from the step cache: no task ran for it. */
-  cached: boolean;
   /** The item it comes from, for a step that iterates another step's items: `bg[3]`. */
   from: string | null;
 }

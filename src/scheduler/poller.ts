@@ -43,6 +43,12 @@ export interface LearnedReads {
   intervalMs: number;
 }
 
+/** A task read as a learned one: first at `firstAt`, then from a fifth of its expected time, growing by half. */
+export const learnedReads = (firstAt: number, expectedMs: number): LearnedReads => ({
+  firstAt,
+  intervalMs: Math.max(1000, Math.round(expectedMs / 5)),
+});
+
 export interface Waited {
   result: TaskResult;
   polls: number;
@@ -73,13 +79,15 @@ export function modelTaskSchedule(
 ): Omit<PollSchedule, 'delivered' | 'signal' | 'learned'> {
   const { expectedMs, firstPollMs, submittedAt, maxIntervalMs } = task;
   const quarter = Math.max(1000, Math.round(expectedMs / 4));
-  if (task.webhook || firstPollMs !== undefined)
+  if (task.webhook || firstPollMs !== undefined) {
+    const reads = learnedReads(submittedAt + Math.round(task.webhook ? expectedMs * 3 : firstPollMs!), expectedMs);
     return {
-      firstDelayMs: Math.max(200, submittedAt + Math.round(task.webhook ? expectedMs * 3 : firstPollMs!) - now),
-      intervalMs: Math.max(1000, Math.round(expectedMs / 5)),
+      firstDelayMs: Math.max(200, reads.firstAt - now),
+      intervalMs: reads.intervalMs,
       maxIntervalMs,
       growFrom: Number.NEGATIVE_INFINITY,
     };
+  }
   if (task.probe)
     return {
       firstDelayMs: Math.max(200, submittedAt + 1000 - now),

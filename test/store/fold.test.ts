@@ -176,18 +176,20 @@ describe('one fold of the journal', () => {
   });
 });
 
+/** The start of a one-row run, for the journals below. */
+const start: JournalEvent = {
+  t: 0,
+  type: 'run-started',
+  run_id: 'r',
+  recipe: 'x.yaml',
+  name: 'x',
+  rows: [{}],
+  sets: [],
+  batch: null,
+};
+
 describe('files written again by a resume', () => {
   it('lists a file once, with the size of its last write', () => {
-    const start: JournalEvent = {
-      t: 0,
-      type: 'run-started',
-      run_id: 'r',
-      recipe: 'x.yaml',
-      name: 'x',
-      rows: [{}],
-      sets: [],
-      batch: null,
-    };
     const written = (bytes: number): JournalEvent => ({
       t: 1,
       type: 'output-written',
@@ -205,16 +207,6 @@ describe('files written again by a resume', () => {
 });
 
 describe('items recorded again', () => {
-  const start: JournalEvent = {
-    t: 0,
-    type: 'run-started',
-    run_id: 'r',
-    recipe: 'x.yaml',
-    name: 'x',
-    rows: [{}],
-    sets: [],
-    batch: null,
-  };
   const at = { row: 0, step: 'edit' };
   const skipped = (index: number, reason: string): JournalEvent => ({
     t: 1,
