@@ -3,6 +3,7 @@ import { addConnectionOptions, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
 import { cliIo } from './io.js';
+import { DEFAULT_TAKEOVER_S } from '../workers/jobs.js';
 import { redact } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
 
@@ -11,6 +12,7 @@ interface WorkerFlags extends ConnectionFlags {
   concurrency: number;
   queue?: string;
   rpm?: number;
+  takeoverAfter: number;
 }
 
 /** `pipeline worker`: runs the items any `pipeline run --workers` queues on the same Redis, until stopped. */
@@ -29,6 +31,12 @@ export function registerWorkerCommand(program: Command): void {
       '--rpm <n>',
       "requests per minute: a cap below the gateway's limit, counted over every process on the key",
       numberFlag('--rpm', { integer: true, min: 1 }),
+    )
+    .option(
+      '--takeover-after <seconds>',
+      'seconds without a sign of life after which this worker counts as lost and another takes its jobs over',
+      numberFlag('--takeover-after', { min: 1, max: 3600 }),
+      DEFAULT_TAKEOVER_S,
     )
     .action(async (flags: WorkerFlags) => {
       const io = cliIo();
@@ -72,6 +80,7 @@ export function registerWorkerCommand(program: Command): void {
           shownUrl: shownRedisUrl(url),
           queue: flags.queue ?? io.env.PIPELINE_WORKERS_QUEUE ?? DEFAULT_QUEUE,
           concurrency: flags.concurrency,
+          takeoverMs: flags.takeoverAfter * 1000,
           client: connection.client,
           clock: connection.clock,
           gateway: connection.endpoints.baseUrl,

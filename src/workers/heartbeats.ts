@@ -4,7 +4,6 @@
  * counts the members still valid: one read, however large the Redis's keyspace.
  */
 import type { Redis } from 'ioredis';
-import { HEARTBEAT_MS } from './jobs.js';
 
 const aliveKey = (queue: string) => `pipeline:workers:${queue}:alive`;
 
@@ -20,9 +19,9 @@ const ALIVE = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])`;
 
-/** This worker is alive for three beats from now. */
-export async function beat(redis: Redis, queue: string, worker: string): Promise<void> {
-  await redis.eval(BEAT, 1, aliveKey(queue), worker, HEARTBEAT_MS * 3);
+/** This worker is alive for `validMs` from now (its take-over time: three beats). */
+export async function beat(redis: Redis, queue: string, worker: string, validMs: number): Promise<void> {
+  await redis.eval(BEAT, 1, aliveKey(queue), worker, validMs);
 }
 
 /** This worker stopped: it no longer counts. */
@@ -30,7 +29,7 @@ export async function leave(redis: Redis, queue: string, worker: string): Promis
   await redis.zrem(aliveKey(queue), worker);
 }
 
-/** How many workers beat on the queue within their last three beats. */
+/** How many workers on the queue beat recently enough to be alive. */
 export async function workersAlive(redis: Redis, queue: string): Promise<number> {
   return Number(await redis.eval(ALIVE, 1, aliveKey(queue)));
 }

@@ -64,8 +64,6 @@ export const BLOB_TTL_S = 24 * 3600;
 /** The largest file a `run:` item on a worker may read or write: Redis holds it in memory. */
 export const MAX_BLOB_BYTES = 64 * 1024 * 1024;
 
-/** A worker refreshes its heartbeat this often; it expires after three missed beats. */
-export const HEARTBEAT_MS = 5_000;
 /**
  * How long a coordinator with items waiting sees no worker before it says so (within a minute, as
  * promised; `PIPELINE_WORKERS_SILENCE_MS` shortens it for tests).
@@ -73,11 +71,15 @@ export const HEARTBEAT_MS = 5_000;
 export const SILENCE_MS = 30_000;
 
 /**
- * BullMQ's lock on a job a worker holds: renewed while the worker lives. A worker lost (killed,
- * cut off from Redis) lets it lapse, and after the next stalled check another worker takes the
- * job over: idempotently, through the submission record, so nothing paid is sent twice.
+ * A worker counts as lost once it has shown no sign of life for its `pipeline worker
+ * --takeover-after` (15 s unless told): its heartbeat lapses, and so does BullMQ's lock on each job
+ * it holds. After the next stalled check of another worker, that worker takes the job over:
+ * idempotently, through the submission record, so nothing paid is sent twice. Shorter takes over
+ * sooner; a worker whose event loop stalls for longer (a machine swapping) loses its jobs to another,
+ * which is safe but repeats their polls.
  */
-export const LOCK_MS = 15_000;
-export const STALLED_CHECK_MS = 5_000;
+export const DEFAULT_TAKEOVER_S = 15;
+/** A worker beats, and looks for other workers' lapsed locks, a third as often as it stays alive: at least every 5 s. */
+export const beatEveryMs = (takeoverMs: number) => Math.min(5_000, Math.max(500, Math.round(takeoverMs / 3)));
 /** Take-overs are safe, so a job may be taken over several times (a worker lost after another). */
 export const MAX_STALLED = 10;

@@ -24,15 +24,7 @@ import { RedisBlobs } from './blobs.js';
 import { beat, leave } from './heartbeats.js';
 import { reachable } from './coordinator.js';
 import { runCommandJob } from './command-job.js';
-import {
-  HEARTBEAT_MS,
-  type JobAnswer,
-  type JobData,
-  LOCK_MS,
-  MAX_STALLED,
-  STALLED_CHECK_MS,
-  submissionKey,
-} from './jobs.js';
+import { beatEveryMs, type JobAnswer, type JobData, MAX_STALLED, submissionKey } from './jobs.js';
 import { claim, markSending, type RecordState, recordAnswer } from './submission-record.js';
 
 /** This attempt at a job is no longer its owner's: nothing may be sent. */
@@ -45,6 +37,8 @@ export interface WorkerOptions {
   queue: string;
   /** Jobs at once. */
   concurrency: number;
+  /** How long this worker stays alive without a beat, and its jobs held, before another worker takes them over. */
+  takeoverMs: number;
   client: GatewayClient;
   clock: Clock;
   /** This worker's gateway base URL: jobs of a run on another gateway are refused. */
@@ -91,8 +85,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     {
       connection: jobs,
       concurrency: options.concurrency,
-      lockDuration: LOCK_MS,
-      stalledInterval: STALLED_CHECK_MS,
+      lockDuration: options.takeoverMs,
+      stalledInterval: beatEveryMs(options.takeoverMs),
       maxStalledCount: MAX_STALLED,
       autorun: false,
     },
@@ -251,9 +245,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   }
 
   // Alive while this runs: a coordinator whose workers all stopped beating says so.
-  const alive = () => beat(records, queue, id).catch(() => {});
+  const alive = () => beat(records, queue, id, options.takeoverMs).catch(() => {});
   await alive();
-  const heartbeat = setInterval(alive, HEARTBEAT_MS);
+  const heartbeat = setInterval(alive, beatEveryMs(options.takeoverMs));
 
   // Redis lost: no job can be taken, and the jobs in hand go on to their end (a take-over would poll
   // their tasks, never submit them again). Said once per outage, and again when it is back.

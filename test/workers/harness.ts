@@ -58,7 +58,9 @@ export async function startWorker(
   queue: string,
   url = redis.url,
 ): Promise<WorkerProcess> {
-  const child = execa('node', [cli, 'worker', '--redis', url, '--queue', queue, '--concurrency', '4'], {
+  // A lost worker's jobs are taken over after 5 s rather than 15: the kill tests wait for it.
+  const flags = ['--concurrency', '4', '--takeover-after', '5'];
+  const child = execa('node', [cli, 'worker', '--redis', url, '--queue', queue, ...flags], {
     reject: false,
     env: envFor(gateway, home),
   });

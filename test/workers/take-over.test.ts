@@ -71,6 +71,7 @@ async function work(): Promise<void> {
     shownUrl: redis.url,
     queue: QUEUE,
     concurrency: 2,
+    takeoverMs: 15_000,
     client,
     clock: systemClock,
     gateway: gateway.baseUrl,

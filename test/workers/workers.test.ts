@@ -30,27 +30,27 @@ import {
 useFolderAndRedis();
 
 describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', () => {
-  it('run a 120-image batch: every item once, no 429, no secret in Redis', { timeout: 300_000 }, async () => {
+  it('run a 60-image batch: every item once, no 429, no secret in Redis', { timeout: 300_000 }, async () => {
     const gateway = await startLocalGateway(gatewayOptions(1));
     const workers: WorkerProcess[] = [];
     try {
       for (const tag of ['a', 'b', 'c']) workers.push(await startWorker(gateway, `all-w${tag}`, 'all'));
       const recipe = join(dir, 'all.yaml');
-      await writeFile(recipe, batchRecipe(120, 'all'));
+      await writeFile(recipe, batchRecipe(60, 'all'));
       const run = await execa(
         'node',
         [cli, 'run', recipe, '--workers', redis.url, '--workers-queue', 'all', '--json'],
         { reject: false, env: envFor(gateway, 'all-coordinator') },
       );
       expect(run.exitCode, String(run.stderr)).toBe(0);
-      expect(JSON.parse(String(run.stdout)).files).toHaveLength(120);
+      expect(JSON.parse(String(run.stdout)).files).toHaveLength(60);
       const stats = gateway.stats();
-      expect(stats.tasks.submitted).toEqual({ [SLUG]: 120 });
+      expect(stats.tasks.submitted).toEqual({ [SLUG]: 60 });
       expect(stats.rate_limited).toBe(0);
       await stopAll(workers);
       // The work was spread: each worker says how many jobs it ran when it stops.
       const counts = workers.map((worker) => Number(/stopped after (\d+) jobs/.exec(worker.stderr())?.[1]));
-      expect(counts.reduce((a, b) => a + b, 0)).toBe(120);
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(60);
       for (const count of counts) expect(count).toBeGreaterThan(0);
       const stored = await everythingIn(redis.url);
       expect(stored).toContain('all shot 7');
@@ -186,6 +186,13 @@ describe('pipeline worker at the door', () => {
     expect(unreachable.exitCode).toBe(2);
     expect(unreachable.stderr).toContain('cannot reach Redis at redis://:***@127.0.0.1:1');
     expect(unreachable.stderr).not.toContain(PASSWORD);
+    const noTakeover = await execa('node', [cli, 'worker', '--redis', 'redis://127.0.0.1:1', '--takeover-after', '0'], {
+      reject: false,
+      env,
+      extendEnv: false,
+    });
+    expect(noTakeover.exitCode).toBe(2);
+    expect(noTakeover.stderr).toContain('--takeover-after');
   });
 });
 
