@@ -10,7 +10,7 @@ import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-se
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SLUG = 'vendor-a/vendor-a-v3-t2i';
 const PASSWORD = 'restart-pass-51c2';
-const ITEMS = 12;
+const ITEMS = 14;
 
 let dir: string;
 let redis: RedisServer;
@@ -38,7 +38,7 @@ describe.skipIf(!redisTestsRun)('pipeline run --redis through Redis restarts', (
   }, async () => {
     const gateway = await startLocalGateway({
       rpm: 8,
-      windowSeconds: 10,
+      windowSeconds: 5,
       latencyScale: 0.2,
       latencyJitter: 0,
       seed: 12,
