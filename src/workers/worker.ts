@@ -14,9 +14,7 @@ import { DurationModel } from '../engine/durations.js';
 import { fromGateway, stepFailure } from '../engine/failure.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
-import { runLlm } from '../actions/llm/run.js';
-import { runWebFetch } from '../actions/web-fetch/run.js';
-import { runWebSearch } from '../actions/web-search/run.js';
+import { gatewayCalls } from '../actions/gateway-calls.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { err } from '../result.js';
 import { waitForTask } from '../scheduler/poller.js';
@@ -104,9 +102,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       case 'model':
         return runModelJob(job, data.job, signal);
       case 'action': {
-        const input = data.input;
-        if (data.action === 'llm') {
-          // A call with an answer, paid: a worker taking over from a lost one cannot know whether it was answered.
+        const gatewayCall = gatewayCalls[data.action];
+        if (!gatewayCall.idempotent) {
+          // A worker taking over from a lost one cannot know whether the call was answered (and paid).
           const key = submissionKey(queue, String(job.id));
           const owner = `${id}/${String(job.id)}/${randomBytes(4).toString('hex')}`;
           const found = await claim(records, key, owner);
@@ -118,10 +116,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
               ),
               outcomeUnknown: true,
             });
-          return runLlm(options, input, signal);
         }
-        if (data.action === 'web-search') return runWebSearch(options, input, signal);
-        return runWebFetch(options, input, signal);
+        return gatewayCall.call(options, data.input, signal);
       }
       case 'command':
         return runCommandJob(data, { blobs, env: options.env, signal });

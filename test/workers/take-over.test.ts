@@ -135,6 +135,30 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     expect(submitted()).toBe(before);
   });
 
+  it('an LLM call taken over while it was on the wire is an outcome unknown, not sent again', async () => {
+    const coordinator = await open();
+    const item = { row: 0, step: 'brief', index: 0, label: 'brief' };
+    const answer = coordinator.action(
+      item,
+      'llm',
+      { model: 'vendor-x/writer-1', prompt: 'a brief' },
+      new AbortController().signal,
+    );
+    // The job waits in the queue: record it as a worker, lost since, left it (its call on the wire).
+    let waiting: string[] = [];
+    while (waiting.length === 0) waiting = await records.lrange(`bull:${QUEUE}:wait`, 0, -1);
+    await records.hset(submissionKey(QUEUE, waiting[0]!), { state: 'submitting', owner: 'lost-host-1-abc/1/ffff' });
+    const requestsBefore = gateway.stats().requests.total;
+    await work();
+    const end = await answer;
+    expect(end.ok).toBe(false);
+    if (!end.ok) {
+      expect(end.error.outcomeUnknown).toBe(true);
+      expect(end.error.message).toContain('the worker running brief was lost during its call');
+    }
+    expect(gateway.stats().requests.total).toBe(requestsBefore);
+  });
+
   it('of a run on another gateway is refused by the worker, nothing submitted', async () => {
     const before = submitted();
     const coordinator = await open({ gateway: 'https://other.example/api/v1' });
