@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
-import { checkRedisUrl } from '../scheduler/redis-connection.js';
+import { checkRedisUrl } from '../scheduler/redis-url.js';
 import { addConnectionOptions } from './connection.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';

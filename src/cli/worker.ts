@@ -53,7 +53,7 @@ export function registerWorkerCommand(program: Command): void {
         { withoutCredentials },
       ] = await Promise.all([
         import('./connection.js'),
-        import('../scheduler/redis-connection.js'),
+        import('../scheduler/redis-url.js'),
         import('../workers/worker.js'),
         import('../workers/jobs.js'),
         import('../credentials.js'),

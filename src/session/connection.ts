@@ -196,7 +196,10 @@ async function openSharedRedis(
   url: string,
   secrets: Pick<SessionEnvironment['secrets'], 'register'>,
 ): Promise<{ pair: RedisPair; shownUrl: string }> {
-  const { checkRedisUrl, openRedis, shownRedisUrl } = await import('../scheduler/redis-connection.js');
+  const [{ openRedis }, { checkRedisUrl, shownRedisUrl }] = await Promise.all([
+    import('../scheduler/redis-connection.js'),
+    import('../scheduler/redis-url.js'),
+  ]);
   const checked = checkRedisUrl(url, '--redis (or PIPELINE_REDIS_URL)');
   if (!checked.ok) throw new UsageError(checked.error);
   const password = new URL(url).password;

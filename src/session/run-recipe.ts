@@ -7,7 +7,7 @@ import type { GatewayFailure } from '../gateway/failures.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
 import { diagnosticJson, formatDiagnostics } from '../recipe/diagnostics.js';
 import { err, ok, type Result } from '../result.js';
-import { checkRedisUrl } from '../scheduler/redis-connection.js';
+import { checkRedisUrl } from '../scheduler/redis-url.js';
 import type { RunCost, StepSummary } from '../store/summary.js';
 import { pipelineHomeOf, type SessionEnvironment, secretSet } from './environment.js';
 import { GatewayRefusal, InvalidRecipe, UsageError } from './errors.js';

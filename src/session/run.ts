@@ -302,7 +302,7 @@ async function openCoordinator(
 ): Promise<RemoteItems & { close(): Promise<void> }> {
   const [{ Coordinator }, { shownRedisUrl }, { DEFAULT_QUEUE }] = await Promise.all([
     import('../workers/coordinator.js'),
-    import('../scheduler/redis-connection.js'),
+    import('../scheduler/redis-url.js'),
     import('../workers/jobs.js'),
   ]);
   const queue = workers.queue ?? env.PIPELINE_WORKERS_QUEUE ?? DEFAULT_QUEUE;
