@@ -151,7 +151,11 @@ describe('pipeline validate on mutated recipes', () => {
     ),
   );
 
-  it('ends every one with exit 0 or 2, a located diagnostic and no internal message, each in well under a second', () => {
+  // 2,000 analyses on one core: 12 s on an idle machine, past a minute beside two other suites. What
+  // is asserted of time is each case's bound below, not the whole.
+  it('ends every one with exit 0 or 2, a located diagnostic and no internal message, each in well under a second', {
+    timeout: 300_000,
+  }, () => {
     fc.assert(
       fc.property(caseArbitrary, ({ seed, mutations, truncate }) => {
         const source = seeds[seed]!;
