@@ -35,7 +35,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The suite runs many gateway-backed CLI runs at once on two cores: a run can wait a while for CPU.
-    testTimeout: 60_000,
+    // Beside another suite, tests of real processes took up to three times their idle time (the
+    // SIGKILL resume test 12 s alone, 41 s there): the limit catches a hang, not a slow machine.
+    testTimeout: 120_000,
     hookTimeout: 30_000,
     // Each file starts its own gateways on free loopback ports; files run in parallel. Vitest's
     // default is one file at a time on two cores (CPUs - 1), and most files wait on sockets, Redis
