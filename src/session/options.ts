@@ -76,6 +76,11 @@ export interface RunOptions {
   confirm?: (question: string) => Promise<boolean>;
   /** What shows the run as it goes, made once the gateway is connected (default: nothing is shown). */
   reporter?: (traffic: RunTraffic) => Reporter;
+  /**
+   * Keep each row's step outcomes in the session's result (`result.rows`) to the end (default false: a
+   * finished row leaves memory but for its outputs, so that a batch's memory does not grow with its rows).
+   */
+  keepRowOutcomes?: boolean;
   /** Aborted: no new submissions; tasks in flight stay in the journal for a resume (the run ends `interrupted`). */
   signal?: AbortSignal;
   /** The variables the run reads (default process.env). */

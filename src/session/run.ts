@@ -244,6 +244,7 @@ export async function execute(
       emit,
       signal,
       resubmitUnknown: Boolean(options.resubmitUnknown),
+      ...(options.keepRowOutcomes ? {} : { forgetRows: true }),
       env,
       spend: new SpendMeter(money.pricing, {
         committedUsd: resume?.committedUsd ?? 0,
