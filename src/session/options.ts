@@ -77,8 +77,9 @@ export interface RunOptions {
   /** What shows the run as it goes, made once the gateway is connected (default: nothing is shown). */
   reporter?: (traffic: RunTraffic) => Reporter;
   /**
-   * Keep each row's step outcomes in the session's result (`result.rows`) to the end (default false: a
-   * finished row leaves memory but for its outputs, so that a batch's memory does not grow with its rows).
+   * Keep each row's step outcomes in the session's result (`result.rows`), and count the gateway's
+   * answers by row and step (`counts.traffic`), to the end: what the GitHub job summary lists (default
+   * false: a finished row leaves memory but for its outputs, so that a batch's memory does not grow with it).
    */
   keepRowOutcomes?: boolean;
   /** Aborted: no new submissions; tasks in flight stay in the journal for a resume (the run ends `interrupted`). */
