@@ -54,7 +54,10 @@ export interface TrafficSecond {
  * from, the spend and the report are all read off this.
  */
 export interface RunState {
+  /** The run-started record; a summary fold keeps it without its rows (see SummaryOnly), and counts them. */
   start: RunStartedEvent;
+  /** Batch rows of the run. */
+  rowCount: number;
   status: RunStatus;
   /** The process that started or last resumed the run, when the journal names it. */
   owner: RunOwner | null;
@@ -167,7 +170,9 @@ export class JournalFold {
         this.early.push(event);
         return;
       }
-      this.state = emptyState(event, this.damagedLines);
+      // A summary needs the number of rows, not the rows: a million of them are the biggest line of a batch.
+      const start = this.index.summaryOnly ? { ...event, rows: [] } : event;
+      this.state = { ...emptyState(start, this.damagedLines), rowCount: event.rows.length };
       for (const before of this.early.splice(0)) this.apply(before);
     }
     this.apply(event);
@@ -261,6 +266,7 @@ function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
   return {
     start,
+    rowCount: start.rows.length,
     status: 'running',
     owner: null,
     finishedAt: null,

@@ -81,7 +81,7 @@ export function summaryOf(run: RunState, unlisted?: UnlistedCounts): RunSummary 
     started_at: start.t,
     finished_at: run.finishedAt,
     duration_ms: run.finishedAt === null ? null : run.finishedAt - start.t,
-    rows: start.rows.length,
+    rows: run.rowCount,
     steps: [...run.steps.values()],
     outputs: run.outputs,
     files,
