@@ -26,7 +26,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const { exitCode, ended } = await runCommandLine(process.argv.slice(2), processIo());
+const { exitCode, ended } = await runCommandLine(process.argv.slice(2), processIo(), true);
 // A command that threw (its error printed, or --help and --version) ends at once, whatever it left
 // open; one that returned ends when its work is done, with the code it set.
 if (ended === 'threw') process.exit(exitCode);
