@@ -42,7 +42,7 @@ export interface ActionCaching<S extends PlannedStep> {
   /** Files an entry keeps besides the outputs' own (an upload: the file it sent). */
   keptFiles?(ctx: EngineContext, input: unknown, outputs: unknown): KeptFile[];
   /** What a hit does besides giving the outputs (an upload: its URL maps to the local file). */
-  restored?(ctx: EngineContext, entry: StoredEntry, input: unknown): void;
+  restored?(ctx: EngineContext, entry: StoredEntry, input: unknown, row: number): void;
 }
 
 /**

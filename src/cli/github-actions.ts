@@ -93,12 +93,14 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
     ...(end.out && !copied ? { notCopiedTo: folderShown(end.out.dir, env) } : {}),
     failures: [],
   };
+  // One lookup per row's step, not a search of every record: a batch has thousands of rows.
+  const records = new Map(summary.steps.map((s) => [`${s.row}/${s.step}`, s]));
   for (const [index, row] of result.rows.entries()) {
     for (const [id, outcome] of Object.entries(row.steps)) {
       const key = `${index}/${id}`;
       const name = itemLabel({ step: id, row: index }, plan.rows.length);
       const cached = counts.cached(key);
-      const record = summary.steps.find((s) => s.row === index && s.step === id);
+      const record = records.get(key);
       const traffic = counts.traffic(key);
       report.steps.push({
         step: name,

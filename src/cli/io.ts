@@ -76,28 +76,46 @@ interface Invocation {
  */
 const current = new AsyncLocalStorage<Invocation>();
 
-/** Runs `work` as one invocation on `io`; answers what it returned and the exit code a command set. */
-export async function withInvocation<T>(io: CliIo, work: () => Promise<T>): Promise<{ value: T; exitCode: number }> {
+/**
+ * The invocation of a process that runs one command line only (the `pipeline` bin): kept here, not
+ * in async context, since async context hooks every promise the command makes (a tenth of the CPU
+ * of a batch's tasks went to propagating it).
+ */
+let soleInvocation: Invocation | undefined;
+
+/**
+ * Runs `work` as one invocation on `io`; answers what it returned and the exit code a command set.
+ * `sole`: the process runs this invocation and no other, now or later.
+ */
+export async function withInvocation<T>(
+  io: CliIo,
+  work: () => Promise<T>,
+  sole = false,
+): Promise<{ value: T; exitCode: number }> {
   const invocation: Invocation = { io, exitCode: 0, secrets: new Set() };
-  const value = await current.run(invocation, work);
+  if (sole) soleInvocation = invocation;
+  const value = await (sole ? work() : current.run(invocation, work));
   return { value, exitCode: invocation.exitCode };
 }
 
+/** The invocation running now, if any. */
+const invocationNow = (): Invocation | undefined => current.getStore() ?? soleInvocation;
+
 /** The io of the command running now (the process's own outside any invocation). */
 export function cliIo(): CliIo {
-  return current.getStore()?.io ?? processIo();
+  return invocationNow()?.io ?? processIo();
 }
 
 const processSecrets = new Set<string>();
 
 /** The values (keys) the running command must never print: each invocation has its own. */
 export function secretsOfInvocation(): Set<string> {
-  return current.getStore()?.secrets ?? processSecrets;
+  return invocationNow()?.secrets ?? processSecrets;
 }
 
 /** Sets the exit code the command line ends with, once the command returns. */
 export function setExitCode(code: number): void {
-  const invocation = current.getStore();
+  const invocation = invocationNow();
   if (invocation) invocation.exitCode = code;
   else process.exitCode = code;
 }

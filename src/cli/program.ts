@@ -78,20 +78,26 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 /**
  * As runCli, and says how the command ended: it returned (its exit code set or 0), or it threw (an
  * error it printed). The bin exits at once after a throw, as it always has, whatever is left open.
+ * `sole`: the process runs this command line and no other (the bin), see withInvocation.
  */
 export async function runCommandLine(
   argv: readonly string[],
   io: CliIo,
+  sole = false,
 ): Promise<{ exitCode: number; ended: 'returned' | 'threw' }> {
-  const { value: thrown, exitCode } = await withInvocation(io, async () => {
-    const { program, running } = buildProgram(io);
-    try {
-      await program.parseAsync([...argv], { from: 'user' });
-      return undefined;
-    } catch (error) {
-      return exitCodeOf(error, running());
-    }
-  });
+  const { value: thrown, exitCode } = await withInvocation(
+    io,
+    async () => {
+      const { program, running } = buildProgram(io);
+      try {
+        await program.parseAsync([...argv], { from: 'user' });
+        return undefined;
+      } catch (error) {
+        return exitCodeOf(error, running());
+      }
+    },
+    sole,
+  );
   return thrown === undefined ? { exitCode, ended: 'returned' } : { exitCode: thrown, ended: 'threw' };
 }
 

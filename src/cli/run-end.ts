@@ -5,7 +5,7 @@ import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import type { Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
-import { spendFigures } from '../store/summary.js';
+import { notListedLine, spendFigures } from '../store/summary.js';
 import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
 import type { Annotation } from '../report/github-commands.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
@@ -49,7 +49,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     `\n${run.status === 'succeeded' ? '✓' : '✗'} run ${id} ${run.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
   writeMoneyAdvice(summary, id, flags);
-  const outputs = run.result.rows.map((row) => row.outputs);
+  const outputs = run.result.outputs;
   if (flags.json) {
     // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
     for (const line of describeItems(summary.steps, plan.rows.length)) cliIo().stderr.write(`  ${line}\n`);
@@ -72,12 +72,16 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
         ...(s.failed_items ? { failed_items: s.failed_items } : {}),
         ...(s.skipped_items ? { skipped_items: s.skipped_items } : {}),
       })),
+      // A batch past LISTED_ROWS rows: its later rows' files and succeeded steps, counted.
+      ...(summary.not_listed ? { not_listed: summary.not_listed } : {}),
     });
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(run.outputsDir)}:`);
       for (const file of summary.files) printLine(`  ${relative(run.outputsDir, file.path)}  (${file.bytes} bytes)`);
     }
+    const notListed = notListedLine(summary);
+    if (notListed) printLine(`  ${notListed}`);
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');

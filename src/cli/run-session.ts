@@ -58,6 +58,8 @@ export function runOptionsOf(flags: RunFlags): RunOptions {
     ...(flags.force ? { force: true } : {}),
     ...(flags.yes ? { yes: true } : {}),
     ...(flags.confirmAbove !== undefined ? { confirmAboveUsd: flags.confirmAbove } : {}),
+    // The job summary lists each row's steps from the run's result: only there is it kept whole.
+    ...(cliIo().env.GITHUB_STEP_SUMMARY || cliIo().env.GITHUB_ACTIONS ? { keepRowOutcomes: true } : {}),
   };
 }
 

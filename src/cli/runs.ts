@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { describeItems } from './item-lines.js';
 import { formatDuration } from '../duration.js';
-import { describeLines, readJournalFile } from '../store/journal.js';
+import { describeLines } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
 import type { Result } from '../result.js';
 import { listRunIds, runPaths } from '../store/run-store.js';
-import { summariseJournal, type RunSummary } from '../store/summary.js';
+import { notListedLine, summariseJournalFile, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
@@ -25,7 +25,7 @@ const cachedItems = (step: string, indexes: number[]) =>
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
 function load(home: string, id: string): Result<RunSummary, UnreadableJournal> {
-  return summariseJournal(readJournalFile(runPaths(home, id).journal));
+  return summariseJournalFile(runPaths(home, id).journal);
 }
 
 /** A run whose journal cannot be read still has a line in the list, so that the others stay visible. */
@@ -133,6 +133,11 @@ export function registerRunsCommand(program: Command): void {
         printLine();
         printLine('outputs');
         for (const file of summary.files) printLine(`  ${shown(file.path)}  (${file.bytes} bytes)`);
+      }
+      const notListed = notListedLine(summary);
+      if (notListed) {
+        printLine();
+        printLine(notListed);
       }
     });
 }

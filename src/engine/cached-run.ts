@@ -9,6 +9,7 @@ import { actionOf, itemCacheKey } from './cache-key.js';
 import type { EngineContext } from './context.js';
 import { emit } from './emit.js';
 import { itemOf } from './events.js';
+import { recordDownload } from './row-downloads.js';
 import { inputForJournal } from './journal-input.js';
 import type { StepFailure } from './failure.js';
 import type { StoredEntry, StoredFile } from './run-cache.js';
@@ -110,7 +111,7 @@ async function store(item: CacheItem, key: string, input: unknown, outputs: unkn
  * finds the URL expired uploads the copy). Undefined, after a warning, when a file is damaged.
  */
 async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Promise<unknown> {
-  const { ctx, step } = item;
+  const { ctx, step, row } = item;
   const moved = new Map<string, string>();
   const caching = runnerOf(step).cache;
   const outputFiles = caching.restoresFiles ? entry.files : [];
@@ -124,7 +125,7 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
     moved.set(file.path, dest);
     recordFile(item, file, dest);
   }
-  caching.restored?.(ctx, entry, input);
+  caching.restored?.(ctx, entry, input, row);
   return replacePaths(entry.outputs, moved);
 }
 
@@ -140,7 +141,7 @@ function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number
  * and only when that step runs, in place of a task).
  */
 function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
-  if (file.url) ctx.downloads.set(file.url, { path: dest, expiresAt: 0 });
+  if (file.url) recordDownload(ctx, row, file.url, { path: dest, expiresAt: 0 });
   const written = { taskId: CACHED_TASK_ID, url: file.url ?? '', path: dest, bytes: file.bytes };
   emit(ctx, { type: 'output-written', item: itemOf(row, step, index), ...written });
 }

@@ -58,6 +58,11 @@ export interface EngineContext {
   cache?: RunCache;
   /** `run --workers`: the items of the steps it takes run on workers (src/workers/). */
   remote?: RemoteItems;
+  /**
+   * A finished row leaves memory but for its outputs (the journal has the rest), so that a batch's
+   * memory does not grow with its rows; without it the run's result keeps each row's step outcomes.
+   */
+  forgetRows?: boolean;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

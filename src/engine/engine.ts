@@ -12,6 +12,7 @@ import { type ItemFailure, ReadyQueue, runWithRetries, type StepRun } from './it
 import { renderValue, truthy } from './values.js';
 import { itemLabel, type StepRef } from '../item-label.js';
 import { emit, locationOf } from './emit.js';
+import { forgetRowDownloads } from './row-downloads.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
@@ -40,6 +41,12 @@ export interface RunResult {
    * continue_on_error says: a run that could not afford its work is never a success.
    */
   status: 'succeeded' | 'failed' | 'stopped' | 'interrupted';
+  /**
+   * Each row's outputs (the recipe's `outputs:`), in row order: all that a finished row leaves in
+   * memory (the journal holds the rest), and rows without outputs share one empty object.
+   */
+  outputs: Array<Record<string, unknown>>;
+  /** Each row's step outcomes and outputs, in row order; none with `ctx.forgetRows`. */
   rows: RowResult[];
 }
 
@@ -48,37 +55,46 @@ export interface RunResult {
  * (a row may wait on one long task while another has three ready), few enough that a batch of
  * 100,000 rows does not hold 100,000 rows' promises, timers and scopes at once.
  */
-const rowsInProgress = (ctx: EngineContext) => Math.max(64, 4 * ctx.tasks.concurrency);
+export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 
-/** Runs every row of a plan under the one budget and concurrency cap of the context, in order. */
+/** The outputs of every row of a recipe without `outputs:`: one object, not one per row. */
+const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/**
+ * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A
+ * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs.
+ */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
-  const rows = await inOrder(ctx.plan.rows.length, rowsInProgress(ctx), (row) => runRow(ctx, row));
+  const count = ctx.plan.rows.length;
+  const outputs = new Array<Record<string, unknown>>(count);
+  const rows = ctx.forgetRows ? [] : new Array<RowResult>(count);
   // A failure with continue_on_error concludes as a success, as in GitHub Actions.
-  const continued = (id: string) => ctx.plan.steps.find((s) => s.id === id)?.continueOnError ?? false;
+  const continues = new Set(ctx.plan.steps.filter((s) => s.continueOnError).map((s) => s.id as string));
   const failedRow = (r: RowResult) =>
-    Object.entries(r.steps).some(([id, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continued(id)));
-  const status = ctx.signal.aborted
-    ? 'interrupted'
-    : rows.some(stoppedByMoney)
-      ? 'stopped'
-      : rows.some(failedRow)
-        ? 'failed'
-        : 'succeeded';
-  return { status, rows };
+    Object.entries(r.steps).some(
+      ([id, o]) => o.status === 'cancelled' || (o.status === 'failed' && !continues.has(id)),
+    );
+  let stopped = false;
+  let failed = false;
+  await inOrder(count, rowsInProgress(ctx), async (row) => {
+    const result = await runRow(ctx, row);
+    forgetRowDownloads(ctx, row);
+    stopped ||= stoppedByMoney(result);
+    failed ||= failedRow(result);
+    outputs[row] = Object.keys(result.outputs).length === 0 ? NO_OUTPUTS : result.outputs;
+    if (!ctx.forgetRows) rows[row] = result;
+  });
+  const status = ctx.signal.aborted ? 'interrupted' : stopped ? 'stopped' : failed ? 'failed' : 'succeeded';
+  return { status, outputs, rows };
 }
 
-/** `run(0)` … `run(count - 1)`, at most `window` at a time, each started as soon as one ends; answers in order. */
-async function inOrder<T>(count: number, window: number, run: (index: number) => Promise<T>): Promise<T[]> {
-  const results = new Array<T>(count);
+/** `run(0)` … `run(count - 1)`, at most `window` at a time, each started as soon as one ends. */
+async function inOrder(count: number, window: number, run: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   const lane = async () => {
-    while (next < count) {
-      const index = next++;
-      results[index] = await run(index);
-    }
+    while (next < count) await run(next++);
   };
   await Promise.all(Array.from({ length: Math.min(window, count) }, lane));
-  return results;
 }
 
 /** Failure reasons that mean the run ran out of money, not that its work went wrong. */

@@ -1,7 +1,7 @@
-import { setMaxListeners } from 'node:events';
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { type ClockTimer, sleep } from '../clock.js';
+import { LinkedAbort } from '../linked-abort.js';
 import { mayRetryStep, stepRetryDelay } from './step-retry.js';
 import { err, type Result } from '../result.js';
 import { stepKey } from '../store/replay.js';
@@ -102,23 +102,22 @@ export async function runItems(
   results: Map<number, unknown>,
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
-  const timeout = new AbortController();
+  const linked = new LinkedAbort(ctx.signal);
   const timer = run.timeoutPerItem
     ? undefined
-    : ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('step timeout')));
-  const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-  setMaxListeners(0, signal);
+    : ctx.clock.setTimer(step.timeoutMs, () => linked.abort(new Error('step timeout')));
   try {
-    const failures = await runWindow(run, queue, total, results, signal);
+    const failures = await runWindow(run, queue, total, results, linked.signal);
     if (failures.length === 0) return { failures };
     // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
-    if (timeout.signal.aborted && !ctx.signal.aborted) {
+    if (linked.abortedHere && !ctx.signal.aborted) {
       const limit = `its time limit of ${Math.round(step.timeoutMs / 1000)}s`;
       return { failure: stepFailure('step-timeout', `the step took longer than ${limit}`), failures };
     }
     return { failure: combineFailures(step, failures), failures };
   } finally {
     if (timer) ctx.clock.clearTimer(timer);
+    linked.release();
   }
 }
 
@@ -172,16 +171,15 @@ async function runTimed(
 ): Promise<Result<unknown, StepFailure>> {
   const { ctx, row, step } = run;
   if (!run.timeoutPerItem) return runOne(ctx, row, step, index, scope, signal);
-  const timeout = new AbortController();
+  const linked = new LinkedAbort(signal);
   let timer: ClockTimer | undefined;
   const started = () => {
-    timer ??= ctx.clock.setTimer(step.timeoutMs, () => timeout.abort(new Error('item timeout')));
+    timer ??= ctx.clock.setTimer(step.timeoutMs, () => linked.abort(new Error('item timeout')));
   };
   if (!runnerOf(step).timedFromSlot) started();
-  const itemSignal = AbortSignal.any([signal, timeout.signal]);
   try {
-    const outcome = await runOne(ctx, row, step, index, scope, itemSignal, started);
-    if (!outcome.ok && !outcome.error.outcomeUnknown && timeout.signal.aborted && !signal.aborted)
+    const outcome = await runOne(ctx, row, step, index, scope, linked.signal, started);
+    if (!outcome.ok && !outcome.error.outcomeUnknown && linked.abortedHere && !signal.aborted)
       return err(
         stepFailure(
           'step-timeout',
@@ -191,6 +189,7 @@ async function runTimed(
     return outcome;
   } finally {
     if (timer !== undefined) ctx.clock.clearTimer(timer);
+    linked.release();
   }
 }
 

@@ -15,6 +15,7 @@ import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from 
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
+import { recordDownload } from './row-downloads.js';
 import { itemLabel } from '../item-label.js';
 
 /** What a media model's step gives to later steps: the task, its files (downloaded), its metadata. */
@@ -226,7 +227,7 @@ async function downloadOutputs(
     dir: ctx.outputsDir,
     name: (n, count, extension) => `${prefix}${count > 1 ? `-${n + 1}` : ''}.${extension}`,
     onSaved: (file: SavedResource) => {
-      ctx.downloads.set(file.url, { path: file.path, expiresAt: result.resultExpiresAt ?? null });
+      recordDownload(ctx, row, file.url, { path: file.path, expiresAt: result.resultExpiresAt ?? null });
       const written = { taskId: result.taskId, url: file.url, path: file.path, bytes: file.bytes };
       emit(ctx, { type: 'output-written', item: item.ref, ...written });
     },

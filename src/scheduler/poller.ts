@@ -1,4 +1,5 @@
 import { type Clock, sleep } from '../clock.js';
+import { LinkedAbort } from '../linked-abort.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { abortedFailure, type GatewayFailure } from '../gateway/failures.js';
 import type { TaskResult } from '../gateway/types.js';
@@ -174,17 +175,17 @@ async function pause(
 ): Promise<Result<Interruption | undefined, GatewayFailure>> {
   if (signal?.aborted) return err(abortedFailure(false));
   // The sleep is cancelled when something else wins, so that no timer is left on the clock.
-  const cancel = new AbortController();
-  const both = signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal;
-  const slept = sleep(clock, ms, both).then(
+  const cancel = new LinkedAbort(signal);
+  const slept = sleep(clock, ms, cancel.signal).then(
     () => ok(undefined),
     () => err(abortedFailure(false)),
   );
-  if (!delivered && !learned) return slept;
+  if (!delivered && !learned) return slept.finally(() => cancel.release());
   const racers: Array<Promise<Result<Interruption | undefined, GatewayFailure>>> = [slept];
   if (delivered) racers.push(delivered.then((result) => ok({ kind: 'delivered' as const, result })));
   if (learned) racers.push(learned.then((reads) => ok({ kind: 'learned' as const, reads })));
   const winner = await Promise.race(racers);
+  cancel.release();
   cancel.abort();
   return winner;
 }

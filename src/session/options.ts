@@ -76,6 +76,12 @@ export interface RunOptions {
   confirm?: (question: string) => Promise<boolean>;
   /** What shows the run as it goes, made once the gateway is connected (default: nothing is shown). */
   reporter?: (traffic: RunTraffic) => Reporter;
+  /**
+   * Keep each row's step outcomes in the session's result (`result.rows`), and count the gateway's
+   * answers by row and step (`counts.traffic`), to the end: what the GitHub job summary lists (default
+   * false: a finished row leaves memory but for its outputs, so that a batch's memory does not grow with it).
+   */
+  keepRowOutcomes?: boolean;
   /** Aborted: no new submissions; tasks in flight stay in the journal for a resume (the run ends `interrupted`). */
   signal?: AbortSignal;
   /** The variables the run reads (default process.env). */

@@ -6,9 +6,9 @@ import type { RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import type { CacheCounts } from '../engine/run-cache.js';
 import type { Plan } from '../plan.js';
-import { readJournalFile, type Journal } from '../store/journal.js';
+import type { Journal } from '../store/journal.js';
 import { type RunPaths, writeAtomically } from '../store/run-store.js';
-import { type RunSummary, summariseJournal } from '../store/summary.js';
+import { type RunSummary, summariseJournalFile } from '../store/summary.js';
 
 export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
 
@@ -47,7 +47,7 @@ export async function endRun(
   cacheCounts: CacheCounts | undefined,
 ): Promise<RunEnd> {
   const { result, plan, paths, journal, log } = run;
-  const outputs = result.rows.map((row) => row.outputs);
+  const outputs = result.outputs;
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
   else
     journal.append({
@@ -56,7 +56,7 @@ export async function endRun(
       outputs: plan.rows.length > 1 ? outputs : outputs[0],
     });
   journal.close();
-  const summarised = summariseJournal(readJournalFile(paths.journal));
+  const summarised = summariseJournalFile(paths.journal);
   if (!summarised.ok)
     throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
   const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };

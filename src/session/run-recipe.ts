@@ -118,7 +118,7 @@ function outcomeOf(run: SessionRun): RunOutcome {
     status: run.status,
     runDir: run.runDir,
     outputsDir: run.outputsDir,
-    outputs: run.result.rows.map((row) => row.outputs),
+    outputs: run.result.outputs,
     items: run.summary.steps,
     files: run.summary.files,
     spend: run.summary.cost,

@@ -216,8 +216,9 @@ export async function execute(
       (text) => report.note(text),
       plan.settings.cacheRemote,
     );
+    // Answers by row and step, for the table of the job summary: one entry per row of a batch, so only for it.
     const traffic = new StepTraffic();
-    connection.observers.push(traffic.observe);
+    if (options.keepRowOutcomes) connection.observers.push(traffic.observe);
     const failedSteps = new FailedStepAnnotations(plan.rows.length, environment.cwd, (text) =>
       environment.secrets.redact(text),
     );
@@ -244,6 +245,7 @@ export async function execute(
       emit,
       signal,
       resubmitUnknown: Boolean(options.resubmitUnknown),
+      ...(options.keepRowOutcomes ? {} : { forgetRows: true }),
       env,
       spend: new SpendMeter(money.pricing, {
         committedUsd: resume?.committedUsd ?? 0,
@@ -253,7 +255,7 @@ export async function execute(
       ...(inbox ? { webhook: inbox } : {}),
       ...(cache ? { cache } : {}),
       ...(remote ? { remote } : {}),
-      withinStep: traffic.within,
+      ...(options.keepRowOutcomes ? { withinStep: traffic.within } : {}),
     };
     report.note(
       `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shownPath(paths.log, environment.cwd)}`,

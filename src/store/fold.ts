@@ -9,8 +9,9 @@ import {
   type RunOwner,
   type RunStartedEvent,
   type TrafficKind,
+  forEachJournalLine,
 } from './journal.js';
-import { emptySpend, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
+import { emptySpend, recordAccepted, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
 export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
@@ -53,7 +54,10 @@ export interface TrafficSecond {
  * from, the spend and the report are all read off this.
  */
 export interface RunState {
+  /** The run-started record; a summary fold keeps it without its rows (see SummaryOnly), and counts them. */
   start: RunStartedEvent;
+  /** Batch rows of the run. */
+  rowCount: number;
   status: RunStatus;
   /** The process that started or last resumed the run, when the journal names it. */
   owner: RunOwner | null;
@@ -113,26 +117,103 @@ export function foldJournal(
   read: JournalRead,
   ownerAlive: OwnerCheck = ownerAliveHere,
 ): Result<RunState, UnreadableJournal> {
-  const start = read.events.find((e): e is RunStartedEvent => e.type === 'run-started');
-  if (!start) {
-    if (read.events.length === 0 && read.damagedLines.length === 0) {
-      return err({ reason: 'empty', message: 'its journal is empty: the run was stopped as it began' });
+  const fold = new JournalFold();
+  for (const line of read.damagedLines) fold.damaged(line);
+  for (const event of read.events) fold.add(event);
+  return fold.end(ownerAlive);
+}
+
+/**
+ * How a summary fold keeps a big batch's memory bounded: the steps of rows from `listedRows` on
+ * that succeeded are counted, not kept, and so are their files; what a resume or the report alone
+ * reads (items, outputs of finished steps and items, uploads, downloads, traffic) is not kept at all.
+ */
+export interface SummaryOnly {
+  listedRows: number;
+}
+
+/** What a summary fold counted instead of keeping (see SummaryOnly). */
+export interface UnlistedCounts {
+  steps: number;
+  files: number;
+  bytes: number;
+}
+
+/**
+ * The fold of a journal event by event, so that a journal is folded as it is read (foldJournalFile)
+ * and never held whole. `end` answers the state once every event is in.
+ */
+export class JournalFold {
+  private state: RunState | undefined;
+  private readonly index: FoldIndex;
+  private readonly damagedLines: number[] = [];
+  private readonly accepted = new Set<number>();
+  /** Events before the run-started record (none in a sound journal): folded once it comes. */
+  private readonly early: JournalEvent[] = [];
+  private sawEvents = false;
+  readonly unlisted: UnlistedCounts = { steps: 0, files: 0, bytes: 0 };
+
+  constructor(summaryOnly?: SummaryOnly) {
+    this.index = { ...newFoldIndex(), ...(summaryOnly ? { summaryOnly, unlisted: this.unlisted } : {}) };
+  }
+
+  /** A line (1-based) that could not be read. */
+  damaged(line: number): void {
+    this.damagedLines.push(line);
+  }
+
+  add(event: JournalEvent): void {
+    this.sawEvents = true;
+    if (!this.state) {
+      if (event.type !== 'run-started') {
+        // Only the events before the start are held: the fold begins at the run-started record.
+        this.early.push(event);
+        return;
+      }
+      // A summary needs the number of rows, not the rows: a million of them are the biggest line of a batch.
+      const start = this.index.summaryOnly ? { ...event, rows: [] } : event;
+      this.state = { ...emptyState(start, this.damagedLines), rowCount: event.rows.length };
+      for (const before of this.early.splice(0)) this.apply(before);
     }
-    return err({ reason: 'no-start', message: 'its journal has no readable run-started record' });
+    this.apply(event);
   }
-  const state = emptyState(start, read.damagedLines);
-  const accepted = new Set<number>();
-  const index = newFoldIndex();
-  for (const event of read.events) {
-    if (event.type === 'run-resumed') for (const line of event.accepted_damage ?? []) accepted.add(line);
-    applyEvent(state, event, index);
+
+  private apply(event: JournalEvent): void {
+    if (event.type === 'run-resumed') for (const line of event.accepted_damage ?? []) this.accepted.add(line);
+    applyEvent(this.state!, event, this.index);
   }
-  for (const [entry, items] of index.skipped)
-    entry.skipped_items = [...items.values()].sort((a, b) => a.index - b.index);
-  for (const [entry, items] of index.failed) entry.failed_items = [...items.values()].sort((a, b) => a.index - b.index);
-  state.unacceptedDamage = read.damagedLines.filter((line) => !accepted.has(line));
-  if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) state.status = 'interrupted';
-  return ok(state);
+
+  end(ownerAlive: OwnerCheck = ownerAliveHere): Result<RunState, UnreadableJournal> {
+    const state = this.state;
+    if (!state) {
+      if (!this.sawEvents && this.damagedLines.length === 0) {
+        return err({ reason: 'empty', message: 'its journal is empty: the run was stopped as it began' });
+      }
+      return err({ reason: 'no-start', message: 'its journal has no readable run-started record' });
+    }
+    const { index } = this;
+    for (const [entry, items] of index.skipped)
+      entry.skipped_items = [...items.values()].sort((a, b) => a.index - b.index);
+    for (const [entry, items] of index.failed)
+      entry.failed_items = [...items.values()].sort((a, b) => a.index - b.index);
+    state.unacceptedDamage = this.damagedLines.filter((line) => !this.accepted.has(line));
+    if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) state.status = 'interrupted';
+    return ok(state);
+  }
+}
+
+/** The journal at `path` folded as it is read, a block at a time: it is never held whole. */
+export function foldJournalFile(
+  path: string,
+  options: { summaryOnly?: SummaryOnly; ownerAlive?: OwnerCheck } = {},
+): { folded: Result<RunState, UnreadableJournal>; unlisted: UnlistedCounts } {
+  const fold = new JournalFold(options.summaryOnly);
+  forEachJournalLine(
+    path,
+    (event) => fold.add(event),
+    (line) => fold.damaged(line),
+  );
+  return { folded: fold.end(options.ownerAlive), unlisted: fold.unlisted };
 }
 
 /**
@@ -149,6 +230,9 @@ interface FoldIndex {
   cached: Map<StepRecord, Set<number>>;
   skipped: Map<StepRecord, Map<number, { index: number; reason: string }>>;
   failed: Map<StepRecord, Map<number, { index: number; message: string }>>;
+  /** A summary fold (see SummaryOnly) and what it counted instead of keeping. */
+  summaryOnly?: SummaryOnly;
+  unlisted?: UnlistedCounts;
 }
 
 const newFoldIndex = (): FoldIndex => ({
@@ -182,6 +266,7 @@ function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
   return {
     start,
+    rowCount: start.rows.length,
     status: 'running',
     owner: null,
     finishedAt: null,
@@ -266,10 +351,14 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'task-submitted':
     case 'task-finished':
       applyTaskEvent(state, event, index);
-      applyItem(state, event);
+      applyItem(state, event, index);
       return;
     case 'output-written':
-      applyItem(state, event);
+      if (index.summaryOnly) {
+        listFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
+        return;
+      }
+      applyItem(state, event, index);
       // A file from the step cache has a URL of an earlier run: a resume must not send it either.
       state.downloads.set(event.url, {
         path: event.path,
@@ -279,6 +368,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       writeFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':
+      if (index.summaryOnly) return;
       state.uploads.set(event.hash, {
         fileId: event.file_id,
         url: event.url,
@@ -287,7 +377,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       });
       return;
     case 'item-cached': {
-      applyItem(state, event);
+      applyItem(state, event, index);
       state.cacheHits++;
       const entry = stepOf(state, event.row, event.step);
       const served = entryOf(index.cached, entry, () => new Set(entry.cached));
@@ -298,28 +388,28 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       return;
     }
     case 'item-skipped': {
-      applyItem(state, event);
+      applyItem(state, event, index);
       const entry = stepOf(state, event.row, event.step);
       // Sorted by index once the whole journal is read; a later record of an item replaces its earlier one.
       entryOf(index.skipped, entry, () => new Map()).set(event.index, { index: event.index, reason: event.reason });
       return;
     }
     case 'item-failed': {
-      applyItem(state, event);
+      applyItem(state, event, index);
       const entry = stepOf(state, event.row, event.step);
       entryOf(index.failed, entry, () => new Map()).set(event.index, { index: event.index, message: event.message });
       return;
     }
     case 'item-finished': {
-      applyItem(state, event);
+      applyItem(state, event, index);
       const key = itemKey(event.row, event.step, event.index);
-      state.finishedItems.set(key, event.outputs);
+      if (!index.summaryOnly) state.finishedItems.set(key, event.outputs);
       state.submittedTasks.delete(key);
       return;
     }
     case 'step-finished':
     case 'step-failed':
-      applyStepEnd(state, event);
+      applyStepEnd(state, event, index);
       return;
     case 'run-finished':
       state.status = event.status;
@@ -331,6 +421,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       state.finishedAt = event.t;
       return;
     case 'requests':
+      if (index.summaryOnly) return;
       state.traffic.push({ second: event.second, counts: event.counts, rateLimited: event.rate_limited });
       return;
     case 'step-cached':
@@ -342,8 +433,19 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
   }
 }
 
-function applyItem(state: RunState, event: ItemEvent): void {
+function applyItem(state: RunState, event: ItemEvent, index: FoldIndex): void {
+  if (index.summaryOnly) return;
   applyItemEvent(state.items, itemKey(event.row, event.step, event.index), event);
+}
+
+/** A summary fold keeps the files of the rows it lists, and counts the others'. */
+function listFile(state: RunState, index: FoldIndex, file: RunState['files'][number]): void {
+  if (file.row < index.summaryOnly!.listedRows) {
+    writeFile(state, index, file);
+    return;
+  }
+  index.unlisted!.files++;
+  index.unlisted!.bytes += file.bytes;
 }
 
 type TaskEvent = Extract<
@@ -373,6 +475,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
     case 'task-submitted': {
       const key = itemKey(event.row, event.step, event.index);
       state.unansweredSubmissions.delete(key);
+      recordAccepted(state.spend, key);
       state.submittedTasks.set(key, { taskId: event.task_id, slug: event.slug, submittedAt: event.t });
       const task = { task_id: event.task_id, index: event.index, status: null };
       stepOf(state, event.row, event.step).tasks.push(task);
@@ -382,7 +485,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
       return;
     }
     case 'task-finished': {
-      index.expiries.set(event.task_id, event.result_expires_at);
+      if (!index.summaryOnly) index.expiries.set(event.task_id, event.result_expires_at);
       const task = index.tasks.get(`${stepKey(event.row, event.step)}/${event.task_id}`);
       if (task) task.status = event.status;
       return;
@@ -394,7 +497,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
 
 type StepEnd = Extract<JournalEvent, { type: 'step-finished' | 'step-failed' }>;
 
-function applyStepEnd(state: RunState, event: StepEnd): void {
+function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   const entry = stepOf(state, event.row, event.step);
   entry.status = event.type === 'step-finished' ? 'succeeded' : 'failed';
   entry.finished_at = event.t;
@@ -408,6 +511,14 @@ function applyStepEnd(state: RunState, event: StepEnd): void {
   const key = stepKey(event.row, event.step);
   // With items skipped the step is not done: a resume runs them when their upstream items succeed.
   if (event.skipped_items?.length) return;
-  state.finishedSteps.set(key, event.outputs);
-  for (const item of state.submittedTasks.keys()) if (item.startsWith(`${key}/`)) state.submittedTasks.delete(item);
+  // Every task submitted for the step is in its record: no search of the tasks of other steps.
+  for (const task of entry.tasks) state.submittedTasks.delete(itemKey(event.row, event.step, task.index));
+  if (!index.summaryOnly) state.finishedSteps.set(key, event.outputs);
+  else if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
+    // Done for good (a resume never runs a finished step again): counted, not kept.
+    state.steps.delete(key);
+    index.cached.delete(entry);
+    for (const task of entry.tasks) index.tasks.delete(`${key}/${task.task_id}`);
+    index.unlisted!.steps++;
+  }
 }

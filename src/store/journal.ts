@@ -278,6 +278,54 @@ export function readJournalFile(path: string): JournalRead {
   return read;
 }
 
+/**
+ * Each line of the journal at `path` in order, read a block at a time (a batch's journal can be
+ * gigabytes): `event` with each readable event, `damaged` with the number of each line that is not.
+ */
+export function forEachJournalLine(
+  path: string,
+  event: (event: JournalEvent) => void,
+  damaged: (line: number) => void,
+): void {
+  const fd = openSync(path, 'r');
+  try {
+    const block = Buffer.alloc(1 << 20);
+    let carried: Buffer = Buffer.alloc(0);
+    let number = 0;
+    const line = (bytes: Buffer) => {
+      number++;
+      const text = bytes.toString('utf8');
+      if (!text.trim()) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      if (isEvent(value)) event(value);
+      else damaged(number);
+    };
+    for (
+      let read = readSync(fd, block, 0, block.length, null);
+      read > 0;
+      read = readSync(fd, block, 0, block.length, null)
+    ) {
+      let chunk = block.subarray(0, read);
+      if (carried.length > 0) chunk = Buffer.concat([carried, chunk]);
+      let start = 0;
+      for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
+        line(chunk.subarray(start, end));
+        start = end + 1;
+      }
+      // The rest of the block is the start of a line the next block ends: copied, as the block is reused.
+      carried = Buffer.from(chunk.subarray(start));
+    }
+    if (carried.length > 0) line(carried);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The readable events of a journal; damaged lines are skipped (see readJournalFile). */
 export function readJournal(path: string): JournalEvent[] {
   return readJournalFile(path).events;

@@ -38,6 +38,11 @@ export function recordRequest(spend: SpendFold, item: string, step: string, cost
   add(spend, step, units);
 }
 
+/** The gateway took the submission: no refusal can follow, and the item's request need not be remembered. */
+export function recordAccepted(spend: SpendFold, item: string): void {
+  spend.pending.delete(item);
+}
+
 export function recordRefusal(spend: SpendFold, item: string, step: string): void {
   const units = spend.pending.get(item);
   if (units === undefined) return;

@@ -1,6 +1,13 @@
 import { formatUsd } from '../model-schemas/prices.js';
 import { err, ok, type Result } from '../result.js';
-import { foldJournal, type RunState, type StepRecord, type UnreadableJournal } from './fold.js';
+import {
+  foldJournal,
+  foldJournalFile,
+  type RunState,
+  type StepRecord,
+  type UnlistedCounts,
+  type UnreadableJournal,
+} from './fold.js';
 import type { JournalEvent, JournalRead } from './journal.js';
 import { spendUsd } from './spend-fold.js';
 
@@ -23,7 +30,19 @@ export interface RunSummary {
   cost: RunCost;
   /** Batch rows `--skip-invalid-rows` left out, one entry per problem; empty when none were. */
   skipped_rows: Array<{ where: string; message: string }>;
+  /**
+   * A batch of more than LISTED_ROWS rows: the steps of later rows that succeeded, and the files
+   * of later rows, counted rather than listed in `steps` and `files` (absent when none were).
+   */
+  not_listed?: UnlistedCounts;
 }
+
+/**
+ * Rows whose steps and files a summary lists whatever happened to them; of later rows it lists
+ * only the steps that did not succeed, and counts the rest, so that the summary of a batch of a
+ * million rows is read in bounded memory. As the report shows its first 1,000 images.
+ */
+export const LISTED_ROWS = 1_000;
 
 /**
  * The money side of a run, in USD: the estimate it started with (`null` in journals older than
@@ -50,7 +69,7 @@ function costOf(run: RunState): RunCost {
 }
 
 /** What `runs show` prints and run.json holds, read off the folded journal: it works for a killed run too. */
-export function summaryOf(run: RunState): RunSummary {
+export function summaryOf(run: RunState, unlisted?: UnlistedCounts): RunSummary {
   const { start } = run;
   // Tasks end in any order; the listing follows the names, which follow the recipe.
   const files = [...run.files].sort((a, b) => a.row - b.row || a.path.localeCompare(b.path, 'en', { numeric: true }));
@@ -62,14 +81,24 @@ export function summaryOf(run: RunState): RunSummary {
     started_at: start.t,
     finished_at: run.finishedAt,
     duration_ms: run.finishedAt === null ? null : run.finishedAt - start.t,
-    rows: start.rows.length,
+    rows: run.rowCount,
     steps: [...run.steps.values()],
     outputs: run.outputs,
     files,
     damaged_lines: run.damagedLines,
     cost: costOf(run),
     skipped_rows: run.start.skipped_rows ?? [],
+    ...(unlisted && (unlisted.steps > 0 || unlisted.files > 0) ? { not_listed: unlisted } : {}),
   };
+}
+
+/**
+ * The summary of the journal at `path`, folded as it is read: memory for the rows it lists (see
+ * LISTED_ROWS) and the steps that did not succeed, however long the journal. run.json and `runs show`.
+ */
+export function summariseJournalFile(path: string): Result<RunSummary, UnreadableJournal> {
+  const { folded, unlisted } = foldJournalFile(path, { summaryOnly: { listedRows: LISTED_ROWS } });
+  return folded.ok ? ok(summaryOf(folded.value, unlisted)) : err(folded.error);
 }
 
 /** The summary of a journal as read from disk, or why it describes no run. */
@@ -83,6 +112,20 @@ export function summarise(events: JournalEvent[]): RunSummary {
   const summary = summariseJournal({ events, damagedLines: [] });
   if (!summary.ok) throw new Error(`Internal error: a journal without run-started (${summary.error.message})`);
   return summary.value;
+}
+
+/** What a summary counted instead of listing, as one line (`… and 99,000 more steps that succeeded…`), if anything. */
+export function notListedLine(summary: RunSummary): string | undefined {
+  const unlisted = summary.not_listed;
+  if (!unlisted) return undefined;
+  const count = (n: number, what: string) => `${n.toLocaleString('en')} ${what}${n === 1 ? '' : 's'}`;
+  const parts = [
+    ...(unlisted.steps > 0 ? [`${count(unlisted.steps, 'more step')} that succeeded`] : []),
+    ...(unlisted.files > 0
+      ? [`${count(unlisted.files, 'more file')} (${unlisted.bytes.toLocaleString('en')} bytes)`]
+      : []),
+  ];
+  return `… and ${parts.join(' and ')} in rows past the first ${LISTED_ROWS.toLocaleString('en')}: see the journal`;
 }
 
 /** `$0.5200 of an estimated $0.5200`: what a run committed, beside what it was estimated at. */

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { EngineContext } from '../../engine/context.js';
+import { recordDownload } from '../../engine/row-downloads.js';
 import type { UploadStep } from '../../plan.js';
 import { ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
@@ -37,9 +38,9 @@ export const uploadRun: ActionRun<UploadStep> = {
       { path: sourceOf(ctx, input), url: (outputs as { url: string }).url, expires_at: null },
     ],
     // The cached URL may have expired: it is marked so, and a step that sends it uploads the file again.
-    restored: (ctx, entry, input) => {
+    restored: (ctx, entry, input, row) => {
       const file = entry.files.at(-1);
-      if (file?.url) ctx.downloads.set(file.url, { path: sourceOf(ctx, input), expiresAt: 0 });
+      if (file?.url) recordDownload(ctx, row, file.url, { path: sourceOf(ctx, input), expiresAt: 0 });
     },
   },
 };

@@ -1,0 +1,109 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalEvent } from '../../src/store/journal.js';
+import { LISTED_ROWS, notListedLine, summariseJournal, summariseJournalFile } from '../../src/store/summary.js';
+
+/** One text-to-image task a row; row 1,100 fails, every other succeeds. */
+function batchJournal(rows: number): JournalEvent[] {
+  const events: JournalEvent[] = [
+    {
+      t: 0,
+      type: 'run-started',
+      run_id: 'r',
+      recipe: 'x.yaml',
+      name: 'x',
+      rows: Array.from({ length: rows }, (_, i) => ({ prompt: `tile ${i}` })),
+      sets: [],
+      batch: null,
+    },
+  ];
+  for (let row = 0; row < rows; row++) {
+    const at = { row, step: 'tile' };
+    const item = { ...at, index: 0 };
+    events.push({ t: row + 1, type: 'step-started', ...at });
+    events.push({ t: row + 1, type: 'request-sent', ...item, slug: 'a/b', request: `q${row}`, cost_usd: 0.03 });
+    events.push({ t: row + 1, type: 'task-submitted', ...item, slug: 'a/b', request: `q${row}`, task_id: `T${row}` });
+    if (row === 1_100) {
+      events.push({
+        t: row + 2,
+        type: 'step-failed',
+        ...at,
+        reason: 'task-failed',
+        message: 'no',
+        outcome_unknown: false,
+      });
+      continue;
+    }
+    events.push({
+      t: row + 2,
+      type: 'task-finished',
+      ...item,
+      task_id: `T${row}`,
+      status: 'success',
+      duration_ms: 1,
+      result_expires_at: null,
+    });
+    const file = { task_id: `T${row}`, url: `http://g/${row}.png`, path: `/o/row-${row + 1}-tile.png`, bytes: 10 };
+    events.push({ t: row + 2, type: 'output-written', ...item, ...file });
+    events.push({ t: row + 2, type: 'step-finished', ...at, outputs: { url: `http://g/${row}.png` }, duration_ms: 1 });
+  }
+  events.push({ t: rows + 5, type: 'run-finished', status: 'failed', outputs: [] });
+  return events;
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'summary-listing-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function journalFile(events: JournalEvent[]): Promise<string> {
+  const path = join(dir, `journal-${events.length}.jsonl`);
+  await writeFile(path, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+  return path;
+}
+
+describe('the summary of a journal read as it is folded', () => {
+  it('is the summary of the whole journal read at once, for a batch of no more rows than are listed', async () => {
+    const events = batchJournal(LISTED_ROWS);
+    const streamed = summariseJournalFile(await journalFile(events));
+    const whole = summariseJournal({ events, damagedLines: [] });
+    expect(streamed.ok && whole.ok).toBe(true);
+    if (!streamed.ok || !whole.ok) return;
+    expect(streamed.value).toEqual(whole.value);
+    expect(streamed.value.not_listed).toBeUndefined();
+  });
+
+  it('lists every step of the first rows and the failed ones after them, and counts the rest', async () => {
+    const rows = LISTED_ROWS + 500;
+    const summary = summariseJournalFile(await journalFile(batchJournal(rows)));
+    expect(summary.ok).toBe(true);
+    if (!summary.ok) return;
+    const { value } = summary;
+    expect(value.rows).toBe(rows);
+    expect(value.steps).toHaveLength(LISTED_ROWS + 1);
+    expect(value.steps.at(-1)).toMatchObject({ row: 1_100, status: 'failed', error: { message: 'no' } });
+    expect(value.files).toHaveLength(LISTED_ROWS);
+    expect(value.not_listed).toEqual({ steps: 499, files: 499, bytes: 4_990 });
+    // Every submission counts, listed or not: the spend is not a listing.
+    expect(value.cost.committed_usd).toBeCloseTo(rows * 0.03, 6);
+    expect(notListedLine(value)).toBe(
+      '… and 499 more steps that succeeded and 499 more files (4,990 bytes) in rows past the first 1,000: see the journal',
+    );
+  });
+
+  it('reads a damaged line and a last line without its newline as the whole-file reader does', async () => {
+    const events = batchJournal(3);
+    const lines = events.map((e) => JSON.stringify(e));
+    lines.splice(2, 0, '{"t":1,"type":"step-sta');
+    const path = join(dir, 'damaged.jsonl');
+    await writeFile(path, lines.join('\n'));
+    const summary = summariseJournalFile(path);
+    expect(summary.ok && summary.value.damaged_lines).toEqual([3]);
+    expect(summary.ok && summary.value.status).toBe('failed');
+  });
+});
