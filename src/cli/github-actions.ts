@@ -7,7 +7,7 @@ import type { Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import { type Annotation, annotationLines, workspacePath } from '../report/github-commands.js';
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
-import type { RunSummary } from '../store/summary.js';
+import { notListedLine, type RunSummary } from '../store/summary.js';
 import { redact } from './output.js';
 import { cliIo } from './io.js';
 
@@ -93,6 +93,8 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
     ...(end.out && !copied ? { notCopiedTo: folderShown(end.out.dir, env) } : {}),
     failures: [],
   };
+  const notListed = notListedLine(summary);
+  if (notListed) report.notListed = notListed;
   // One lookup per row's step, not a search of every record: a batch has thousands of rows.
   const records = new Map(summary.steps.map((s) => [`${s.row}/${s.step}`, s]));
   for (const [index, row] of result.rows.entries()) {
@@ -101,6 +103,8 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
       const name = itemLabel({ step: id, row: index }, plan.rows.length);
       const cached = counts.cached(key);
       const record = records.get(key);
+      // A succeeded step of a row past those the summary lists: counted in `notListed`, not shown as 0 tasks.
+      if (!record && notListed && outcome.status === 'succeeded') continue;
       const traffic = counts.traffic(key);
       report.steps.push({
         step: name,

@@ -33,6 +33,8 @@ export interface RunReport {
   /** `--out` was given and nothing was copied there (the run did not succeed): that folder, as shown. */
   notCopiedTo?: string;
   failures: Array<{ step: string; message: string }>;
+  /** A batch past the rows the run's summary lists: what it counted instead, as one line. */
+  notListed?: string;
 }
 
 /** A table cell: one line, pipes escaped, long text cut. */
@@ -111,6 +113,7 @@ export function stepSummaryMarkdown(report: RunReport, limit = SUMMARY_LIMIT_BYT
   const table = fitting(rows, Math.floor(room / 2), 'steps');
   const left = room - bytes(table.join('\n'));
   const parts = [...head, ...tableHead, ...table, ''];
+  if (report.notListed) parts.push(`_${cell(report.notListed, 500)}_`, '');
   if (failures.length > 0) parts.push('### Failures', '', ...fitting(failures, Math.floor(left / 2), 'failures'), '');
   if (report.notCopiedTo)
     parts.push(`Nothing was copied to ${code(report.notCopiedTo)}: the run ${report.status}.`, '');

@@ -83,6 +83,14 @@ describe('the step summary', () => {
     expect(text).toMatch(/_…and \d+ more failures_/);
   });
 
+  it('says after the table what a batch past the listed rows counted instead of listing', () => {
+    const notListed = '… and 99,000 more steps that succeeded in rows past the first 1,000: see the journal';
+    const lines = stepSummaryMarkdown(report({ notListed })).split('\n');
+    const lastRow = lines.findLastIndex((line) => line.startsWith('|'));
+    expect(lines.slice(lastRow + 1, lastRow + 3)).toEqual(['', `_${notListed}_`]);
+    expect(stepSummaryMarkdown(report())).not.toContain('more steps that succeeded');
+  });
+
   it('says the spend, the cache, the 429s and the artifact in words, singular or plural', () => {
     const text = stepSummaryMarkdown(report({ rateLimited: 1, artifact: 'pipeline-x' }));
     expect(text).toContain('- **Spend:** $0.0400 of an estimated $0.0800\n');
