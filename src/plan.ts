@@ -36,7 +36,8 @@ interface StepCommon {
   if?: ValueTemplate;
   /** Every step this one waits for: references and `needs`. */
   dependsOn: StepId[];
-  retry: { attempts: number; backoffMs: number };
+  /** `nonRetryable`: failure reasons this step does not retry, though they are retried by default. */
+  retry: { attempts: number; backoffMs: number; nonRetryable?: readonly string[] };
   timeoutMs: number;
   continueOnError: boolean;
   mediaFields: MediaField[];

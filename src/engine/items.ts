@@ -207,7 +207,8 @@ export async function runWithRetries(
     const ended = await runItems(run, queue, total, results);
     const failure = ended.failure;
     if (!failure) return ended;
-    if (!mayRetryStep(failure) || attempt >= step.retry.attempts || ctx.signal.aborted) return ended;
+    if (!mayRetryStep(failure, step.retry.nonRetryable) || attempt >= step.retry.attempts || ctx.signal.aborted)
+      return ended;
     const wait = stepRetryDelay(step.retry.backoffMs, attempt);
     const retrying = { waitMs: wait, attempt: attempt + 1, attempts: step.retry.attempts };
     emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure, ...retrying });

@@ -1,5 +1,4 @@
 import type { FailureReason, GatewayFailure } from '../gateway/failures.js';
-import { unreachable } from '../result.js';
 
 /**
  * Why a step can fail besides the gateway's own reasons: a task that ended failed, an input the
@@ -28,48 +27,55 @@ export interface StepRetryFacts {
 }
 
 /**
- * Whether a failed step may run again (within the recipe's `retry.attempts`). Never when a paid
- * submission's outcome is unknown. A failure the same input would meet again (a refusal, a bad
- * input, a missing file) is not retried; one that may pass on another try (a failed task, an
- * answer that broke the schema, a command's exit code, a transient gateway failure) is.
+ * Whether a step that failed for a reason runs again (within the recipe's `retry.attempts`), as
+ * data: `true` for a failure that may pass on another try (a failed task, an answer that broke the
+ * schema, a command's exit code, a transient gateway failure), `false` for one the same input would
+ * meet again (a refusal, a bad input, a missing file), `'as-its-request'` for an unnamed HTTP status
+ * (retried as its request would be: 408 and 5xx other than 501).
  */
-export function mayRetryStep(failure: StepRetryFacts): boolean {
-  if (failure.outcomeUnknown) return false;
-  const reason = failure.reason;
-  switch (reason) {
-    case 'task-failed':
-    case 'invalid-output':
-    case 'command-failed':
-    case 'rate-limited':
-    case 'server-error':
-    case 'unavailable':
-    case 'connection-failed':
-    case 'connection-dropped':
-    case 'timeout':
-    case 'malformed-response':
-      return true;
-    case 'http-error':
-      // An unnamed status: retried as its request would be (408 and 5xx other than 501).
-      return failure.cause?.retryable ?? false;
-    case 'invalid-parameters':
-    case 'unauthorized':
-    case 'insufficient-balance':
-    case 'not-found':
-    case 'payload-too-large':
-    case 'outcome-unknown':
-    case 'aborted':
-    case 'local-file':
-    case 'download-failed':
-    case 'invalid-input':
-    case 'expression':
-    case 'step-timeout':
-    case 'interrupted':
-    // The cap is the same on another try: only a resume with a higher cap goes on.
-    case 'spend-cap':
-      return false;
-    default:
-      return unreachable(reason);
-  }
+export const RETRIED_BY_DEFAULT: { readonly [R in StepFailureReason]: boolean | 'as-its-request' } = {
+  'task-failed': true,
+  'invalid-output': true,
+  'command-failed': true,
+  'rate-limited': true,
+  'server-error': true,
+  unavailable: true,
+  'connection-failed': true,
+  'connection-dropped': true,
+  timeout: true,
+  'malformed-response': true,
+  'http-error': 'as-its-request',
+  'invalid-parameters': false,
+  unauthorized: false,
+  'insufficient-balance': false,
+  'not-found': false,
+  'payload-too-large': false,
+  'outcome-unknown': false,
+  aborted: false,
+  'local-file': false,
+  'download-failed': false,
+  'invalid-input': false,
+  expression: false,
+  'step-timeout': false,
+  interrupted: false,
+  // The cap is the same on another try: only a resume with a higher cap goes on.
+  'spend-cap': false,
+};
+
+/** The reasons a step may name in `retry.non_retryable`: those retried unless it says so. */
+export const RETRYABLE_REASONS = (Object.keys(RETRIED_BY_DEFAULT) as StepFailureReason[]).filter(
+  (reason) => RETRIED_BY_DEFAULT[reason] !== false,
+);
+
+/**
+ * Whether a failed step may run again: never when a paid submission's outcome is unknown, never
+ * for a reason the step lists in `retry.non_retryable` (as Temporal's `nonRetryableErrorTypes`),
+ * else as `RETRIED_BY_DEFAULT` says.
+ */
+export function mayRetryStep(failure: StepRetryFacts, nonRetryable: readonly string[] = []): boolean {
+  if (failure.outcomeUnknown || nonRetryable.includes(failure.reason)) return false;
+  const rule = RETRIED_BY_DEFAULT[failure.reason];
+  return rule === 'as-its-request' ? (failure.cause?.retryable ?? false) : rule;
 }
 
 /** The longest wait between two attempts of a step, however many attempts the recipe allows. */

@@ -34,7 +34,7 @@ export interface RawStep {
   needs?: string | string[];
   for_each?: string | unknown[];
   if?: string | boolean;
-  retry?: { attempts?: number; backoff?: string | number };
+  retry?: { attempts?: number; backoff?: string | number; non_retryable?: string[] };
   timeout?: string | number;
   continue_on_error?: boolean;
   runs_on?: 'worker' | 'local';

@@ -73,7 +73,11 @@ export function planStep(
     ...(draft.forEach ? { forEach: draft.forEach } : {}),
     ...(draft.if ? { if: draft.if } : {}),
     dependsOn,
-    retry: { attempts: retry?.attempts ?? (planner.retriesByDefault ? settings.retries : 0), backoffMs },
+    retry: {
+      attempts: retry?.attempts ?? (planner.retriesByDefault ? settings.retries : 0),
+      backoffMs,
+      ...(retry?.non_retryable?.length ? { nonRetryable: [...new Set(retry.non_retryable)] } : {}),
+    },
     timeoutMs,
     continueOnError: draft.raw.continue_on_error ?? false,
     mediaFields: draft.mediaFields,

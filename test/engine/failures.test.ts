@@ -180,6 +180,24 @@ describe('every failure class surfaces as a clear step failure', () => {
     await engine.close();
   });
 
+  it.each([
+    ['retries a failed task by default', 'attempts: 2, backoff: 10ms', 3],
+    [
+      'does not retry a reason the step lists in non_retryable',
+      'attempts: 2, backoff: 10ms, non_retryable: [task-failed]',
+      1,
+    ],
+    ['retries a reason it does not list', 'attempts: 2, backoff: 10ms, non_retryable: [invalid-output]', 3],
+  ])('%s', async (_name, retry, submissions) => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1, failRate: 1 });
+    const engine = await engineFor(IMAGE.replace('attempts: 0', retry), gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    expect(result.rows[0]!.steps.image!.failure?.reason).toBe('task-failed');
+    expect(gateway.stats().requests.by_route[SUBMIT]).toBe(submissions);
+    await engine.close();
+  });
+
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });

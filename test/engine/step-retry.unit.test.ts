@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_STEP_BACKOFF_MS, mayRetryStep, stepRetryDelay, type StepOwnReason } from '../../src/engine/step-retry.js';
+import { readFileSync } from 'node:fs';
+import {
+  MAX_STEP_BACKOFF_MS,
+  mayRetryStep,
+  RETRYABLE_REASONS,
+  stepRetryDelay,
+  type StepOwnReason,
+} from '../../src/engine/step-retry.js';
 import { REQUEST_CASES } from '../support/gateway-failures.js';
 
 describe('mayRetryStep: which failed steps run again', () => {
@@ -25,6 +32,29 @@ describe('mayRetryStep: which failed steps run again', () => {
   it('never when an outcome is unknown, whatever the reason says', () => {
     expect(mayRetryStep({ reason: 'task-failed', outcomeUnknown: true })).toBe(false);
     expect(mayRetryStep({ reason: 'outcome-unknown', outcomeUnknown: true })).toBe(false);
+  });
+
+  it('never for a reason the step lists as non-retryable, and as by default for the others', () => {
+    expect(mayRetryStep({ reason: 'task-failed', outcomeUnknown: false }, ['task-failed'])).toBe(false);
+    expect(mayRetryStep({ reason: 'command-failed', outcomeUnknown: false }, ['task-failed'])).toBe(true);
+    expect(mayRetryStep({ reason: 'invalid-input', outcomeUnknown: false }, ['task-failed'])).toBe(false);
+  });
+
+  it('lets a recipe name exactly the reasons retried by default (the recipe schema lists them)', () => {
+    const schema = JSON.parse(readFileSync(new URL('../../schemas/recipe.schema.json', import.meta.url), 'utf8'));
+    const find = (node: unknown): unknown[] | undefined => {
+      if (!node || typeof node !== 'object') return undefined;
+      const record = node as Record<string, unknown>;
+      const listed = (record.non_retryable as { items?: { enum?: unknown[] } } | undefined)?.items?.enum;
+      return (
+        listed ??
+        Object.values(record)
+          .map(find)
+          .find((found) => found !== undefined)
+      );
+    };
+    expect(find(schema)?.toSorted()).toEqual(RETRYABLE_REASONS.toSorted());
+    expect(RETRYABLE_REASONS).not.toContain('outcome-unknown');
   });
 
   it('an unnamed status without its cause is not retried', () => {

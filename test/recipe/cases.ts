@@ -85,6 +85,12 @@ export const INVALID_CASES: InvalidCase[] = [
       "recipes/broken.yaml:4:19: error: unknown key 'retries' in step 'a'; a step has uses, with, run, needs, for_each, if, retry, timeout, continue_on_error, cache, runs_on, description\n  |\n4 |   a: { run: echo, retries: 3 }\n  |                   ~~~~~~~",
   },
   {
+    name: 'a reason never retried, named as non-retryable',
+    yaml: `${head}steps:\n  a: { run: echo, retry: { attempts: 1, non_retryable: [outcome-unknown] } }\n`,
+    expected:
+      'recipes/broken.yaml:4:57: error: steps.a.retry.non_retryable[0] must be one of task-failed, invalid-output, command-failed, rate-limited, server-error, unavailable, connection-failed, connection-dropped, timeout, malformed-response, http-error (got "outcome-unknown")\n  |\n4 |   a: { run: echo, retry: { attempts: 1, non_retryable: [outcome-unknown] } }\n  |                                                         ~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'runs_on on a uses step',
     yaml: `${head}steps:\n  a: { uses: web-search, with: { query: x }, runs_on: worker }\n`,
     expected:
