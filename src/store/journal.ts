@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 
 /** One state change of a run. Every event has its time and kind; the rest depends on the kind. */
 export type JournalEvent =
@@ -264,17 +264,11 @@ const isEvent = (value: unknown): value is JournalEvent =>
  */
 export function readJournalFile(path: string): JournalRead {
   const read: JournalRead = { events: [], damagedLines: [] };
-  for (const [index, line] of readFileSync(path, 'utf8').split('\n').entries()) {
-    if (!line.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
-    if (isEvent(value)) read.events.push(value);
-    else read.damagedLines.push(index + 1);
-  }
+  forEachJournalLine(
+    path,
+    (event) => read.events.push(event),
+    (line) => read.damagedLines.push(line),
+  );
   return read;
 }
 

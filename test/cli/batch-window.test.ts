@@ -5,18 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { pipelineInProcess } from '../support/cli.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { tilePerRow } from '../support/recipes.js';
 
 const ROWS = 90;
-const RECIPE = `version: 1
-name: window
-inputs:
-  prompt: { type: string }
-settings: { concurrency: 2 }
-steps:
-  tile:
-    uses: vendor-a/vendor-a-v3-t2i
-    with: { prompt: "\${{ inputs.prompt }}", aspect_ratio: "1:1" }
-`;
+const RECIPE = tilePerRow('window');
 
 let gateway: LocalGateway;
 const clock = new ManualClock();

@@ -4,19 +4,11 @@ import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/in
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { runPlanSkippingTime } from '../support/run-engine.js';
+import { tilePerRow } from '../support/recipes.js';
 
 // A row's downloads are read by its own later steps only (the edits of test/cli and recipes/ read
 // them within a row): they must leave the run's map as the row ends.
-const RECIPE = `version: 1
-name: batch
-inputs:
-  prompt: { type: string }
-settings: { concurrency: 2 }
-steps:
-  tile:
-    uses: vendor-a/vendor-a-v3-t2i
-    with: { prompt: "\${{ inputs.prompt }}", aspect_ratio: "1:1" }
-`;
+const RECIPE = tilePerRow('batch');
 const ROWS = 150;
 
 let gateway: LocalGateway | undefined;

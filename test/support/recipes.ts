@@ -13,3 +13,17 @@ steps:
     with: { prompt: "${prompt}", aspect_ratio: "1:1" }
 `;
 }
+
+/** One square picture per batch row (`--batch` with a `prompt` column), two tasks at once. */
+export function tilePerRow(name: string): string {
+  return `version: 1
+name: ${name}
+inputs:
+  prompt: { type: string }
+settings: { concurrency: 2 }
+steps:
+  tile:
+    uses: ${IMAGE_SLUG}
+    with: { prompt: "\${{ inputs.prompt }}", aspect_ratio: "1:1" }
+`;
+}
