@@ -76,6 +76,9 @@ const connection = (url: string) => {
   return redis;
 };
 
+/** How often a resume reads a submission record a live worker is still sending. */
+const SETTLE_READ_MS = 200;
+
 export class Coordinator implements RemoteItems {
   private readonly pending = new Map<string, Pending>();
   private readonly blobs: RedisBlobs;
@@ -164,13 +167,30 @@ export class Coordinator implements RemoteItems {
     }
   }
 
+  /**
+   * The submission record of `request`, ended here if nothing was sent, once no live worker is
+   * sending it. A worker whose POST is on the wire (the record `submitting`, its job's lock alive:
+   * a resume right after a coordinator was killed meets this while the workers go on) writes the
+   * task id, the refusal or `unknown` within its request's time: until then the outcome is not
+   * unknown, only not known yet. A lost worker's lock lapses after its --takeover-after.
+   */
+  private async settledRecord(request: string) {
+    const key = submissionKey(this.options.queue, request);
+    for (;;) {
+      const record = await retire(this.redis, key);
+      const sending = record.state === 'submitting' && (await this.redis.exists(this.queue.toKey(`${request}:lock`)));
+      if (!sending) return record;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_READ_MS));
+    }
+  }
+
   async recall(
     request: string,
   ): Promise<{ kind: 'submitted'; taskId: string } | { kind: 'unsent' } | { kind: 'unknown' }> {
     // Off the queue first if it is still there; then the record ends here unless something was sent.
     const job = await Job.fromId(this.queue, request);
     if (job && !job.finishedOn) await job.remove().catch(() => {});
-    const record = await retire(this.redis, submissionKey(this.options.queue, request));
+    const record = await this.settledRecord(request);
     if (record.state === 'submitted') return { kind: 'submitted', taskId: record.taskId };
     if (record.state === 'withdrawn' || record.state === 'refused') return { kind: 'unsent' };
     return { kind: 'unknown' };

@@ -169,6 +169,36 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     expect(submitted()).toBe(before);
   });
 
+  it('recalled while a live worker is sending it: waits for its answer, not called unknown', async () => {
+    // The worker's POST takes 1.5 s to be answered: the recall comes while it is on the wire.
+    gateway.injectFault({ kind: 'delay', route: 'POST /api/v1/{provider}/{model_id}', delay_ms: 1500, times: 1 });
+    const before = submitted();
+    const running = await open();
+    await work();
+    const request = randomUUID();
+    const sent = running.model(job(request), () => {}, new AbortController().signal);
+    while ((await records.hget(submissionKey(QUEUE, request), 'state')) !== 'submitting')
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    // A resume's coordinator, as after the first was killed while its workers went on.
+    const resuming = await Coordinator.open({
+      redisUrl: redis.url,
+      shownUrl: redis.url,
+      queue: QUEUE,
+      runId: 'run-1',
+      gateway: gateway.baseUrl,
+      passEnv: [],
+      note: (line) => said.push(line),
+    });
+    try {
+      const recalled = await resuming.recall(request);
+      expect(recalled).toEqual({ kind: 'submitted', taskId: expect.stringMatching(/^task_/) });
+      expect(submitted()).toBe(before + 1);
+    } finally {
+      await resuming.close();
+    }
+    await sent;
+  });
+
   it('no worker holds is withdrawn when the run stops, and recalled as unsent on resume', async () => {
     const before = submitted();
     const coordinator = await open();
