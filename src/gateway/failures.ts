@@ -146,17 +146,34 @@ export const downloadFailure = (url: string, message: string): GatewayFailure =>
  * opened) is certain, anything else may have created a task and becomes `outcome-unknown`.
  */
 export function forSubmission(failure: GatewayFailure): GatewayFailure {
-  const certainlyRefused =
+  return certainlyRefused(failure)
+    ? failure
+    : unknownOutcome(failure, 'the submission may or may not have been accepted');
+}
+
+/**
+ * The same for a text-gateway call, billed by the token: besides a refusal, a 503 is certain (the
+ * client retries it as such); a timeout after sending, a dropped answer or another 5xx may have
+ * been answered, and billed, and becomes `outcome-unknown`, so that no step retry pays for it again.
+ */
+export function forPaidCall(failure: GatewayFailure): GatewayFailure {
+  if (certainlyRefused(failure) || failure.reason === 'unavailable') return failure;
+  return unknownOutcome(failure, 'the call may or may not have been answered, and billed');
+}
+
+function certainlyRefused(failure: GatewayFailure): boolean {
+  return (
     failure.reason === 'connection-failed' ||
     (failure.reason === 'aborted' && !failure.sent) ||
-    ('status' in failure && failure.status >= 400 && failure.status < 500);
-  const connectTimeout = failure.reason === 'timeout' && failure.phase === 'connect';
-  if (certainlyRefused || connectTimeout) return failure;
-  return {
-    reason: 'outcome-unknown',
-    cause: failure,
-    message: `the submission may or may not have been accepted (${failure.message}); it was not sent again`,
-    retryable: false,
-    outcomeUnknown: true,
-  };
+    (failure.reason === 'timeout' && failure.phase === 'connect') ||
+    ('status' in failure && failure.status >= 400 && failure.status < 500)
+  );
 }
+
+const unknownOutcome = (failure: GatewayFailure, what: string): GatewayFailure => ({
+  reason: 'outcome-unknown',
+  cause: failure,
+  message: `${what} (${failure.message}); it was not sent again`,
+  retryable: false,
+  outcomeUnknown: true,
+});

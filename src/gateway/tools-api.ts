@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../result.js';
-import { malformedResponse, type GatewayFailure } from './failures.js';
+import { forPaidCall, malformedResponse, type GatewayFailure } from './failures.js';
 import { envelopeData, isObject } from './parse.js';
 import { pageQuery, type GatewayRequester } from './request-core.js';
 import type { WebSearchRequest } from '../wire/tools.js';
@@ -121,6 +121,7 @@ export async function llm(
     headers: JSON_HEADERS,
     signal,
   });
-  if (!answer.ok) return answer;
+  // Billed by the token: an answer cut off may have been paid for, and is not asked for again.
+  if (!answer.ok) return err(forPaidCall(answer.error));
   return isObject(answer.value) ? ok(answer.value) : err(malformedResponse(200, 'a text answer that is not an object'));
 }

@@ -198,6 +198,29 @@ describe('every failure class surfaces as a clear step failure', () => {
     await engine.close();
   });
 
+  it('never calls a text model again after its answer was cut off: billed by the token, its outcome is unknown', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
+    const routes = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+    for (const route of routes) gateway.injectFault({ kind: 'drop-after', route });
+    const recipe = `version: 1
+name: one-text
+steps:
+  brief:
+    uses: llm
+    retry: { attempts: 3, backoff: 10ms }
+    with: { model: vendor-x/writer-1, prompt: a brief }
+`;
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    const failure = result.rows[0]!.steps.brief!.failure;
+    expect(failure).toMatchObject({ reason: 'outcome-unknown', outcomeUnknown: true });
+    expect(failure?.message).toMatch(/may or may not have been answered, and billed/);
+    const calls = routes.map((route) => gateway!.stats().requests.by_route[route] ?? 0);
+    expect(calls.reduce((a, b) => a + b, 0)).toBe(1);
+    await engine.close();
+  });
+
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });

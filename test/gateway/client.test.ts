@@ -296,8 +296,11 @@ describe('every failure class', () => {
   it('a 500 on a text call is not retried: it may be billed', async () => {
     const { client: c, gateway: gw } = await setup();
     gw.injectFault({ kind: 'status', status: 500, route: 'POST /llm/v1/chat/completions' });
+    // Not retried by the step either: the failure says its outcome is unknown.
     expect(failureOf(await c.llm('chat', { model: 'a/b', messages: [{ role: 'user', content: 'x' }] }))).toMatchObject({
-      reason: 'server-error',
+      reason: 'outcome-unknown',
+      outcomeUnknown: true,
+      cause: { reason: 'server-error' },
     });
     expect(gw.stats().requests.by_route['POST /llm/v1/chat/completions']).toBe(1);
   });
