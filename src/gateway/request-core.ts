@@ -1,7 +1,14 @@
 import type { FormData } from 'undici';
 import { sleep, systemClock, type Clock } from '../clock.js';
 import { err, ok, type Result } from '../result.js';
-import { abortedFailure, forSubmission, httpFailure, malformedResponse, type GatewayFailure } from './failures.js';
+import {
+  abortedFailure,
+  forPaidCall,
+  forSubmission,
+  httpFailure,
+  malformedResponse,
+  type GatewayFailure,
+} from './failures.js';
 import { openGate, type RequestGate } from './gate.js';
 import { isObject } from './parse.js';
 import { parseRateLimit, type RateLimitListener } from './rate-limit-headers.js';
@@ -93,10 +100,10 @@ export class GatewayRequester {
       const failure = outcome.error;
       if (attempt < this.retry.maxAttempts && mayRetry(exchange.kind, failure)) {
         const waited = await this.backOff(failure, attempt, exchange.signal);
-        if (!waited.ok) return exchange.kind === 'submit' ? err(forSubmission(waited.error)) : waited;
+        if (!waited.ok) return err(endingFailure(exchange.kind, waited.error));
         continue;
       }
-      return err(exchange.kind === 'submit' ? forSubmission(failure) : failure);
+      return err(endingFailure(exchange.kind, failure));
     }
   }
 
@@ -185,4 +192,11 @@ export function pageQuery(page: { limit?: number; offset?: number }): string {
 /** `provider/model_id` as a URL path; each part is encoded so that an odd slug cannot walk the path. */
 export function slugPath(slug: string): string {
   return slug.split('/').map(encodeURIComponent).join('/');
+}
+
+/** What the failure that ends an exchange means for money: a paid request's may leave its outcome unknown. */
+function endingFailure(kind: RequestClass, failure: GatewayFailure): GatewayFailure {
+  if (kind === 'submit') return forSubmission(failure);
+  if (kind === 'paid-call') return forPaidCall(failure);
+  return failure;
 }

@@ -10,10 +10,12 @@ import type { GatewayFailure } from './failures.js';
  * - `read`: task results, lists, balances, deletes. Any retryable failure: 429, 5xx, network, timeouts.
  * - `submit`: a paid model submission. Only where the gateway certainly refused it: 429, or a
  *   connection that never opened. Anything else leaves its outcome unknown.
- * - `call`: tool and text-gateway calls and uploads. They create no task, but a text call is billed
- *   by the token and an upload uses quota: 429, 503, and a connection that never opened.
+ * - `call`: tool calls and uploads. They create no task, but an upload uses quota: 429, 503, and a
+ *   connection that never opened.
+ * - `paid-call`: a text-gateway call, billed by the token: retried as a `call`; a failure that ends
+ *   it after it was sent may have been answered, and becomes `outcome-unknown` (forPaidCall).
  */
-export type RequestClass = 'read' | 'submit' | 'call';
+export type RequestClass = 'read' | 'submit' | 'call' | 'paid-call';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 6. */
@@ -37,6 +39,7 @@ export function mayRetry(kind: RequestClass, failure: GatewayFailure): boolean {
     case 'submit':
       return false;
     case 'call':
+    case 'paid-call':
       return failure.reason === 'unavailable';
   }
 }

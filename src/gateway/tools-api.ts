@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../result.js';
-import { forPaidCall, malformedResponse, type GatewayFailure } from './failures.js';
+import { malformedResponse, type GatewayFailure } from './failures.js';
 import { envelopeData, isObject } from './parse.js';
 import { pageQuery, type GatewayRequester } from './request-core.js';
 import type { WebSearchRequest } from '../wire/tools.js';
@@ -113,15 +113,15 @@ export async function llm(
   signal?: AbortSignal,
 ): Promise<Result<Json, GatewayFailure>> {
   const base = core.options.endpoints.llmUrl.replace(/\/+$/, '');
+  // Billed by the token: an answer cut off may have been paid for, and is not asked for again.
   const answer = await core.json({
-    kind: 'call',
+    kind: 'paid-call',
     method: 'POST',
     url: `${base}${LLM_PATHS[protocol]}`,
     body: () => JSON.stringify(body),
     headers: JSON_HEADERS,
     signal,
   });
-  // Billed by the token: an answer cut off may have been paid for, and is not asked for again.
-  if (!answer.ok) return err(forPaidCall(answer.error));
+  if (!answer.ok) return answer;
   return isObject(answer.value) ? ok(answer.value) : err(malformedResponse(200, 'a text answer that is not an object'));
 }

@@ -172,7 +172,7 @@ export class JournalFold {
       }
       // A summary needs the number of rows, not the rows: a million of them are the biggest line of a batch.
       const start = this.index.summaryOnly ? { ...event, rows: [] } : event;
-      this.state = { ...emptyState(start, this.damagedLines), rowCount: event.rows.length };
+      this.state = emptyState(start, event.rows.length, this.damagedLines);
       for (const before of this.early.splice(0)) this.apply(before);
     }
     this.apply(event);
@@ -263,10 +263,10 @@ function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return value;
 }
 
-function emptyState(start: RunStartedEvent, damagedLines: number[]): RunState {
+function emptyState(start: RunStartedEvent, rowCount: number, damagedLines: number[]): RunState {
   return {
     start,
-    rowCount: start.rows.length,
+    rowCount,
     status: 'running',
     owner: null,
     finishedAt: null,

@@ -10,6 +10,7 @@ describe('mayRetry: which requests are sent again', () => {
       submit: mayRetry('submit', failure),
       call: mayRetry('call', failure),
     }).toEqual(expected);
+    expect(mayRetry('paid-call', failure)).toBe(expected.call);
   });
 });
 

@@ -11,8 +11,8 @@ import {
 } from '../../src/gateway/failures.js';
 import type { RequestClass } from '../../src/gateway/retry.js';
 
-/** One failure of every gateway reason, and whether each request class may send it again. */
-export const REQUEST_CASES: Array<[string, GatewayFailure, Record<RequestClass, boolean>]> = [
+/** One failure of every gateway reason, and whether each request class may send it again (a paid call as a call). */
+export const REQUEST_CASES: Array<[string, GatewayFailure, Record<Exclude<RequestClass, 'paid-call'>, boolean>]> = [
   ['400', httpFailure(400, 'Invalid parameters: n', undefined), { read: false, submit: false, call: false }],
   ['401', httpFailure(401, 'Authentication failed', undefined), { read: false, submit: false, call: false }],
   ['402', httpFailure(402, 'Insufficient balance', undefined), { read: false, submit: false, call: false }],
