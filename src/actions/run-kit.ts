@@ -6,6 +6,8 @@ import type { PlannedStep, ValueTemplate } from '../plan.js';
 import type { EngineContext } from '../engine/context.js';
 import type { RemoteAction } from '../engine/remote.js';
 import type { ActionCaching, ActionRun, RunnerResult } from './run-part.js';
+import { itemOf } from '../engine/events.js';
+import { sendPaidCall } from '../engine/paid-call.js';
 
 /** A `uses:` step's input: its `with:`, rendered. */
 export const renderWith = (step: { with: ValueTemplate }, scope: Scope, where: string) =>
@@ -27,22 +29,40 @@ export const oneRequest = <S extends PlannedStep>(kind: S['action']): ActionCach
   restoresFiles: true,
 });
 
+/** One call to the gateway with an answer and no task (a search, a fetch, a text call): here, or on a worker. */
+export interface GatewayCall {
+  call(ctx: Pick<EngineContext, 'client'>, input: Record<string, unknown>, signal: AbortSignal): RunnerResult;
+  /**
+   * Safe to make again: a read such as a search or a fetch. A call that is not (a text generation,
+   * paid and answered in one exchange) is journaled before it is sent and when it ends, so that a
+   * resume never sends it again while its outcome is unknown; and a worker that takes it over from
+   * a lost one reports an outcome unknown instead of sending it a second time.
+   */
+  idempotent: boolean;
+}
+
 /**
  * The run part of an action that is one call to the gateway (a search, a fetch, a text call): the
  * call here, or on a worker when the run has workers that take the step; cached as one request.
  */
 export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>(
   kind: S['action'] & RemoteAction,
-  call: (ctx: EngineContext, input: Record<string, unknown>, signal: AbortSignal) => RunnerResult,
+  gatewayCall: GatewayCall,
 ): ActionRun<S> {
   return {
     render: renderWith,
     timedFromSlot: false,
     onWorkers: () => true,
-    run: ({ ctx, row, step, index, signal }, input) =>
-      ctx.remote?.takes(step)
-        ? ctx.remote.action(remoteItem(row, step, index), kind, input as Record<string, unknown>, signal)
-        : call(ctx, input as Record<string, unknown>, signal),
+    run: ({ ctx, row, step, index, signal }, rendered) => {
+      const input = rendered as Record<string, unknown>;
+      const call = () =>
+        ctx.remote?.takes(step)
+          ? ctx.remote.action(remoteItem(row, step, index), kind, input, signal)
+          : gatewayCall.call(ctx, input, signal);
+      if (gatewayCall.idempotent) return call();
+      const { label } = remoteItem(row, step, index);
+      return sendPaidCall(ctx, { ref: itemOf(row, step, index), label, model: String(input.model) }, signal, call);
+    },
     cache: oneRequest(kind),
   };
 }

@@ -55,6 +55,16 @@ export type EngineEvent =
   /** A paid request is about to leave: its id, and its price when known. The journal has it on disk first. */
   | { type: 'request-sent'; item: RunItemRef; slug: string; request: string; costUsd?: number }
   | { type: 'submission-refused'; item: RunItemRef; reason: string }
+  /**
+   * A paid text call is about to leave (answered in one exchange, billed by the token, so no price
+   * here). The journal has it on disk first, so that a kill mid-call leaves a trace of it.
+   */
+  | { type: 'call-sent'; item: RunItemRef; model: string; request: string }
+  /**
+   * How the paid call ended: `answered` (whatever the answer, it was billed), `failed` (certainly not
+   * answered: refused, or never left), or `unknown` (cut off: it may have been answered and billed).
+   */
+  | { type: 'call-ended'; item: RunItemRef; request: string; outcome: CallOutcome; message?: string }
   /** The submission may or may not have created a task: never sent again automatically. */
   | { type: 'submission-unknown'; item: RunItemRef; request: string; message: string }
   /**
@@ -82,6 +92,8 @@ export type EngineEvent =
   | { type: 'requests'; second: number; counts: Partial<Record<TrafficKind, number>>; rateLimited: number };
 
 export type EventType = EngineEvent['type'];
+
+export type CallOutcome = 'answered' | 'failed' | 'unknown';
 
 /** Item `index` of a step in batch row `row`: a step without `for_each` has one item, named without an index. */
 export const itemOf = (row: number, step: { id: string; forEach?: unknown }, index: number): RunItemRef => ({

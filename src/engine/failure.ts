@@ -44,3 +44,7 @@ export function fromGateway(failure: GatewayFailure, context: string): StepFailu
       : `${context}: ${failure.message}`;
   return { reason: failure.reason, message, outcomeUnknown: failure.outcomeUnknown, cause: failure };
 }
+
+/** What went wrong with a paid request, without the "may or may not have been accepted" wrapping. */
+export const underlyingMessage = (failure: GatewayFailure): string =>
+  failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;

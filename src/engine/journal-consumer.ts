@@ -75,6 +75,16 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
       };
     case 'submission-refused':
       return { type: 'submission-refused', ...itemFields(event.item), reason: event.reason };
+    case 'call-sent':
+      return { type: 'call-sent', ...itemFields(event.item), model: event.model, request: event.request };
+    case 'call-ended':
+      return {
+        type: 'call-ended',
+        ...itemFields(event.item),
+        request: event.request,
+        outcome: event.outcome,
+        ...(event.message !== undefined ? { message: event.message } : {}),
+      };
     case 'submission-unknown':
       return {
         type: 'submission-unknown',
@@ -136,14 +146,14 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
 }
 
 /**
- * Appends each event's line. `request-sent` is appended durably: its answer resolves once the line
+ * Appends each event's line. `request-sent` and `call-sent` are appended durably: its answer resolves once the line
  * (and every line before it) is on disk, before the paid request it records may leave.
  */
 export function journalConsumer(journal: Journal): EventConsumer {
   return (event) => {
     const line = journalLineOf(event);
     if (!line) return;
-    if (line.type === 'request-sent') return journal.appendDurable(line);
+    if (line.type === 'request-sent' || line.type === 'call-sent') return journal.appendDurable(line);
     journal.append(line);
   };
 }

@@ -40,6 +40,8 @@ export function logConsumer(log: Logger): EventConsumer {
       case 'request-sent':
       case 'submission-refused':
       case 'submission-unknown':
+      case 'call-sent':
+      case 'call-ended':
       case 'task-submitted':
       case 'output-written':
       case 'clip-passed-through':

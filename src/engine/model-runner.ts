@@ -1,4 +1,3 @@
-import type { GatewayFailure } from '../gateway/failures.js';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
@@ -11,7 +10,8 @@ import type { EngineContext } from './context.js';
 import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
 import { emit } from './emit.js';
 import { itemOf } from './events.js';
-import { failed, fromGateway, interrupted, stepFailure, type StepFailure } from './failure.js';
+import { failed, fromGateway, interrupted, type StepFailure, underlyingMessage } from './failure.js';
+import { earlierOutcomeUnknown } from './paid-call.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
@@ -113,21 +113,13 @@ function resumedTask(ctx: EngineContext, item: ModelItem): Result<string | undef
     ctx.resume!.submittedTasks.delete(key);
     return ok(submitted.taskId);
   }
-  if (ctx.resubmitUnknown) return ok(undefined);
-  const advice = "Check the team's tasks, then resume with --resubmit-unknown to send it again";
-  const lost = ctx.resume?.unknownSubmissions.get(key);
-  if (lost) {
-    const what = `the submission of ${item.label} to ${item.slug}`;
-    const lostAnswer = `got no certain answer in the earlier run (${lost.message})`;
-    const message = `${what} ${lostAnswer}; it may have created a task. ${advice}`;
-    return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
-  }
-  if (ctx.resume?.unansweredSubmissions.has(key)) {
-    const what = `the submission of ${item.label} to ${item.slug}`;
-    const message = `${what} was in flight when the run stopped; it may have created a task. ${advice}`;
-    return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
-  }
-  return ok(undefined);
+  const unknown = earlierOutcomeUnknown(
+    ctx,
+    key,
+    `the submission of ${item.label} to ${item.slug}`,
+    'it may have created a task',
+  );
+  return unknown.ok ? ok(undefined) : unknown;
 }
 
 /** Within a task slot: submits (unless resuming a task), then waits for the task to end. */
@@ -173,10 +165,6 @@ async function submit(
   recordSubmitted(ctx, item, request, taskId, inputForJournal(input));
   return ok(taskId);
 }
-
-/** What went wrong with a submission, without the "may or may not have been accepted" wrapping. */
-const underlyingMessage = (failure: GatewayFailure): string =>
-  failure.reason === 'outcome-unknown' ? failure.cause.message : failure.message;
 
 /** Polls (or takes the webhook's delivery) until the task ends, and learns how long it took. */
 async function awaitTask(

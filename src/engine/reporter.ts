@@ -173,6 +173,8 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       case 'request-sent':
       case 'submission-refused':
       case 'submission-unknown':
+      case 'call-sent':
+      case 'call-ended':
       case 'task-finished':
       case 'output-written':
       case 'result-url-expired':

@@ -50,6 +50,8 @@ export class FailedStepAnnotations {
       case 'request-sent':
       case 'submission-refused':
       case 'submission-unknown':
+      case 'call-sent':
+      case 'call-ended':
       case 'task-submitted':
       case 'task-finished':
       case 'output-written':

@@ -344,7 +344,12 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       return;
     }
     case 'request-sent':
+    case 'call-sent':
       applyTaskEvent(state, event, index);
+      return;
+    case 'call-ended':
+      applyTaskEvent(state, event, index);
+      if (event.outcome === 'unknown') applyItem(state, event, index);
       return;
     case 'submission-refused':
     case 'submission-unknown':
@@ -450,7 +455,16 @@ function listFile(state: RunState, index: FoldIndex, file: RunState['files'][num
 
 type TaskEvent = Extract<
   JournalEvent,
-  { type: 'request-sent' | 'submission-refused' | 'submission-unknown' | 'task-submitted' | 'task-finished' }
+  {
+    type:
+      | 'request-sent'
+      | 'submission-refused'
+      | 'submission-unknown'
+      | 'task-submitted'
+      | 'task-finished'
+      | 'call-sent'
+      | 'call-ended';
+  }
 >;
 
 function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): void {
@@ -460,6 +474,22 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
       state.unknownSubmissions.delete(key);
       state.unansweredSubmissions.set(key, { slug: event.slug, request: event.request });
       recordRequest(state.spend, key, event.step, event.cost_usd);
+      return;
+    }
+    // A paid text call: kept like a submission, so that a resume never sends one again blindly; no price.
+    case 'call-sent':
+      state.unknownSubmissions.delete(itemKey(event.row, event.step, event.index));
+      state.unansweredSubmissions.set(itemKey(event.row, event.step, event.index), {
+        slug: event.model,
+        request: event.request,
+      });
+      return;
+    case 'call-ended': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.unansweredSubmissions.delete(key);
+      if (event.outcome === 'unknown')
+        state.unknownSubmissions.set(key, { request: event.request, message: event.message ?? '' });
+      else state.unknownSubmissions.delete(key);
       return;
     }
     case 'submission-unknown': {

@@ -30,6 +30,7 @@ export type ItemEvent = Extract<
       | 'task-finished'
       | 'submission-refused'
       | 'submission-unknown'
+      | 'call-ended'
       | 'output-written'
       | 'item-finished'
       | 'item-cached'
@@ -101,6 +102,11 @@ export function applyItemEvent(items: ItemRecords, key: string, event: ItemEvent
       return;
     case 'submission-unknown':
       Object.assign(item, { status: 'unknown', error: `the submission's outcome is unknown: ${event.message}` });
+      return;
+    case 'call-ended':
+      item.finishedAt = event.t;
+      if (event.outcome === 'unknown')
+        Object.assign(item, { status: 'unknown', error: `the text call's outcome is unknown: ${event.message ?? ''}` });
       return;
     case 'output-written':
       item.files.push({ path: event.path, bytes: event.bytes });

@@ -22,6 +22,18 @@ export type JournalEvent =
       cost_usd?: number;
     }
   | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
+  /** A paid text call, fsynced before it leaves; `call-ended` says how it ended. */
+  | { type: 'call-sent'; t: number; row: number; step: string; index: number; model: string; request: string }
+  | {
+      type: 'call-ended';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      request: string;
+      outcome: 'answered' | 'failed' | 'unknown';
+      message?: string;
+    }
   | {
       type: 'submission-unknown';
       t: number;

@@ -147,4 +147,58 @@ describe('a run killed with SIGKILL, then resumed', () => {
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout).files).toHaveLength(12);
   });
+
+  it('a text call on the wire at a kill is not sent again by a resume unless told to: it may have been billed', async () => {
+    await rm(join(home, 'runs'), { recursive: true, force: true });
+    await writeFile(
+      join(home, 'brief.yaml'),
+      'version: 1\nname: one-brief\nsteps:\n  brief:\n    uses: llm\n    with: { model: vendor-x/writer-1, prompt: a launch brief }\n',
+    );
+    const routes = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+    const textCalls = async () => {
+      const byRoute = (
+        (await (await fetch(`${urls.schema_url}/__emulator/stats`)).json()) as {
+          requests: { by_route: Record<string, number> };
+        }
+      ).requests.by_route;
+      return routes.reduce((sum, route) => sum + (byRoute[route] ?? 0), 0);
+    };
+    const before = await textCalls();
+    // The call is answered 1.5 s late: the kill comes while it is on the wire.
+    for (const route of routes) {
+      await fetch(`${urls.schema_url}/__emulator/faults`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ kind: 'delay', delay_ms: 1500, route, times: 1 }),
+      });
+    }
+    const run = execa('node', [cli, 'run', join(home, 'brief.yaml'), '--no-cache'], { reject: false, env: env() });
+    const runId = await waitForJournal((events) => count(events, 'call-sent') === 1);
+    // On the wire: the gateway has taken one of the delays.
+    const pendingFaults = async () =>
+      ((await (await fetch(`${urls.schema_url}/__emulator/faults`)).json()) as { faults: unknown[] }).faults.length;
+    for (let i = 0; i < 400 && (await pendingFaults()) === routes.length; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    run.kill('SIGKILL');
+    expect((await run).signal).toBe('SIGKILL');
+    expect(await pendingFaults()).toBe(routes.length - 1);
+    expect(count(journalOf(runId), 'call-ended')).toBe(0);
+
+    const cautious = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
+    expect(cautious.exitCode).toBe(1);
+    expect(cautious.stderr).toContain(
+      'the call of brief to vendor-x/writer-1 was in flight when the run stopped; it may have been answered, and billed',
+    );
+    // The gateway counts a call once it has answered it: the killed run's call, whose client is gone, is not.
+    expect(await textCalls()).toBe(before);
+    const shown = await execa('node', [cli, 'runs', 'show', runId], { reject: false, env: env() });
+    expect(shown.stdout).toMatch(/outcome.*unknown|unknown outcome|in flight/i);
+
+    const told = await execa('node', [cli, 'resume', runId, '--resubmit-unknown', '--json'], {
+      reject: false,
+      env: env(),
+    });
+    expect(told.exitCode, told.stderr).toBe(0);
+    expect(await textCalls()).toBe(before + 1);
+  });
 });

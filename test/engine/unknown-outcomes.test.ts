@@ -97,3 +97,90 @@ describe('several submissions with unknown outcomes', () => {
     await resumed.close();
   });
 });
+
+const TEXT_ROUTES = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+const TEXT_RECIPE = `version: 1
+name: three-briefs
+steps:
+  brief:
+    uses: llm
+    for_each: [tea, coffee, cocoa]
+    with: { model: vendor-x/writer-1, prompt: "a brief on \${{ item }}" }
+`;
+const textCalls = (gw: LocalGateway) =>
+  TEXT_ROUTES.reduce((sum, route) => sum + (gw.stats().requests.by_route[route] ?? 0), 0);
+
+describe('a text call whose answer was lost', () => {
+  it('is journaled before it leaves and when it ends; a resume does not call again unless told to', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 1 });
+    // The first call is answered (and billed) but its answer never arrives.
+    for (const route of TEXT_ROUTES) gateway.injectFault({ kind: 'drop-after', route, times: 1 });
+    const engine = await engineFor(TEXT_RECIPE, gateway, systemClock);
+    const result = await runPlan(engine.ctx);
+    expect(result.rows[0]!.steps.brief!.failure).toMatchObject({ reason: 'outcome-unknown' });
+    const events: JournalEvent[] = [
+      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
+      ...engine.events(),
+    ];
+    const sent = events.filter((e) => e.type === 'call-sent');
+    const ended = events.filter((e) => e.type === 'call-ended');
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toMatchObject({ model: 'vendor-x/writer-1' });
+    expect(ended.map((e) => e.outcome).sort()).toEqual(['answered', 'answered', 'unknown']);
+    const lost = ended.find((e) => e.outcome === 'unknown')!;
+    expect(lost.message).toMatch(/connection closed/);
+    // Each call's line is in the journal before its end's.
+    for (const end of ended)
+      expect(events.indexOf(sent.find((s) => s.request === end.request)!)).toBeLessThan(events.indexOf(end));
+    expect(textCalls(gateway)).toBe(3);
+    await engine.close();
+
+    const resumed = await engineFor(TEXT_RECIPE, gateway, systemClock);
+    resumed.ctx.resume = replay(events);
+    const again = await runPlan(resumed.ctx);
+    const failure = again.rows[0]!.steps.brief!.failure!;
+    expect(failure).toMatchObject({ reason: 'outcome-unknown', outcomeUnknown: true });
+    expect(failure.message).toContain(
+      `the call of brief[${lost.index}] to vendor-x/writer-1 got no certain answer in the earlier run`,
+    );
+    expect(failure.message).toContain('--resubmit-unknown');
+    // Before the fix the resume called the model again: a second bill for the same brief.
+    expect(textCalls(gateway)).toBe(3);
+    await resumed.close();
+
+    const told = await engineFor(TEXT_RECIPE, gateway, systemClock);
+    told.ctx.resume = replay(events);
+    told.ctx.resubmitUnknown = true;
+    const sentAgain = await runPlan(told.ctx);
+    expect(sentAgain.status).toBe('succeeded');
+    expect(textCalls(gateway)).toBe(4);
+    await told.close();
+  });
+
+  it('a call in flight when the run was killed is not sent again by a resume', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 1 });
+    const engine = await engineFor(TEXT_RECIPE, gateway, systemClock);
+    await runPlan(engine.ctx);
+    // The journal of a run killed while brief[1]'s call was on the wire: its end never written.
+    const events: JournalEvent[] = [
+      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
+      ...engine
+        .events()
+        .filter(
+          (e) =>
+            !(e.type === 'call-ended' && e.index === 1) &&
+            !(e.type.startsWith('item-') && 'index' in e && e.index === 1),
+        )
+        .filter((e) => !e.type.startsWith('step-f') && !e.type.startsWith('run-')),
+    ];
+    await engine.close();
+    const resumed = await engineFor(TEXT_RECIPE, gateway, systemClock);
+    resumed.ctx.resume = replay(events);
+    const again = await runPlan(resumed.ctx);
+    expect(again.rows[0]!.steps.brief!.failure!.message).toContain(
+      'the call of brief[1] to vendor-x/writer-1 was in flight when the run stopped; it may have been answered, and billed',
+    );
+    expect(textCalls(gateway)).toBe(3);
+    await resumed.close();
+  });
+});

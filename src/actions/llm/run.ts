@@ -6,7 +6,7 @@ import { llmAnswer, llmProtocol, llmRequest } from '../../gateway/llm-wire.js';
 import type { LlmStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { gatewayCallRun } from '../run-kit.js';
+import { type GatewayCall, gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -54,6 +54,7 @@ export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, si
   return ok({ text, json, usage });
 }
 
-export const llmRun: ActionRun<LlmStep> = gatewayCallRun<LlmStep>('llm', (ctx, input, signal) =>
-  runLlm(ctx, input, signal),
-);
+/** Paid and answered in one exchange: never made twice blindly. */
+export const llmCall: GatewayCall = { call: runLlm, idempotent: false };
+
+export const llmRun: ActionRun<LlmStep> = gatewayCallRun<LlmStep>('llm', llmCall);

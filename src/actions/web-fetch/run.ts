@@ -3,7 +3,7 @@ import { fromGateway } from '../../engine/failure.js';
 import type { WebFetchStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { gatewayCallRun } from '../run-kit.js';
+import { type GatewayCall, gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,6 +18,7 @@ export async function runWebFetch(ctx: Pick<EngineContext, 'client'>, input: Jso
   return ok({ pages: answer.value.results, failed: answer.value.failed });
 }
 
-export const webFetchRun: ActionRun<WebFetchStep> = gatewayCallRun<WebFetchStep>('web-fetch', (ctx, input, signal) =>
-  runWebFetch(ctx, input, signal),
-);
+/** A read: safe to make again. */
+export const webFetchCall: GatewayCall = { call: runWebFetch, idempotent: true };
+
+export const webFetchRun: ActionRun<WebFetchStep> = gatewayCallRun<WebFetchStep>('web-fetch', webFetchCall);

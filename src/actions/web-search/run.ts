@@ -4,7 +4,7 @@ import type { WebSearchStep } from '../../plan.js';
 import { err, ok } from '../../result.js';
 import type { EngineContext } from '../../engine/context.js';
 import type { ActionRun, RunnerResult } from '../run-part.js';
-import { gatewayCallRun } from '../run-kit.js';
+import { type GatewayCall, gatewayCallRun } from '../run-kit.js';
 
 type Json = Record<string, unknown>;
 
@@ -15,7 +15,7 @@ export async function runWebSearch(ctx: Pick<EngineContext, 'client'>, input: Js
   return ok({ results: answer.value.results, answer: answer.value.answer });
 }
 
-export const webSearchRun: ActionRun<WebSearchStep> = gatewayCallRun<WebSearchStep>(
-  'web-search',
-  (ctx, input, signal) => runWebSearch(ctx, input, signal),
-);
+/** A read: safe to make again. */
+export const webSearchCall: GatewayCall = { call: runWebSearch, idempotent: true };
+
+export const webSearchRun: ActionRun<WebSearchStep> = gatewayCallRun<WebSearchStep>('web-search', webSearchCall);
