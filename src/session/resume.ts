@@ -12,6 +12,7 @@ import { moneyBeforeStart } from './money.js';
 import type { RunOptions } from './options.js';
 import { analyzerDeps, offlineSchemas } from './recipe.js';
 import { changedFiles } from './run-files.js';
+import { rowsDigest } from './row-digest.js';
 import { budgetOptions, checkedOrClosed, execute, type SessionRun, thisProcess } from './run.js';
 
 /** A resume of a run that had already succeeded: nothing to do. */
@@ -35,7 +36,7 @@ export async function resumeRun(
   const state = replayed.value;
   if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };
   checkJournalDamage(runId, state, options, environment);
-  const plan = { ...analyzeKeptRecipe(paths, state, environment), rows: state.rows };
+  const plan = keptRows(runId, analyzeKeptRecipe(paths, state, environment), state);
   checkLocalFiles(state, options, environment);
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
@@ -85,6 +86,7 @@ function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState, environment: S
       cwd: state.cwd ?? environment.cwd,
       ...(state.sets.length ? { sets: state.sets } : {}),
       ...(batch ? { batch } : {}),
+      ...(state.skippedRows ? { skipInvalidRows: true } : {}),
     },
     analyzerDeps(offlineSchemas(environment.home)),
   );
@@ -95,6 +97,20 @@ function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState, environment: S
     );
   }
   return loaded.value;
+}
+
+/**
+ * The rows the run had: from its journal, or for a batch read again from the kept batch file, which
+ * must give them back row for row (a model schema updated since may now reject a row, and every
+ * row after it would be taken for another).
+ */
+function keptRows(runId: string, plan: Plan, state: ReplayedState): Plan {
+  if (state.rows) return { ...plan, rows: state.rows };
+  if (plan.rows.length === state.rowCount && rowsDigest(plan.rows) === state.rowsSha256) return plan;
+  throw new UsageError(
+    `run ${runId} cannot be resumed: its batch file, read again, gives ${plan.rows.length.toLocaleString('en-US')} rows that are not the ${state.rowCount.toLocaleString('en-US')} the run started with ` +
+      '(a model schema or a local file it reads may have changed since)',
+  );
 }
 
 /** Items made from a file's old bytes and items made from its new bytes would not belong together. */

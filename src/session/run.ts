@@ -1,3 +1,4 @@
+import { rowsDigest } from './row-digest.js';
 import { setMaxListeners } from 'node:events';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -123,7 +124,8 @@ export async function startRun(
     run_id: runId,
     recipe: plan.recipePath,
     name: plan.name,
-    rows: plan.rows,
+    // A batch's rows are its kept file's: the resume reads them again and checks their digest.
+    ...(batch ? { row_count: plan.rows.length, rows_sha256: rowsDigest(plan.rows) } : { rows: plan.rows }),
     sets: options.set ?? [],
     batch,
     cwd: environment.cwd,

@@ -170,9 +170,9 @@ export class JournalFold {
         this.early.push(event);
         return;
       }
-      // A summary needs the number of rows, not the rows: a million of them are the biggest line of a batch.
-      const start = this.index.summaryOnly ? { ...event, rows: [] } : event;
-      this.state = emptyState(start, event.rows.length, this.damagedLines);
+      // A summary needs the number of rows, not the rows (an old journal has a batch's rows inline).
+      const start = this.index.summaryOnly && event.rows ? { ...event, rows: [] } : event;
+      this.state = emptyState(start, event.row_count ?? event.rows?.length ?? 0, this.damagedLines);
       for (const before of this.early.splice(0)) this.apply(before);
     }
     this.apply(event);

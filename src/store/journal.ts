@@ -155,7 +155,14 @@ export interface RunStartedEvent {
   run_id: string;
   recipe: string;
   name: string;
-  rows: Array<Record<string, unknown>>;
+  /**
+   * Each row's inputs. Absent for a `--batch` run, whose rows are read again from the kept batch
+   * file: a million rows would make this line the journal's biggest, read whole by every fold.
+   */
+  rows?: Array<Record<string, unknown>>;
+  /** The number of rows, and (for a batch) the SHA-256 of their inputs, which a resume checks it reads again. */
+  row_count?: number;
+  rows_sha256?: string;
   sets: string[];
   batch: string | null;
   cwd?: string;

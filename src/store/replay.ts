@@ -22,7 +22,12 @@ export type ReplayedState = Pick<
   | 'unacceptedDamage'
 > & {
   runId: string;
-  rows: Array<Record<string, unknown>>;
+  /** Each row's inputs; absent for a batch run, whose rows are its kept batch file's (`rowCount`, `rowsSha256`). */
+  rows?: Array<Record<string, unknown>>;
+  rowCount: number;
+  rowsSha256?: string;
+  /** Whether `--skip-invalid-rows` left rows out: reading the batch again leaves out the same. */
+  skippedRows: boolean;
   sets: string[];
   batch: string | null;
   /** The original recipe's absolute path, and the folder the run was started from (absent in old journals). */
@@ -40,7 +45,10 @@ export function resumeStateOf(run: RunState): ReplayedState {
   const { start } = run;
   return {
     runId: start.run_id,
-    rows: start.rows,
+    ...(start.rows ? { rows: start.rows } : {}),
+    rowCount: run.rowCount,
+    skippedRows: (start.skipped_rows?.length ?? 0) > 0,
+    ...(start.rows_sha256 !== undefined ? { rowsSha256: start.rows_sha256 } : {}),
     sets: start.sets,
     batch: start.batch,
     finishedSteps: run.finishedSteps,

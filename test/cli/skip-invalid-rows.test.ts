@@ -85,6 +85,36 @@ describe('run --batch with a bad input type, a column-count error and a value th
     expect(shown.stdout).toContain(`left out 3 rows (--skip-invalid-rows): ${where.join(', ')}`);
   });
 
+  it('a resume reads the kept rows again from the batch file, and refuses when they are not the same rows', async () => {
+    // The first submission is refused: row 1 fails, row 2 is made, the run ends 1.
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, times: 1 });
+    const run = await pipeline(['run', recipe, '--batch', rows, '--skip-invalid-rows', '--no-cache', '--json']);
+    expect(run.exitCode, run.stderr).toBe(1);
+    const { run_id: runId, run_dir: runDir } = JSON.parse(run.stdout);
+    const journal = join(runDir, 'journal.jsonl');
+    const started = JSON.parse((await readFile(journal, 'utf8')).split('\n')[0]!);
+    // The journal does not copy the batch's rows: it counts them and keeps their digest.
+    expect(started).not.toHaveProperty('rows');
+    expect(started).toMatchObject({ row_count: 2, rows_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+
+    // The kept batch file, changed: its rows read again are not the run's, and nothing is sent.
+    const kept = join(runDir, 'batch.csv');
+    const keptText = await readFile(kept, 'utf8');
+    await writeFile(kept, keptText.replace('Five,1,1:1', 'Six,1,1:1'));
+    const refused = await counted(['resume', runId]);
+    expect(refused.result.exitCode).toBe(2);
+    expect(refused.result.stderr).toContain(
+      `run ${runId} cannot be resumed: its batch file, read again, gives 2 rows that are not the 2 the run started with`,
+    );
+    expect(refused.posts).toBe(0);
+
+    await writeFile(kept, keptText);
+    const resumed = await counted(['resume', runId, '--no-cache', '--json']);
+    expect(resumed.result.exitCode, resumed.result.stderr).toBe(0);
+    expect(resumed.submitted).toBe(1);
+    expect(JSON.parse(resumed.result.stdout).outputs).toHaveLength(2);
+  });
+
   it('a value known only at run time fails its item before the POST, costing nothing', async () => {
     const picked = join(dir, 'picked.yaml');
     await writeFile(picked, RUN_TIME_RATIO_RECIPE);
