@@ -155,10 +155,10 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         return;
       case 'task-submitted': {
         const item = itemLabel({ step: event.item.step, index: event.item.index });
+        if (event.how === 'recalled')
+          report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
         // A large batch counts its rows instead (BatchProgress).
-        if (event.how === 'sent' && !batch)
-          report.taskSubmitted(itemLabel(stepOf(event.item), rows), item, event.taskId);
-        else report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
+        else if (!batch) report.taskSubmitted(itemLabel(stepOf(event.item), rows), item, event.taskId);
         return;
       }
       case 'clip-passed-through':

@@ -67,5 +67,8 @@ describe('a batch of more rows than are kept in progress', () => {
     );
     expect(lines.filter((line) => line.startsWith('✓ tile'))).toHaveLength(1);
     expect(result.stderr).not.toMatch(/row \d+ tile|submitted/);
+    // Not a line per task of any kind (each task was once taken for one a worker recorded before a resume).
+    expect(result.stderr).not.toContain('recorded by a worker');
+    expect(lines.length).toBeLessThan(20);
   });
 });
