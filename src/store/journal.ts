@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 
 /** One state change of a run. Every event has its time and kind; the rest depends on the kind. */
 export type JournalEvent =
@@ -194,16 +194,20 @@ export interface Journal {
 
 /**
  * An append-only JSONL file with group commit. Events are kept in order in memory and written
- * together at the end of the current turn of the event loop; one fsync then covers every durable
- * event of that turn, so a burst of 200 submissions costs one sync, not 200, and still none of
- * them is sent before its line is on disk. An event not yet written when the process is killed
- * is at most one turn old and never a `request-sent`: those are synced before their request leaves.
+ * together at the end of the current turn of the event loop. A durable event waits for the next
+ * sync that starts after its line was written; one sync at a time runs off the event loop, and
+ * every durable event written meanwhile shares the one after it. So a burst of 200 submissions
+ * costs one sync, not 200, a steady stream of them costs a sync per disk flush rather than one per
+ * turn, and still none of them is sent before its line is on disk. An event not yet written when
+ * the process is killed is at most one turn old and never a `request-sent`: those are synced first.
  */
 export class FileJournal implements Journal {
   private readonly fd: number;
   private pending: string[] = [];
+  /** Durable events written, waiting for a sync that starts after them. */
   private waiters: Array<() => void> = [];
   private scheduled = false;
+  private syncing = false;
   private closed = false;
 
   constructor(
@@ -229,10 +233,12 @@ export class FileJournal implements Journal {
 
   close(): void {
     if (this.closed) return;
-    this.flush();
+    this.write();
     fsyncSync(this.fd);
     this.closed = true;
     closeSync(this.fd);
+    // The sync just made covers every line: nobody waits for one still under way.
+    this.release();
   }
 
   private schedule(): void {
@@ -240,18 +246,36 @@ export class FileJournal implements Journal {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.closed) this.flush();
+      if (this.closed) return;
+      this.write();
+      this.sync();
     });
   }
 
-  private flush(): void {
-    if (this.pending.length > 0) {
-      writeSync(this.fd, this.pending.join(''));
-      this.pending = [];
-    }
+  private write(): void {
+    if (this.pending.length === 0) return;
+    writeSync(this.fd, this.pending.join(''));
+    this.pending = [];
+  }
+
+  /** Starts a sync for the durable events written so far, unless one is under way: its end starts the next. */
+  private sync(): void {
+    if (this.syncing || this.waiters.length === 0) return;
+    this.syncing = true;
+    const covered = this.waiters;
+    this.waiters = [];
+    fdatasync(this.fd, (error) => {
+      this.syncing = false;
+      // After close, its own sync covered these lines (and the descriptor may be another file's by now).
+      if (error && !this.closed) throw error;
+      for (const resolve of covered) resolve();
+      if (!this.closed) this.sync();
+    });
+  }
+
+  private release(): void {
     const waiters = this.waiters;
     this.waiters = [];
-    if (waiters.length > 0) fsyncSync(this.fd);
     for (const resolve of waiters) resolve();
   }
 }
