@@ -6,7 +6,7 @@ import { dagSvg } from './dag-svg.js';
 import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
 import { SCRIPT, STYLE } from './page-assets.js';
 import { timelineSvg } from './timeline-svg.js';
-import { spendFigures } from '../store/summary.js';
+import { notListedLine, spendFigures } from '../store/summary.js';
 
 /** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
 export interface PageContext {
@@ -210,12 +210,15 @@ const unthumbedNote = (ctx: PageContext) =>
 /** The whole report as one HTML document. */
 export function renderPage(data: ReportData, ctx: PageContext): string {
   const dag = dagSvg(data);
+  // A big batch shows its first rows and every step that did not succeed; the rest are counted.
+  const notListed = notListedLine(data.summary);
   const body = html`<body>${header(data)}<main>
     ${dag ? html`<h2>Steps</h2><div class="scroll">${dag}</div>` : null}
     <h2>Timeline</h2><div class="scroll">${timelineSvg(data)}</div>
     <h2>Outputs</h2>${controls(data)}
     ${ctx.unthumbed ? html`<p class="meta">${unthumbedNote(ctx)}</p>` : null}
     ${stepSections(ctx, data)}
+    ${notListed ? html`<p class="meta" id="not-listed">${notListed}</p>` : null}
   </main><div id="lightbox"><img alt="full size" /></div>
   <script dangerouslySetInnerHTML=${{ __html: SCRIPT }}></script></body>`;
   const csp =

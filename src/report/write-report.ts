@@ -1,9 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { err, ok, type Result } from '../result.js';
-import { readJournalFile } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
 import { writeAtomically } from '../store/run-store.js';
-import { reportData } from './data.js';
+import { reportDataOfFile } from './data.js';
 import { renderPage } from './page.js';
 import { thumbnails } from './thumbnails.js';
 
@@ -18,7 +17,7 @@ export async function writeReport(
   journalPath: string,
   outFile: string,
 ): Promise<Result<{ path: string; bytes: number }, UnreadableJournal>> {
-  const data = reportData(readJournalFile(journalPath));
+  const data = reportDataOfFile(journalPath);
   if (!data.ok) return err(data.error);
   const images = data.value.steps.flatMap((s) =>
     s.items.flatMap((i) => i.files.filter((f) => f.kind === 'image').map((f) => f.path)),

@@ -125,16 +125,20 @@ export function foldJournal(
 
 /**
  * How a summary fold keeps a big batch's memory bounded: the steps of rows from `listedRows` on
- * that succeeded are counted, not kept, and so are their files; what a resume or the report alone
- * reads (items, outputs of finished steps and items, uploads, downloads, traffic) is not kept at all.
+ * that succeeded are counted, not kept, and so are their files; what a resume alone reads (uploads,
+ * downloads) is not kept at all, nor, unless `items` (the report's fold), the items and outputs of
+ * listed rows' steps and the traffic.
  */
 export interface SummaryOnly {
   listedRows: number;
+  items?: boolean;
 }
 
 /** What a summary fold counted instead of keeping (see SummaryOnly). */
 export interface UnlistedCounts {
   steps: number;
+  /** The tasks those steps submitted. */
+  tasks: number;
   files: number;
   bytes: number;
 }
@@ -151,7 +155,7 @@ export class JournalFold {
   /** Events before the run-started record (none in a sound journal): folded once it comes. */
   private readonly early: JournalEvent[] = [];
   private sawEvents = false;
-  readonly unlisted: UnlistedCounts = { steps: 0, files: 0, bytes: 0 };
+  readonly unlisted: UnlistedCounts = { steps: 0, tasks: 0, files: 0, bytes: 0 };
 
   constructor(summaryOnly?: SummaryOnly) {
     this.index = { ...newFoldIndex(), ...(summaryOnly ? { summaryOnly, unlisted: this.unlisted } : {}) };
@@ -361,6 +365,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'output-written':
       if (index.summaryOnly) {
         listFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
+        if (keepsItems(index, event.row)) applyItem(state, event, index);
         return;
       }
       applyItem(state, event, index);
@@ -408,7 +413,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'item-finished': {
       applyItem(state, event, index);
       const key = itemKey(event.row, event.step, event.index);
-      if (!index.summaryOnly) state.finishedItems.set(key, event.outputs);
+      if (keepsItems(index, event.row)) state.finishedItems.set(key, event.outputs);
       state.submittedTasks.delete(key);
       return;
     }
@@ -426,7 +431,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       state.finishedAt = event.t;
       return;
     case 'requests':
-      if (index.summaryOnly) return;
+      if (index.summaryOnly && !index.summaryOnly.items) return;
       state.traffic.push({ second: event.second, counts: event.counts, rateLimited: event.rate_limited });
       return;
     case 'step-cached':
@@ -438,8 +443,14 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
   }
 }
 
+/** Whether the fold keeps the items and outputs of this row's steps: a summary keeps none, the report's its listed rows'. */
+function keepsItems(index: FoldIndex, row: number): boolean {
+  const only = index.summaryOnly;
+  return !only || (only.items === true && row < only.listedRows);
+}
+
 function applyItem(state: RunState, event: ItemEvent, index: FoldIndex): void {
-  if (index.summaryOnly) return;
+  if (!keepsItems(index, event.row)) return;
   applyItemEvent(state.items, itemKey(event.row, event.step, event.index), event);
 }
 
@@ -543,12 +554,14 @@ function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   if (event.skipped_items?.length) return;
   // Every task submitted for the step is in its record: no search of the tasks of other steps.
   for (const task of entry.tasks) state.submittedTasks.delete(itemKey(event.row, event.step, task.index));
-  if (!index.summaryOnly) state.finishedSteps.set(key, event.outputs);
-  else if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
+  if (keepsItems(index, event.row)) state.finishedSteps.set(key, event.outputs);
+  if (!index.summaryOnly) return;
+  if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
     // Done for good (a resume never runs a finished step again): counted, not kept.
     state.steps.delete(key);
     index.cached.delete(entry);
     for (const task of entry.tasks) index.tasks.delete(`${key}/${task.task_id}`);
     index.unlisted!.steps++;
+    index.unlisted!.tasks += entry.tasks.length;
   }
 }

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEvent } from '../../src/store/journal.js';
+import { reportData, reportDataOfFile } from '../../src/report/data.js';
+import { renderPage } from '../../src/report/page.js';
 import { LISTED_ROWS, notListedLine, summariseJournal, summariseJournalFile } from '../../src/store/summary.js';
 
 /** One text-to-image task a row; row 1,100 fails, every other succeeds. */
@@ -88,7 +90,7 @@ describe('the summary of a journal read as it is folded', () => {
     expect(value.steps).toHaveLength(LISTED_ROWS + 1);
     expect(value.steps.at(-1)).toMatchObject({ row: 1_100, status: 'failed', error: { message: 'no' } });
     expect(value.files).toHaveLength(LISTED_ROWS);
-    expect(value.not_listed).toEqual({ steps: 499, files: 499, bytes: 4_990 });
+    expect(value.not_listed).toEqual({ steps: 499, tasks: 499, files: 499, bytes: 4_990 });
     // Every submission counts, listed or not: the spend is not a listing.
     expect(value.cost.committed_usd).toBeCloseTo(rows * 0.03, 6);
     expect(notListedLine(value)).toBe(
@@ -105,5 +107,33 @@ describe('the summary of a journal read as it is folded', () => {
     const summary = summariseJournalFile(path);
     expect(summary.ok && summary.value.damaged_lines).toEqual([3]);
     expect(summary.ok && summary.value.status).toBe('failed');
+  });
+});
+
+describe('the report of a journal read as it is folded', () => {
+  it("is the whole journal's report for a batch of no more rows than are listed", async () => {
+    const events = batchJournal(LISTED_ROWS);
+    const streamed = reportDataOfFile(await journalFile(events));
+    const whole = reportData({ events, damagedLines: [] });
+    expect(streamed.ok && whole.ok).toBe(true);
+    if (streamed.ok && whole.ok) expect(streamed.value).toEqual(whole.value);
+  });
+
+  it("shows the first rows' items and the failed steps after them, counts the rest, and totals them all", async () => {
+    const rows = LISTED_ROWS + 500;
+    const events = batchJournal(rows);
+    const data = reportDataOfFile(await journalFile(events));
+    expect(data.ok).toBe(true);
+    if (!data.ok) return;
+    const { steps, totals, summary } = data.value;
+    expect(steps).toHaveLength(LISTED_ROWS + 1);
+    expect(steps.slice(0, LISTED_ROWS).every((s) => s.items.length === 1 && s.items[0]!.files.length === 1)).toBe(true);
+    expect(steps.at(-1)).toMatchObject({ row: 1_100, status: 'failed', error: 'no' });
+    // Every task and file of the run is counted, listed or not; so is every second of traffic.
+    expect(totals).toMatchObject({ tasks: rows, files: rows - 1 });
+    const page = renderPage(data.value, { dir, thumbs: new Map(), unthumbed: 0 });
+    expect(page).toContain(`<p class="meta" id="not-listed">${notListedLine(summary)}</p>`);
+    expect(page).not.toContain('row-1050-tile.png');
+    expect(page).toContain('row-1000-tile.png');
   });
 });
