@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
-import { describeLines, FileJournal, readJournalFile } from '../store/journal.js';
-import { type ReplayedState, replayJournal } from '../store/replay.js';
+import { describeLines, FileJournal } from '../store/journal.js';
+import { type ReplayedState, replayJournalFile } from '../store/replay.js';
 import { type RunPaths, runExists, runPaths } from '../store/run-store.js';
 import { connect } from './connection.js';
 import { type SessionEnvironment, shownPath } from './environment.js';
@@ -31,7 +31,7 @@ export async function resumeRun(
   if (!runExists(home, runId))
     throw new UsageError(`no run ${runId} in ${shownPath(home, environment.cwd)}/runs (pipeline runs list shows them)`);
   const paths = runPaths(home, runId);
-  const replayed = replayJournal(readJournalFile(paths.journal));
+  const replayed = replayJournalFile(paths.journal);
   if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
   const state = replayed.value;
   if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };

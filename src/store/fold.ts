@@ -157,8 +157,13 @@ export class JournalFold {
   private sawEvents = false;
   readonly unlisted: UnlistedCounts = { steps: 0, tasks: 0, files: 0, bytes: 0 };
 
-  constructor(summaryOnly?: SummaryOnly) {
-    this.index = { ...newFoldIndex(), ...(summaryOnly ? { summaryOnly, unlisted: this.unlisted } : {}) };
+  /** `forResume`: only what a resume reads (no item records, file list or traffic: the report's and the summary's). */
+  constructor(summaryOnly?: SummaryOnly, forResume = false) {
+    this.index = {
+      ...newFoldIndex(),
+      ...(summaryOnly ? { summaryOnly, unlisted: this.unlisted } : {}),
+      ...(forResume ? { forResume } : {}),
+    };
   }
 
   /** A line (1-based) that could not be read. */
@@ -209,9 +214,9 @@ export class JournalFold {
 /** The journal at `path` folded as it is read, a block at a time: it is never held whole. */
 export function foldJournalFile(
   path: string,
-  options: { summaryOnly?: SummaryOnly; ownerAlive?: OwnerCheck } = {},
+  options: { summaryOnly?: SummaryOnly; forResume?: boolean; ownerAlive?: OwnerCheck } = {},
 ): { folded: Result<RunState, UnreadableJournal>; unlisted: UnlistedCounts } {
-  const fold = new JournalFold(options.summaryOnly);
+  const fold = new JournalFold(options.summaryOnly, options.forResume);
   forEachJournalLine(
     path,
     (event) => fold.add(event),
@@ -237,6 +242,8 @@ interface FoldIndex {
   /** A summary fold (see SummaryOnly) and what it counted instead of keeping. */
   summaryOnly?: SummaryOnly;
   unlisted?: UnlistedCounts;
+  /** A resume's fold: the outputs, tasks and files a resume reads, not the report's item records. */
+  forResume?: boolean;
 }
 
 const newFoldIndex = (): FoldIndex => ({
@@ -375,7 +382,8 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
         expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (index.expiries.get(event.task_id) ?? null),
       });
       // A resume downloads again an item whose download a kill cut short: one file, its last write.
-      writeFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
+      if (!index.forResume)
+        writeFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
       return;
     case 'upload-done':
       if (index.summaryOnly) return;
@@ -413,7 +421,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'item-finished': {
       applyItem(state, event, index);
       const key = itemKey(event.row, event.step, event.index);
-      if (keepsItems(index, event.row)) state.finishedItems.set(key, event.outputs);
+      if (keepsOutputs(index, event.row)) state.finishedItems.set(key, event.outputs);
       state.submittedTasks.delete(key);
       return;
     }
@@ -431,7 +439,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       state.finishedAt = event.t;
       return;
     case 'requests':
-      if (index.summaryOnly && !index.summaryOnly.items) return;
+      if (index.forResume || (index.summaryOnly && !index.summaryOnly.items)) return;
       state.traffic.push({ second: event.second, counts: event.counts, rateLimited: event.rate_limited });
       return;
     case 'step-cached':
@@ -449,8 +457,11 @@ function keepsItems(index: FoldIndex, row: number): boolean {
   return !only || (only.items === true && row < only.listedRows);
 }
 
+/** The outputs of finished steps and items, which later steps read: a resume's fold keeps them all. */
+const keepsOutputs = (index: FoldIndex, row: number) => index.forResume === true || keepsItems(index, row);
+
 function applyItem(state: RunState, event: ItemEvent, index: FoldIndex): void {
-  if (!keepsItems(index, event.row)) return;
+  if (index.forResume || !keepsItems(index, event.row)) return;
   applyItemEvent(state.items, itemKey(event.row, event.step, event.index), event);
 }
 
@@ -554,7 +565,7 @@ function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   if (event.skipped_items?.length) return;
   // Every task submitted for the step is in its record: no search of the tasks of other steps.
   for (const task of entry.tasks) state.submittedTasks.delete(itemKey(event.row, event.step, task.index));
-  if (keepsItems(index, event.row)) state.finishedSteps.set(key, event.outputs);
+  if (keepsOutputs(index, event.row)) state.finishedSteps.set(key, event.outputs);
   if (!index.summaryOnly) return;
   if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
     // Done for good (a resume never runs a finished step again): counted, not kept.

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from '../result.js';
-import { foldJournal, type RunState, type UnreadableJournal } from './fold.js';
+import { foldJournal, foldJournalFile, type RunState, type UnreadableJournal } from './fold.js';
 import type { JournalEvent, JournalRead } from './journal.js';
 
 export { itemKey, stepKey } from './fold.js';
@@ -72,6 +72,16 @@ export function resumeStateOf(run: RunState): ReplayedState {
 /** The resume state of a journal as read from disk, or why it describes no run. */
 export function replayJournal(read: JournalRead): Result<ReplayedState, UnreadableJournal> {
   const folded = foldJournal(read);
+  return folded.ok ? ok(resumeStateOf(folded.value)) : err(folded.error);
+}
+
+/**
+ * The resume state of the journal at `path`, folded as it is read and keeping only what a resume
+ * reads: the journal of a 100,000-row batch had been read whole (its events held at once) and
+ * folded with the report's item records, 270 MB of heap before the resume began.
+ */
+export function replayJournalFile(path: string): Result<ReplayedState, UnreadableJournal> {
+  const { folded } = foldJournalFile(path, { forResume: true });
   return folded.ok ? ok(resumeStateOf(folded.value)) : err(folded.error);
 }
 

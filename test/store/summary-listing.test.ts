@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEvent } from '../../src/store/journal.js';
 import { reportData, reportDataOfFile } from '../../src/report/data.js';
+import { foldJournalFile } from '../../src/store/fold.js';
+import { replayJournal, replayJournalFile } from '../../src/store/replay.js';
 import { renderPage } from '../../src/report/page.js';
 import { LISTED_ROWS, notListedLine, summariseJournal, summariseJournalFile } from '../../src/store/summary.js';
 
@@ -135,5 +137,22 @@ describe('the report of a journal read as it is folded', () => {
     expect(page).toContain(`<p class="meta" id="not-listed">${notListedLine(summary)}</p>`);
     expect(page).not.toContain('row-1050-tile.png');
     expect(page).toContain('row-1000-tile.png');
+  });
+});
+
+describe('the resume state of a journal read as it is folded', () => {
+  it("is the whole journal's resume state, without the item records, file list and traffic only the report reads", async () => {
+    const events = batchJournal(50);
+    const path = await journalFile(events);
+    const streamed = replayJournalFile(path);
+    const whole = replayJournal({ events, damagedLines: [] });
+    expect(streamed.ok && whole.ok).toBe(true);
+    if (streamed.ok && whole.ok) expect(streamed.value).toEqual(whole.value);
+    const { folded } = foldJournalFile(path, { forResume: true });
+    expect(folded.ok).toBe(true);
+    if (!folded.ok) return;
+    expect(folded.value.items.size).toBe(0);
+    expect(folded.value.files).toEqual([]);
+    expect(folded.value.finishedSteps.size).toBe(50);
   });
 });
