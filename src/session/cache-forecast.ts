@@ -6,7 +6,7 @@ import { withoutCredentials } from '../credentials.js';
 import type { Plan } from '../plan.js';
 import { cacheDir, openRemoteTier, type RemoteFlags, remoteChoice } from './cache-setup.js';
 import type { SessionEnvironment } from './environment.js';
-import { type CacheForecast, type CacheLookup, forecastFromCache } from './plan-cache.js';
+import type { CacheForecast, CacheLookup } from './plan-cache.js';
 
 /** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
 export const uncachedForecast = (plan: Plan): CacheForecast => ({
@@ -35,6 +35,8 @@ export async function cacheForecastOf(
   const choice = remoteChoice(flags, plan.settings.cacheRemote, env);
   const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }, env, secrets) : undefined;
   if (!local && !remote) return uncachedForecast(plan);
+  // Only with a cache to ask: the forecast renders inputs as the runners do, and loads them all.
+  const { forecastFromCache } = await import('./plan-cache.js');
   const lookup: CacheLookup = {
     get: async (key, maxAgeMs) => (await local?.get(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
     // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
