@@ -26,9 +26,10 @@ const { webFetchStepSchema } = await import(join(dist, 'actions', 'web-fetch', '
 const moduleOf = (code) => `(() => {\nconst module = { exports: {} };\n${code}\nreturn module.exports;\n})()`;
 
 function recipeValidator(schema) {
+  // Optimised here, where its cost is paid once: the run time's fallback leaves it out to compile quickly.
   const ajv = new Ajv({
     ...setup.RECIPE_SCHEMA_OPTIONS,
-    code: { ...setup.RECIPE_SCHEMA_OPTIONS.code, source: true },
+    code: { ...setup.RECIPE_SCHEMA_OPTIONS.code, optimize: true, source: true },
   });
   return standaloneCode(ajv, ajv.compile(schema));
 }

@@ -3,9 +3,10 @@ import type { Options } from 'ajv';
 
 /**
  * How the analyzer checks a recipe against schemas/recipe.schema.json. The recipe schema is the
- * package's own, checked against the meta-schema by its tests: checking it again at each start
- * would cost more than the check of a recipe. The build compiles it with these same options
- * (scripts/compile-schema-validators.mjs), so both ways report the same errors.
+ * package's own, checked against the meta-schema by its tests: checking it again, or optimising the
+ * code of a schema compiled at run time, would cost more than the check of a recipe. The build
+ * compiles it with these options (scripts/compile-schema-validators.mjs), optimised there, so both
+ * ways report the same errors.
  */
 export const RECIPE_SCHEMA_OPTIONS: Options = {
   allErrors: true,

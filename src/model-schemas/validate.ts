@@ -146,6 +146,18 @@ export const isLocalPath = (value: string) => !/^[a-z][a-z0-9+.-]*:/i.test(value
 
 /** The input fields that take media URLs (and so local files, uploaded first), with their media kind. */
 export function mediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
+  // Each step of a model asks: its schema is read once.
+  let fields = mediaFieldsBySchema.get(schema);
+  if (!fields) {
+    fields = readMediaFields(schema);
+    mediaFieldsBySchema.set(schema, fields);
+  }
+  return fields;
+}
+
+const mediaFieldsBySchema = new WeakMap<JsonSchema, Array<{ field: string; media: string; list: boolean }>>();
+
+function readMediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
   const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   const fields = [];
   for (const [field, property] of Object.entries(properties)) {

@@ -51,9 +51,8 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const origins = new RowOrigins();
   const inputRows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped, origins);
   const modelSchema = onceEach(deps.modelSchema);
-  const drafts = Object.entries(recipe.steps).map(([id, raw]) =>
-    draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics),
-  );
+  const draftDeps = { ...deps, modelSchema };
+  const drafts = Object.entries(recipe.steps).map(([id, raw]) => draftStep(id, raw, file, draftDeps, diagnostics));
   const byId = new Map(drafts.map((d) => [d.id, d]));
   // One suggester for every unknown step name, so that their suggestions together stay linear.
   const names = { steps: new NameSuggester(byId.keys()), inputs: new NameSuggester(Object.keys(definitions)) };

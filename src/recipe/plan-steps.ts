@@ -58,9 +58,16 @@ export function planStep(
     for (const row of rows.filter((_, i) => runs[i] !== 0))
       for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
         diagnostics.push(error(file, file.locate(problem.path, problem.which), problem.message));
-  const dependsOn = [...new Set([...draft.references.map((r) => r.step), ...draft.needs.map((n) => n.step)])].filter(
-    (id) => id !== draft.id && byId.has(id),
-  ) as StepId[];
+  // The steps it refers to, then those it needs, each once, in the order written: one pass, no copies.
+  const dependsOn: StepId[] = [];
+  const named = new Set<string>();
+  const dependOn = ({ step }: { step: string }) => {
+    if (named.has(step)) return;
+    named.add(step);
+    if (step !== draft.id && byId.has(step)) dependsOn.push(step as StepId);
+  };
+  draft.references.forEach(dependOn);
+  draft.needs.forEach(dependOn);
   const retry = draft.raw.retry;
   const backoffMs =
     retry?.backoff === undefined ? DEFAULTS.backoffMs : (parseDuration(retry.backoff) ?? DEFAULTS.backoffMs);
