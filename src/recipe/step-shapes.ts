@@ -66,17 +66,18 @@ export function valueShape(
   diagnostics: Diagnostic[],
 ): Shape {
   if (value.kind === 'template') return checkTemplate(value.template, path, scope, file, diagnostics);
+  if (value.kind === 'literal') {
+    const literal = value.value;
+    return typeof literal === 'string'
+      ? STRING
+      : typeof literal === 'number'
+        ? NUMBER
+        : typeof literal === 'boolean'
+          ? BOOLEAN
+          : ANY;
+  }
   for (const inner of templateStrings(value, path)) checkTemplate(inner.template, inner.path, scope, file, diagnostics);
-  if (value.kind === 'list') return list(ANY);
-  if (value.kind === 'map') return object({}, true);
-  const literal = value.value;
-  return typeof literal === 'string'
-    ? STRING
-    : typeof literal === 'number'
-      ? NUMBER
-      : typeof literal === 'boolean'
-        ? BOOLEAN
-        : ANY;
+  return value.kind === 'list' ? list(ANY) : object({}, true);
 }
 
 /** A whole-expression field whose shape the model's schema cannot take: caught before anything runs. */

@@ -232,8 +232,7 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
     report(`unknown step '${first.name}'${hint}${others}`);
     return ANY;
   }
-  const step = object({ outputs, outcome: STRING, conclusion: STRING });
-  if (second === undefined) return step;
+  if (second === undefined) return object({ outputs, outcome: STRING, conclusion: STRING });
   if (second.kind === 'field' && (second.name === 'outcome' || second.name === 'conclusion')) {
     return followOrReport(STRING, after, `steps.${first.name}.${second.name}`, report);
   }
