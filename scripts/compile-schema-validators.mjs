@@ -22,8 +22,11 @@ const { LLM_INPUT_SCHEMA } = await import(join(dist, 'actions', 'llm', 'plan.js'
 const { UPLOAD_INPUT_SCHEMA } = await import(join(dist, 'actions', 'upload', 'plan.js'));
 const { webFetchStepSchema } = await import(join(dist, 'actions', 'web-fetch', 'plan.js'));
 
-/** One validator's module, evaluated in a scope of its own: Ajv's standalone code sets module.exports. */
-const moduleOf = (code) => `(() => {\nconst module = { exports: {} };\n${code}\nreturn module.exports;\n})()`;
+/**
+ * One validator's module as a function that evaluates it, in a scope of its own (Ajv's standalone
+ * code sets module.exports): a command evaluates only the validators it uses.
+ */
+const moduleOf = (code) => `() => {\nconst module = { exports: {} };\n${code}\nreturn module.exports;\n}`;
 
 function recipeValidator(schema) {
   // Optimised here, where its cost is paid once: the run time's fallback leaves it out to compile quickly.

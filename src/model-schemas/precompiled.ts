@@ -6,7 +6,8 @@ import { packageRoot } from '../package-root.js';
 /** Which options a validator was compiled with (see ajv-setup.ts). */
 export type SchemaUse = 'recipe' | 'model';
 
-type Precompiled = Record<SchemaUse, Map<string, ValidateFunction>>;
+/** Each validator's code is evaluated on first use: a command needs few of them. */
+type Precompiled = Record<SchemaUse, Map<string, () => ValidateFunction>>;
 
 /** Written by `npm run build` (scripts/compile-schema-validators.mjs), beside the compiled sources. */
 export const PRECOMPILED_FILE = join('dist', 'schema-validators.cjs');
@@ -21,13 +22,21 @@ let loaded: Precompiled | undefined;
  */
 export function precompiledValidator(use: SchemaUse, text: string): ValidateFunction | undefined {
   loaded ??= load();
-  return loaded[use].get(text);
+  const validator = loaded[use].get(text);
+  if (!validator) return undefined;
+  // The same function again for the same text: the analyzer and the engine keep what they are given.
+  const made = validator();
+  loaded[use].set(text, () => made);
+  return made;
 }
 
 function load(): Precompiled {
   try {
     const file = join(packageRoot(), PRECOMPILED_FILE);
-    const validators = createRequire(import.meta.url)(file) as Record<SchemaUse, Record<string, ValidateFunction>>;
+    const validators = createRequire(import.meta.url)(file) as Record<
+      SchemaUse,
+      Record<string, () => ValidateFunction>
+    >;
     return {
       recipe: new Map(Object.entries(validators.recipe)),
       model: new Map(Object.entries(validators.model)),
