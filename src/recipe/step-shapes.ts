@@ -9,14 +9,20 @@ import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 /** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
 export function checkStepExpressions(
   draft: StepDraft,
-  recipeScope: Omit<TypeScope, 'self'>,
+  recipeScope: Pick<TypeScope, 'inputs' | 'steps' | 'names'>,
   file: SourceFile,
   diagnostics: Diagnostic[],
   /** The step runs item by item from another step's items: its `if` is evaluated per item, and may read `item`. */
   itemInIf = false,
 ): void {
   const stepPath: PathPart[] = ['steps', draft.id];
-  const scope: TypeScope = { ...recipeScope, self: draft.id };
+  // Named one by one, not spread: once per step.
+  const scope: TypeScope = {
+    inputs: recipeScope.inputs,
+    steps: recipeScope.steps,
+    names: recipeScope.names,
+    self: draft.id,
+  };
   let item: Shape | undefined;
   if (draft.forEach) {
     const listShape = valueShape(draft.forEach, [...stepPath, 'for_each'], scope, file, diagnostics);
