@@ -52,14 +52,17 @@ export function checkStepExpressions(
     );
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {
-    for (const [field, fieldValue] of Object.entries(draft.with.entries)) {
+    for (const field of Object.keys(draft.with.entries)) {
+      const fieldValue = draft.with.entries[field]!;
       const shape = valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics);
       // A literal is judged by the model's schema with its value (model-rows.ts): one error, not two.
       if (fieldValue.kind !== 'literal') fieldShapes.set(field, shape);
     }
   }
-  if (draft.run) valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
-  checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
+  if (draft.run) {
+    valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
+    checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
+  }
   if (draft.inputSchema) checkFieldShapes(draft, fieldShapes, file, diagnostics);
 }
 
