@@ -56,14 +56,16 @@ export async function run({ quick, cli }) {
   const validateMs = await time(['validate', path]);
   const planMs = await time(['plan', path, '--format', 'json']);
   await rm(dir, { recursive: true, force: true });
+  // Issue 22: validate and plan of 10,000 steps each in at most 300 ms, as whole processes.
+  const targetMs = 300;
   return {
-    line: `plan-10k: ${count} steps: validate ${validateMs.toFixed(0)} ms, plan ${planMs.toFixed(0)} ms (median of 5 whole processes; target < 1000 ms)`,
+    line: `plan-10k: ${count} steps: validate ${validateMs.toFixed(0)} ms, plan ${planMs.toFixed(0)} ms (median of 5 whole processes; target ≤ ${targetMs} ms each)`,
     figures: {
       steps: count,
       validate_ms: Math.round(validateMs),
       plan_ms: Math.round(planMs),
-      target_ms: 1000,
-      met: validateMs < 1000,
+      target_ms: targetMs,
+      met: validateMs <= targetMs && planMs <= targetMs,
     },
   };
 }

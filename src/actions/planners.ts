@@ -30,8 +30,10 @@ export function plannerOf<K extends ActionKind>(step: StepOf<K>): ActionPlan<Ste
 
 /** The action a step's `uses:` names (undefined: `run:`), or undefined when it names none. */
 export function actionNamedBy(uses: string | undefined): ActionKind | undefined {
-  return (Object.keys(PLANNERS) as ActionKind[]).find((kind) => PLANNERS[kind].claims(uses));
+  return KINDS.find((kind) => PLANNERS[kind].claims(uses));
 }
+
+const KINDS = Object.keys(PLANNERS) as ActionKind[];
 
 /** `web-search, web-fetch, llm, upload or a model slug provider/model_id`. */
 export function usesChoices(): string {

@@ -182,6 +182,11 @@ export class CacheStore {
     return entries.sort((a, b) => a.created_at - b.created_at);
   }
 
+  /** The keys of the entries stored now, damaged ones too (get tells those). */
+  async storedKeys(): Promise<ReadonlySet<string>> {
+    return new Set(await this.keys());
+  }
+
   private async keys(): Promise<string[]> {
     const keys: string[] = [];
     for (const shard of await readdir(this.entriesDir).catch(() => [])) {

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import type { RemoteTier } from '../cache/remote-tier.js';
-import { CacheStore, type CacheEntry } from '../cache/store.js';
+import type { CacheEntry, CacheStore } from '../cache/store.js';
 import { parseDuration } from '../duration.js';
-import { cacheDir, openRemoteTier, remoteChoice } from '../session/cache-setup.js';
 import { registerSecret } from './output.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, redact, shown } from './output.js';
@@ -14,7 +13,17 @@ const warning = (message: string) => cliIo().stderr.write(redact(`warning: ${mes
 
 const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
-function openStore(flags: { cacheDir?: string }): CacheStore {
+/**
+ * The cache's modules, loaded when a cache command runs: the local store, the remote tier and the
+ * S3 client's wrapper are a dozen modules that every other command would load for nothing.
+ */
+async function cacheModules() {
+  const [{ CacheStore }, setup] = await Promise.all([import('../cache/store.js'), import('../session/cache-setup.js')]);
+  return { CacheStore, ...setup };
+}
+
+async function openStore(flags: { cacheDir?: string }): Promise<CacheStore> {
+  const { CacheStore, cacheDir } = await cacheModules();
   const dir = cacheDir(flags.cacheDir, pipelineHome(), cliIo().env);
   const { clock } = cliIo();
   const store = CacheStore.open(dir, { now: () => clock.now(), warn: warning });
@@ -31,7 +40,8 @@ interface CacheFlags {
 }
 
 /** The remote of `--cache-remote`, else PIPELINE_CACHE_REMOTE; a usage error when neither names one. */
-function openRemote(flags: CacheFlags): RemoteTier {
+async function openRemote(flags: CacheFlags): Promise<RemoteTier> {
+  const { openRemoteTier, remoteChoice } = await cacheModules();
   const choice = remoteChoice(
     { ...(flags.cacheRemote ? { cacheRemote: flags.cacheRemote } : {}) },
     undefined,
@@ -62,11 +72,11 @@ async function list(flags: CacheFlags): Promise<void> {
   let entries: CacheEntry[];
   let where: { dir: string } | { remote: string };
   if (flags.remote) {
-    const remote = openRemote(flags);
+    const remote = await openRemote(flags);
     entries = await onRemote(remote, () => remote.list());
     where = { remote: remote.location };
   } else {
-    const store = openStore(flags);
+    const store = await openStore(flags);
     entries = await store.list();
     where = { dir: store.dir };
   }
@@ -92,17 +102,17 @@ async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> 
     throw new UsageError(`--older-than takes a duration such as 30d or 12h, got ${JSON.stringify(flags.olderThan)}`);
   let removed: { entries: number; blobs: number; bytes: number };
   if (flags.remote) {
-    const remote = openRemote(flags);
+    const remote = await openRemote(flags);
     removed = await onRemote(remote, () => remote.prune(olderThanMs));
     // What this machine remembers of the remote's entries is out of date: its next hits share them again.
-    await openStore(flags).forgetShared(remote.location);
-  } else removed = await openStore(flags).prune(olderThanMs);
+    await (await openStore(flags)).forgetShared(remote.location);
+  } else removed = await (await openStore(flags)).prune(olderThanMs);
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries and ${removed.blobs} files (${removed.bytes} bytes)`);
 }
 
 async function clear(flags: { cacheDir?: string; json?: boolean }): Promise<void> {
-  const removed = await openStore(flags).clear();
+  const removed = await (await openStore(flags)).clear();
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries`);
 }

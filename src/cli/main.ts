@@ -7,8 +7,9 @@ import { processIo, runCommandLine } from './program.js';
 // none of it. V8 lets the heap grow to three or four times what is live before collecting, which
 // made a batch's peak RSS three times its live heap; at 1.5 times, a 10,000-row batch peaks at
 // 160 MB rather than 235 MB for the same CPU (bench batch-100k). The bin only: a program that
-// imports the library keeps its own settings.
-setFlagsFromString('--heap-growing-percent=50');
+// imports the library keeps its own settings. Not for `validate` and `plan`, which build one plan
+// that lives until they exit: collecting that often cost them a tenth of their time (bench plan-10k).
+if (!['validate', 'plan'].includes(process.argv[2] ?? '')) setFlagsFromString('--heap-growing-percent=50');
 
 // For benchmarks: the process's own CPU time and peak memory, written as JSON when it exits.
 const usageFile = process.env.PIPELINE_USAGE_FILE;

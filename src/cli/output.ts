@@ -28,7 +28,11 @@ export function printJson(value: unknown): void {
 /** Left-aligned columns; a long last column is not padded. */
 export function printTable(headers: string[], rows: Array<Array<string | number | undefined>>): void {
   const cells = rows.map((row) => row.map((cell) => (cell === undefined ? '' : String(cell))));
-  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]!.length)));
+  // A loop, not Math.max(...column): a column is spread as arguments, and `plan` of 190,000 steps,
+  // one row each, overflowed the stack.
+  const widths = headers.map((header, i) =>
+    cells.reduce((widest, row) => Math.max(widest, row[i]!.length), header.length),
+  );
   const format = (row: string[]) =>
     row
       .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))

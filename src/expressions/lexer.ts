@@ -11,11 +11,15 @@ export type Token = {
 const TWO_CHAR_OPERATORS = ['==', '!=', '<=', '>=', '&&', '||'];
 /** What a user probably meant by a character that is no operator. */
 const SLIPS: Record<string, string> = { '=': '==', '&': '&&', '|': '||' };
+/** The first characters of the operators and of the slips. */
+const OPERATOR_STARTS = '=!<>&|';
 
 function operatorAt(text: string, at: number): Token | undefined {
+  const one = text[at]!;
+  // Most tokens start with a letter: no operator, no slip, and no substring made to find out.
+  if (!OPERATOR_STARTS.includes(one)) return undefined;
   const two = text.slice(at, at + 2);
   if (TWO_CHAR_OPERATORS.includes(two)) return { kind: 'operator', text: two, start: at, end: at + 2 };
-  const one = text[at]!;
   if (one === '!' || one === '<' || one === '>') return { kind: 'operator', text: one, start: at, end: at + 1 };
   const meant = SLIPS[one];
   if (meant)
@@ -24,6 +28,12 @@ function operatorAt(text: string, at: number): Token | undefined {
       at,
     );
   return undefined;
+}
+
+/** As /\s/: a space, tab or line break answered without a regular expression, which ran for every character. */
+function isSpace(code: number, char: string): boolean {
+  if (code === 32 || (code >= 9 && code <= 13)) return true;
+  return code > 127 && /\s/.test(char);
 }
 
 const IDENT = /[A-Za-z_][A-Za-z0-9_-]*/y;
@@ -35,7 +45,7 @@ export function tokenize(text: string): Token[] {
   let at = 0;
   while (at < text.length) {
     const char = text[at]!;
-    if (/\s/.test(char)) {
+    if (isSpace(text.charCodeAt(at), char)) {
       at++;
       continue;
     }

@@ -1,6 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { modelSchemaAjv } from './ajv-setup.js';
 import type { JsonSchema } from './bundled.js';
+import { precompiledValidator } from './precompiled.js';
 
 /** One problem with one field of a model input. */
 export interface FieldProblem {
@@ -11,8 +12,8 @@ export interface FieldProblem {
   message: string;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-addFormats.default(ajv, ['uri']);
+/** Made on first use: the shipped schemas' validators were compiled when the package was built. */
+let ajv: Ajv | undefined;
 /** Compiled validators by schema text: the same model's schema read twice compiles once. */
 const compiled = new Map<string, ValidateFunction>();
 /** The same schema object again skips even the serialising. */
@@ -126,9 +127,11 @@ export function validateModelInput(
   let validate = byObject.get(schema);
   const key = validate ? '' : JSON.stringify(schema);
   validate ??= compiled.get(key);
+  validate ??= precompiledValidator('model', key);
   if (!validate) {
     // The $id is dropped: a live schema and the bundled copy may share it with different content.
     const { $id: _id, ...anonymous } = schema;
+    ajv ??= modelSchemaAjv();
     validate = ajv.compile(anonymous);
     compiled.set(key, validate);
   }
@@ -143,6 +146,18 @@ export const isLocalPath = (value: string) => !/^[a-z][a-z0-9+.-]*:/i.test(value
 
 /** The input fields that take media URLs (and so local files, uploaded first), with their media kind. */
 export function mediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
+  // Each step of a model asks: its schema is read once.
+  let fields = mediaFieldsBySchema.get(schema);
+  if (!fields) {
+    fields = readMediaFields(schema);
+    mediaFieldsBySchema.set(schema, fields);
+  }
+  return fields;
+}
+
+const mediaFieldsBySchema = new WeakMap<JsonSchema, Array<{ field: string; media: string; list: boolean }>>();
+
+function readMediaFields(schema: JsonSchema): Array<{ field: string; media: string; list: boolean }> {
   const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   const fields = [];
   for (const [field, property] of Object.entries(properties)) {

@@ -51,10 +51,13 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const origins = new RowOrigins();
   const inputRows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped, origins);
   const modelSchema = onceEach(deps.modelSchema);
-  const drafts = Object.entries(recipe.steps).map(([id, raw]) =>
-    draftStep(id, raw, file, { ...deps, modelSchema }, diagnostics),
-  );
-  const byId = new Map(drafts.map((d) => [d.id, d]));
+  const draftDeps = { ...deps, modelSchema };
+  // Loops rather than entries and pairs: each of these runs once per step.
+  const drafts: StepDraft[] = [];
+  for (const id of Object.keys(recipe.steps))
+    drafts.push(draftStep(id, recipe.steps[id]!, file, draftDeps, diagnostics));
+  const byId = new Map<string, StepDraft>();
+  for (const draft of drafts) byId.set(draft.id, draft);
   // One suggester for every unknown step name, so that their suggestions together stay linear.
   const names = { steps: new NameSuggester(byId.keys()), inputs: new NameSuggester(Object.keys(definitions)) };
   checkNeeds(drafts, byId, names.steps, file, diagnostics);
@@ -67,7 +70,8 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const inputShapes = Object.fromEntries(
     Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
   );
-  const outputShapes = new Map(drafts.map((d) => [d.id, d.forEach ? list(d.outputs) : d.outputs]));
+  const outputShapes = new Map<string, Shape>();
+  for (const d of drafts) outputShapes.set(d.id, d.forEach ? list(d.outputs) : d.outputs);
   const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
   const scope = { inputs: inputShapes, steps: outputShapes, names };

@@ -1,6 +1,6 @@
 import { roundUsd, type Pricing } from '../model-schemas/prices.js';
 import type { ModelStep, Plan } from '../plan.js';
-import { knownValue, UNKNOWN } from './known-values.js';
+import { knownValue, ownEntry, UNKNOWN } from './known-values.js';
 
 /**
  * A model step's estimated cost. `usd` counts the runs known at plan time (less those a cache
@@ -34,7 +34,12 @@ function knownInput(step: ModelStep, row: Record<string, unknown>): Record<strin
     return {};
   }
   if (typeof value !== 'object' || value === null) return {};
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== UNKNOWN));
+  const known: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field !== UNKNOWN) ownEntry(known, key, field);
+  }
+  return known;
 }
 
 /**

@@ -69,10 +69,11 @@ export function estimatePlan(plan: Plan, options: EstimateOptions = {}): PlanEst
   };
   const steps = plan.steps.map((step) => {
     const cached = options.cached?.get(step.id) ?? 0;
-    return {
-      ...estimateStep(plan, step, concurrency, tally, cached),
+    // The step's line, its cost last: set on it rather than spread into a copy, once per step.
+    const line: PlanEstimate['steps'][number] = Object.assign(estimateStep(plan, step, concurrency, tally, cached), {
       cost: plannerOf(step).price(plan, step, cached, options.pricing),
-    };
+    });
+    return line;
   });
   const { requests } = tally;
   requests.uploads = tally.localFiles.size;

@@ -146,7 +146,8 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
           message: tooMany(path, current.length),
         });
       }
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], parent: entry, key: i, depth });
+      for (let i = current.length - 1; i >= 0; i--)
+        if (mayPass(current[i])) stack.push({ value: current[i], parent: entry, key: i, depth });
       continue;
     }
     const keys = Object.keys(current);
@@ -183,11 +184,19 @@ export function valueLimitProblem(value: unknown, options: { steps?: boolean } =
           message: `a key of ${count(key.length)} characters in ${label(pathTo(entry))}; a key may be at most ${count(RECIPE_LIMITS.textChars)}`,
         });
       }
-      stack.push({ value: (current as Record<string, unknown>)[key], parent: entry, key, depth });
+      const child = (current as Record<string, unknown>)[key];
+      if (mayPass(child)) stack.push({ value: child, parent: entry, key, depth });
     }
   }
   return first;
 }
+
+/**
+ * Whether a value can pass a limit: a list, a mapping or a text too long. Only those are walked: a
+ * scalar within the limits would be taken off the stack to no effect, and most values are scalars.
+ */
+const mayPass = (value: unknown) =>
+  typeof value === 'string' ? value.length > RECIPE_LIMITS.textChars : typeof value === 'object' && value !== null;
 
 const tooLong = (path: PathPart[], text: string) =>
   `${label(path)} is ${count(text.length)} characters long; a text may be at most ${count(RECIPE_LIMITS.textChars)}`;

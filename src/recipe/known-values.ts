@@ -39,8 +39,17 @@ const INPUTS_ONLY: ReadonlySet<string> = new Set(['inputs']);
 /** Whether the expression can be evaluated before the run: it reads inputs only, and no files or step states. */
 const onlyInputs = (expr: Expr) => readsOnly(expr, INPUTS_ONLY, { files: false });
 
-export const knownAtPlanTime = (template: Template) =>
-  template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
+/** Whether each template reads inputs only, found once: a step's values are evaluated for every row. */
+const knownByTemplate = new WeakMap<Template, boolean>();
+
+export const knownAtPlanTime = (template: Template): boolean => {
+  let known = knownByTemplate.get(template);
+  if (known === undefined) {
+    known = template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
+    knownByTemplate.set(template, known);
+  }
+  return known;
+};
 
 /**
  * The value as far as the plan knows it: literals, and expressions over inputs evaluated with this
@@ -53,8 +62,11 @@ export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>
       return value.value;
     case 'list':
       return value.items.map((item) => knownValue(item, inputs));
-    case 'map':
-      return Object.fromEntries(Object.entries(value.entries).map(([k, v]) => [k, knownValue(v, inputs)]));
+    case 'map': {
+      const known: Record<string, unknown> = {};
+      for (const key of Object.keys(value.entries)) ownEntry(known, key, knownValue(value.entries[key]!, inputs));
+      return known;
+    }
     case 'template':
       if (!knownAtPlanTime(value.template)) return UNKNOWN;
       return render(value.template, { inputs, steps: {}, run: { id: '', dir: '' }, env: {} });
@@ -73,3 +85,10 @@ export function isUnknownAt(value: unknown, path: ReadonlyArray<string | number>
 }
 
 export { ExpressionError };
+
+/** Sets an own entry, as Object.fromEntries does: a key `__proto__` is an entry, not the object's prototype. */
+export function ownEntry(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}

@@ -1,5 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { ajvLibrary, RECIPE_SCHEMA_OPTIONS } from '../model-schemas/ajv-setup.js';
 import type { JsonSchema } from '../model-schemas/bundled.js';
+import { precompiledValidator } from '../model-schemas/precompiled.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -9,11 +11,10 @@ const validators = new WeakMap<JsonSchema, ValidateFunction>();
 function compiled(schema: JsonSchema): ValidateFunction {
   let validator = validators.get(schema);
   if (!validator) {
-    // The recipe schema is the package's own, checked against the meta-schema by its tests: checking it
-    // again, and optimising the generated code, would cost each `validate` more than the check itself.
-    validator = new Ajv({ allErrors: true, strict: false, validateSchema: false, code: { optimize: false } }).compile(
-      schema,
-    );
+    // The package's own schema was compiled when it was built; another (a test's) is compiled here.
+    validator =
+      precompiledValidator('recipe', JSON.stringify(schema)) ??
+      new (ajvLibrary().Ajv)(RECIPE_SCHEMA_OPTIONS).compile(schema);
     validators.set(schema, validator);
   }
   return validator;

@@ -84,15 +84,20 @@ export type PathCheck = { ok: true; shape: Shape } | { ok: false; message: strin
  * for messages such as "steps.hero.outputs has no field 'imagez'".
  */
 export function followPath(shape: Shape, segments: readonly Segment[], root: string): PathCheck {
+  return follow(shape, segments, () => root);
+}
+
+/** As followPath, the path so far worded only for a message: most paths are followed without one. */
+function follow(shape: Shape, segments: readonly Segment[], root: () => string): PathCheck {
   let current = shape;
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
-    const label = pathText(root, segments.slice(0, i));
+    const label = () => pathText(root(), segments.slice(0, i));
     if (current.kind === 'any') return { ok: true, shape: ANY };
     if (segment.kind === 'wildcard') {
       if (current.kind !== 'list')
-        return { ok: false, message: `${label} is ${describeShape(current)}, not a list, so [*] cannot apply` };
-      const rest = followPath(current.items, segments.slice(i + 1), `${label}[*]`);
+        return { ok: false, message: `${label()} is ${describeShape(current)}, not a list, so [*] cannot apply` };
+      const rest = follow(current.items, segments.slice(i + 1), () => `${label()}[*]`);
       if (!rest.ok) return rest;
       // [*] maps the rest over the list and flattens one level.
       return { ok: true, shape: list(rest.shape.kind === 'list' ? rest.shape.items : rest.shape) };
@@ -101,7 +106,7 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
       if (current.kind !== 'list')
         return {
           ok: false,
-          message: `${label} is ${describeShape(current)}, not a list, so [${segment.index}] cannot apply`,
+          message: `${label()} is ${describeShape(current)}, not a list, so [${segment.index}] cannot apply`,
         };
       current = current.items;
       continue;
@@ -109,11 +114,11 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
     if (current.kind === 'list') {
       return {
         ok: false,
-        message: `${label} is a list; use ${label}[0].${segment.name} for the first item or ${label}[*].${segment.name} for all`,
+        message: `${label()} is a list; use ${label()}[0].${segment.name} for the first item or ${label()}[*].${segment.name} for all`,
       };
     }
     if (current.kind !== 'object')
-      return { ok: false, message: `${label} is ${describeShape(current)} and has no field '${segment.name}'` };
+      return { ok: false, message: `${label()} is ${describeShape(current)} and has no field '${segment.name}'` };
     const field = Object.hasOwn(current.fields, segment.name) ? current.fields[segment.name] : undefined;
     if (!field) {
       if (current.open) return { ok: true, shape: ANY };
@@ -121,7 +126,7 @@ export function followPath(shape: Shape, segments: readonly Segment[], root: str
       const hint = names.hint(segment.name);
       return {
         ok: false,
-        message: `${label} has no field '${segment.name}'${hint}${names.count() ? `${hint ? ' It' : '; it'} has ${names.list()}` : ''}`,
+        message: `${label()} has no field '${segment.name}'${hint}${names.count() ? `${hint ? ' It' : '; it'} has ${names.list()}` : ''}`,
       };
     }
     current = field;

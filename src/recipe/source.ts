@@ -55,7 +55,7 @@ export class SourceFile {
     /** Whether the text is YAML whose nodes can be located; a command line or CSV is not. */
     private readonly yaml = false,
   ) {
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.lineStarts.push(i + 1);
   }
 
   private located(): Map<string, Located> {
@@ -140,6 +140,8 @@ function blockStepKeys(text: string, lineStarts: number[]): Map<string, number> 
   let inSteps = false;
   for (let line = 0; line < lineStarts.length; line++) {
     const start = lineStarts[line]!;
+    // A line indented past the keys (a step's own lines, most of them) is passed over unread.
+    if (indent !== undefined && indentedPast(text, start, indent)) continue;
     const end = line + 1 < lineStarts.length ? lineStarts[line + 1]! - 1 : text.length;
     const content = text.slice(start, end).replace(/\r$/, '');
     if (/^\s*(#.*)?$/.test(content)) continue;
@@ -156,6 +158,12 @@ function blockStepKeys(text: string, lineStarts: number[]): Map<string, number> 
     if (key) keys.set(key[3]!, start + key[1]!.length);
   }
   return keys;
+}
+
+/** Whether the line at `start` begins with more than `indent` spaces. */
+function indentedPast(text: string, start: number, indent: number): boolean {
+  for (let i = start; i <= start + indent; i++) if (text.charCodeAt(i) !== 32) return false;
+  return true;
 }
 
 export interface YamlProblem {

@@ -37,24 +37,26 @@ export function draftStep(
     step,
     path: Array.isArray(raw.needs) ? [...path, 'needs', i] : [...path, 'needs'],
   }));
-  return {
+  // The optional fields set one by one rather than spread from copies, once per step; the values
+  // compiled in the order written, which is the order of the references and diagnostics.
+  const draft: StepDraft = {
     id,
     raw,
     action,
-    ...(model ? { model } : {}),
-    ...(inputSchema ? { inputSchema } : {}),
     with: compile(raw.with ?? {}, [...path, 'with']),
-    ...(raw.run !== undefined ? { run: compile(raw.run, [...path, 'run']) } : {}),
-    ...(raw.for_each !== undefined ? { forEach: compile(raw.for_each, [...path, 'for_each']) } : {}),
-    ...(raw.if !== undefined ? { if: compile(conditionText(raw.if), [...path, 'if']) } : {}),
-    ...(typeof raw.cache === 'object' && raw.cache.key !== undefined
-      ? { cacheKey: compile(raw.cache.key, [...path, 'cache', 'key']) }
-      : {}),
     references,
     needs,
     mediaFields,
     outputs,
   };
+  if (model) draft.model = model;
+  if (inputSchema) draft.inputSchema = inputSchema;
+  if (raw.run !== undefined) draft.run = compile(raw.run, [...path, 'run']);
+  if (raw.for_each !== undefined) draft.forEach = compile(raw.for_each, [...path, 'for_each']);
+  if (raw.if !== undefined) draft.if = compile(conditionText(raw.if), [...path, 'if']);
+  if (typeof raw.cache === 'object' && raw.cache.key !== undefined)
+    draft.cacheKey = compile(raw.cache.key, [...path, 'cache', 'key']);
+  return draft;
 }
 
 /** As in GitHub Actions, an `if` may leave out `${{ }}`: `if: failure()` is an expression, not text. */

@@ -9,14 +9,20 @@ import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 /** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
 export function checkStepExpressions(
   draft: StepDraft,
-  recipeScope: Omit<TypeScope, 'self'>,
+  recipeScope: Pick<TypeScope, 'inputs' | 'steps' | 'names'>,
   file: SourceFile,
   diagnostics: Diagnostic[],
   /** The step runs item by item from another step's items: its `if` is evaluated per item, and may read `item`. */
   itemInIf = false,
 ): void {
   const stepPath: PathPart[] = ['steps', draft.id];
-  const scope: TypeScope = { ...recipeScope, self: draft.id };
+  // Named one by one, not spread: once per step.
+  const scope: TypeScope = {
+    inputs: recipeScope.inputs,
+    steps: recipeScope.steps,
+    names: recipeScope.names,
+    self: draft.id,
+  };
   let item: Shape | undefined;
   if (draft.forEach) {
     const listShape = valueShape(draft.forEach, [...stepPath, 'for_each'], scope, file, diagnostics);
@@ -46,14 +52,17 @@ export function checkStepExpressions(
     );
   const fieldShapes = new Map<string, Shape>();
   if (draft.with.kind === 'map') {
-    for (const [field, fieldValue] of Object.entries(draft.with.entries)) {
+    for (const field of Object.keys(draft.with.entries)) {
+      const fieldValue = draft.with.entries[field]!;
       const shape = valueShape(fieldValue, [...stepPath, 'with', field], inner, file, diagnostics);
       // A literal is judged by the model's schema with its value (model-rows.ts): one error, not two.
       if (fieldValue.kind !== 'literal') fieldShapes.set(field, shape);
     }
   }
-  if (draft.run) valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
-  checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
+  if (draft.run) {
+    valueShape(draft.run, [...stepPath, 'run'], inner, file, diagnostics);
+    checkRunQuoting(draft.run, [...stepPath, 'run'], file, diagnostics);
+  }
   if (draft.inputSchema) checkFieldShapes(draft, fieldShapes, file, diagnostics);
 }
 
@@ -66,17 +75,18 @@ export function valueShape(
   diagnostics: Diagnostic[],
 ): Shape {
   if (value.kind === 'template') return checkTemplate(value.template, path, scope, file, diagnostics);
+  if (value.kind === 'literal') {
+    const literal = value.value;
+    return typeof literal === 'string'
+      ? STRING
+      : typeof literal === 'number'
+        ? NUMBER
+        : typeof literal === 'boolean'
+          ? BOOLEAN
+          : ANY;
+  }
   for (const inner of templateStrings(value, path)) checkTemplate(inner.template, inner.path, scope, file, diagnostics);
-  if (value.kind === 'list') return list(ANY);
-  if (value.kind === 'map') return object({}, true);
-  const literal = value.value;
-  return typeof literal === 'string'
-    ? STRING
-    : typeof literal === 'number'
-      ? NUMBER
-      : typeof literal === 'boolean'
-        ? BOOLEAN
-        : ANY;
+  return value.kind === 'list' ? list(ANY) : object({}, true);
 }
 
 /** A whole-expression field whose shape the model's schema cannot take: caught before anything runs. */

@@ -13,6 +13,7 @@ import {
   type Template,
 } from '../expressions/expressions.js';
 import { callShape, operatorShape } from './expression-shapes.js';
+import { ownEntry } from './known-values.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -55,12 +56,15 @@ export function compileValue(
       items: value.map((item, i) => compileValue(item, [...path, i], file, diagnostics, references)),
     };
   if (typeof value === 'object' && value !== null) {
-    return {
-      kind: 'map',
-      entries: Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, compileValue(v, [...path, k], file, diagnostics, references)]),
-      ),
-    };
+    // A loop, not fromEntries over entries: every step's `with:` comes here (the same own keys, in order).
+    const entries: Record<string, ValueTemplate> = {};
+    for (const key of Object.keys(value))
+      ownEntry(
+        entries,
+        key,
+        compileValue((value as Record<string, unknown>)[key], [...path, key], file, diagnostics, references),
+      );
+    return { kind: 'map', entries };
   }
   return { kind: 'literal', value };
 }
@@ -228,8 +232,7 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
     report(`unknown step '${first.name}'${hint}${others}`);
     return ANY;
   }
-  const step = object({ outputs, outcome: STRING, conclusion: STRING });
-  if (second === undefined) return step;
+  if (second === undefined) return object({ outputs, outcome: STRING, conclusion: STRING });
   if (second.kind === 'field' && (second.name === 'outcome' || second.name === 'conclusion')) {
     return followOrReport(STRING, after, `steps.${first.name}.${second.name}`, report);
   }

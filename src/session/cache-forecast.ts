@@ -6,7 +6,7 @@ import { withoutCredentials } from '../credentials.js';
 import type { Plan } from '../plan.js';
 import { cacheDir, openRemoteTier, type RemoteFlags, remoteChoice } from './cache-setup.js';
 import type { SessionEnvironment } from './environment.js';
-import { type CacheForecast, type CacheLookup, forecastFromCache } from './plan-cache.js';
+import type { CacheForecast, CacheLookup } from './plan-cache.js';
 
 /** No cache to ask: only a plan of local `run:` commands sends the gateway nothing. */
 export const uncachedForecast = (plan: Plan): CacheForecast => ({
@@ -34,9 +34,15 @@ export async function cacheForecastOf(
   const local = store?.ok ? store.value : undefined;
   const choice = remoteChoice(flags, plan.settings.cacheRemote, env);
   const remote = choice.ok && choice.value ? openRemoteTier(choice.value, { now, warn }, env, secrets) : undefined;
-  if (!local && !remote) return uncachedForecast(plan);
+  // The keys the folder holds, listed once: a key it lacks is a miss without a file read each (a
+  // plan of 10,000 steps spent a third of a second on those), and an empty folder is no cache at all.
+  const stored = local ? await local.storedKeys() : undefined;
+  if (!remote && (!stored || (stored.size === 0 && plan.rows.length > 0))) return uncachedForecast(plan);
+  // Only with a cache to ask: the forecast renders inputs as the runners do, and loads them all.
+  const { forecastFromCache } = await import('./plan-cache.js');
   const lookup: CacheLookup = {
-    get: async (key, maxAgeMs) => (await local?.get(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
+    get: async (key, maxAgeMs) =>
+      (stored?.has(key) ? await local?.get(key, maxAgeMs) : undefined) ?? (await remote?.getEntry(key, maxAgeMs)),
     // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
     blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
   };

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { readBundledSchema, type JsonSchema } from '../model-schemas/bundled.js';
 import { formatUsd, parsePriceTable, pricingOf, type PriceRule, type Pricing } from '../model-schemas/prices.js';
 import type { Plan } from '../plan.js';
 import type { StepCost, TotalCost } from '../recipe/estimate-cost.js';
+import { yamlLibrary } from '../recipe/source.js';
 import { resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -22,7 +22,7 @@ export function readPriceFile(
   let value: unknown;
   try {
     // YAML is a superset of JSON: one parser reads both.
-    value = parseYaml(text);
+    value = yamlLibrary().parse(text);
   } catch (e) {
     throw new UsageError(`--prices: ${path} is not YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
   }

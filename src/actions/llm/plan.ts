@@ -1,4 +1,5 @@
-import { Ajv } from 'ajv';
+import type { Ajv } from 'ajv';
+import { ajvLibrary } from '../../model-schemas/ajv-setup.js';
 import type { JsonSchema } from '../../model-schemas/bundled.js';
 import type { LlmStep } from '../../plan.js';
 import { error } from '../../recipe/diagnostics.js';
@@ -6,10 +7,11 @@ import { ANY, INTEGER, object, shapeFromSchema, STRING } from '../../recipe/shap
 import type { ActionPlan } from '../plan-part.js';
 import { CACHED_FOR_GOOD, FREE, namedAs } from '../plan-kit.js';
 
-const ajv = new Ajv({ strict: false });
+/** Made when a step first gives a `schema:`, which is checked here: a recipe without one never loads Ajv. */
+let ajv: Ajv | undefined;
 
 /** The request the client builds for the LLM call (in the protocol the step names). */
-const INPUT: JsonSchema = {
+export const LLM_INPUT_SCHEMA: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['model', 'prompt'],
@@ -36,6 +38,7 @@ export const llmPlan: ActionPlan<LlmStep> = {
     // A schema with expressions (`maxItems: ${{ inputs.count }}`) is checked once rendered, at run time.
     if (schemaValue !== undefined && !JSON.stringify(schemaValue).includes('${{')) {
       try {
+        ajv ??= new (ajvLibrary().Ajv)({ strict: false });
         ajv.compile(schemaValue as object);
       } catch (cause) {
         const reason = (cause as Error).message.replace(/^schema is invalid: /, '').replace(/\bdata\//g, '');
@@ -45,7 +48,7 @@ export const llmPlan: ActionPlan<LlmStep> = {
       }
     }
     return {
-      inputSchema: INPUT,
+      inputSchema: LLM_INPUT_SCHEMA,
       outputs: object({
         text: STRING,
         json: schemaValue === undefined ? ANY : shapeFromSchema(schemaValue),

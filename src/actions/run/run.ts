@@ -1,6 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { execa } from 'execa';
 import { commandEnvironment } from '../../credentials.js';
 import { type Command, isShellCommand, renderCommand } from '../../engine/command.js';
 import type { EngineContext } from '../../engine/context.js';
@@ -36,6 +35,9 @@ export async function runCommandIn(
     stripFinalNewline: true,
     maxBuffer: 64 * 1024 * 1024,
   } as const;
+  // Loaded by the first command a run starts: `plan` reads this module for the cache forecast and
+  // runs nothing, and execa is a hundred modules.
+  const { execa } = await import('execa');
   const result = Array.isArray(command)
     ? await execa(String(command[0]), command.slice(1).map(String), options)
     : isShellCommand(command)

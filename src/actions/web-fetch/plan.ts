@@ -19,7 +19,7 @@ const stepSchemas = new WeakMap<Record<ToolName, JsonSchema>, JsonSchema>();
  * A web-fetch step may name any number of URLs: the client sends them 20 a request, in order. So the
  * step's `with:` is the tool's request schema without the per-request cap on `urls`.
  */
-function stepSchema(tools: Record<ToolName, JsonSchema>): JsonSchema {
+export function webFetchStepSchema(tools: Record<ToolName, JsonSchema>): JsonSchema {
   let schema = stepSchemas.get(tools);
   if (!schema) {
     const request = tools['web-fetch'];
@@ -34,7 +34,7 @@ function stepSchema(tools: Record<ToolName, JsonSchema>): JsonSchema {
 /** `uses: web-fetch`: pages read by the gateway, one tool call per 20 URLs. */
 export const webFetchPlan: ActionPlan<WebFetchStep> = {
   ...namedAs('web-fetch'),
-  draft: ({ deps }) => ({ inputSchema: stepSchema(deps.schemas.tools), outputs: OUTPUTS, mediaFields: [] }),
+  draft: ({ deps }) => ({ inputSchema: webFetchStepSchema(deps.schemas.tools), outputs: OUTPUTS, mediaFields: [] }),
   plan: (draft) => ({ action: 'web-fetch', with: draft.with }),
   sendsRequests: true,
   retriesByDefault: true,
