@@ -79,7 +79,9 @@ export class LiveView implements Reporter {
   /** The frame as it would be drawn now. */
   frame(): string {
     const now = this.options.clock.now();
-    const width = Math.max(...[...this.running.keys()].map((l) => l.length), 4);
+    // A loop, not Math.max(...): spread arguments go on the stack, one per step in progress.
+    let width = 4;
+    for (const label of this.running.keys()) width = Math.max(width, label.length);
     const lines = [...this.running.values()].map((r) => {
       const count = `${r.done}/${r.total}`.padStart(String(r.total).length * 2 + 1);
       return `${r.label.padEnd(width)} ${bar(r.done, r.total)} ${count}  ${r.inFlight} in flight  ETA ${eta(r, now)}`;

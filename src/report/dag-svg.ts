@@ -6,29 +6,63 @@ const BOX = { width: 150, height: 38, dx: 190, dy: 54 };
 /** A label cut to what fits in a box; the box's tooltip has it whole. */
 const fit = (text: string) => (text.length > 22 ? `${text.slice(0, 21)}…` : text);
 
-/** A step's status over every row: failed wins, then running, then any not done yet. */
-function stepStatus(data: ReportData, id: string): string {
-  const statuses = data.steps.filter((s) => s.step === id).map((s) => s.status);
-  if (statuses.length === 0) return 'pending';
-  for (const status of ['failed', 'running', 'pending']) if (statuses.includes(status)) return status;
-  return statuses.every((s) => s === 'skipped') ? 'skipped' : 'succeeded';
+const STATUS_ORDER = ['failed', 'running', 'pending'];
+
+/** Each step's status over every row: failed wins, then running, then any not done yet. */
+function stepStatuses(data: ReportData): Map<string, string> {
+  const seen = new Map<string, Set<string>>();
+  for (const s of data.steps) {
+    const statuses = seen.get(s.step) ?? new Set<string>();
+    statuses.add(s.status);
+    seen.set(s.step, statuses);
+  }
+  const statusOf = new Map<string, string>();
+  for (const [id, statuses] of seen) {
+    const first = STATUS_ORDER.find((status) => statuses.has(status));
+    statusOf.set(id, first ?? ([...statuses].every((s) => s === 'skipped') ? 'skipped' : 'succeeded'));
+  }
+  return statusOf;
 }
 
-/** Each step's column: one past the deepest step it depends on. */
+/**
+ * Each step's column: one past the deepest step it depends on (a dependency outside the DAG counts
+ * as column 0). Steps are taken once all they depend on is placed (Kahn's order), so neither a
+ * chain of 100,000 steps nor their order in the list makes a recursion that deep or a search per
+ * step; a step in a cycle, which a recipe cannot have, stays in column 0.
+ */
 function layers(dag: ReportData['dag']): Map<string, number> {
+  const known = new Set(dag.map((node) => node.id));
+  const waiting = new Map<string, number>();
+  const dependents = new Map<string, string[]>();
+  for (const node of dag) {
+    const inside = node.depends_on.filter((d) => known.has(d) && d !== node.id);
+    waiting.set(node.id, inside.length);
+    for (const d of inside) {
+      const list = dependents.get(d) ?? [];
+      list.push(node.id);
+      dependents.set(d, list);
+    }
+  }
   const layer = new Map<string, number>();
-  const depth = (id: string, seen: Set<string>): number => {
-    const known = layer.get(id);
-    if (known !== undefined) return known;
-    if (seen.has(id)) return 0;
-    seen.add(id);
-    const node = dag.find((d) => d.id === id);
-    const value = node && node.depends_on.length > 0 ? 1 + Math.max(...node.depends_on.map((d) => depth(d, seen))) : 0;
-    layer.set(id, value);
-    return value;
-  };
-  for (const node of dag) depth(node.id, new Set());
+  for (const node of dag) layer.set(node.id, node.depends_on.some((d) => !known.has(d)) ? 1 : 0);
+  const ready = dag.filter((node) => waiting.get(node.id) === 0).map((node) => node.id);
+  while (ready.length > 0) {
+    const id = ready.pop()!;
+    for (const next of dependents.get(id) ?? []) {
+      layer.set(next, Math.max(layer.get(next)!, layer.get(id)! + 1));
+      const left = waiting.get(next)! - 1;
+      waiting.set(next, left);
+      if (left === 0) ready.push(next);
+    }
+  }
   return layer;
+}
+
+/** The largest of the values, at least 0: a loop, since spread arguments go on the stack. */
+function largest(values: Iterable<number>): number {
+  let most = 0;
+  for (const value of values) if (value > most) most = value;
+  return most;
 }
 
 /** The recipe's steps as boxes in columns by dependency depth, each filled with its status's colour. */
@@ -51,8 +85,8 @@ export function dagSvg(data: ReportData): Html | null {
     rowsUsed.set(column, row + 1);
     at.set(node.id, { x: 10 + column * BOX.dx, y: 10 + row * BOX.dy });
   }
-  const width = 20 + Math.max(...[...layer.values()]) * BOX.dx + BOX.width;
-  const height = 20 + (Math.max(...rowsUsed.values()) - 1) * BOX.dy + BOX.height;
+  const width = 20 + largest(layer.values()) * BOX.dx + BOX.width;
+  const height = 20 + (largest(rowsUsed.values()) - 1) * BOX.dy + BOX.height;
   const edges = dag.flatMap((node) =>
     node.depends_on
       .filter((d) => at.has(d))
@@ -64,9 +98,10 @@ export function dagSvg(data: ReportData): Html | null {
         return html`<path d=${curve} class="edge" marker-end="url(#arrow)" />`;
       }),
   );
+  const statuses = stepStatuses(data);
   const boxes = dag.map((node) => {
     const { x, y } = at.get(node.id)!;
-    const status = stepStatus(data, node.id);
+    const status = statuses.get(node.id) ?? 'pending';
     return html`<g class="dag-node" data-step=${node.id} data-status=${status}>
       <title>${`${node.id}: ${status}${node.model ? ` (${node.model})` : ''}`}</title>
       <rect x=${x} y=${y} width=${BOX.width} height=${BOX.height} rx="6" fill=${colourOf(status)} />
