@@ -55,9 +55,11 @@ export function planStep(
   });
   // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
   if (draft.inputSchema)
-    for (const row of rows.filter((_, i) => runs[i] !== 0))
-      for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
+    for (let i = 0; i < rows.length; i++) {
+      if (runs[i] === 0) continue;
+      for (const problem of stepInputProblems(draft, rows[i]!, recipeDir, cwd, probe))
         diagnostics.push(error(file, file.locate(problem.path, problem.which), problem.message));
+    }
   // The steps it refers to, then those it needs, each once, in the order written: one pass, no copies.
   const dependsOn: StepId[] = [];
   const named = new Set<string>();

@@ -45,7 +45,8 @@ export const pointer = (path: readonly PathPart[]) =>
  * first use, by a second parse with `yaml` (which keeps ranges): a valid recipe never needs them.
  */
 export class SourceFile {
-  private readonly lineStarts: number[] = [0];
+  /** Where each line starts: a typed array, since a batch file may have a million lines. */
+  private readonly lineStarts: Uint32Array;
   private locations: Map<string, Located> | undefined;
   private stepKeys: Map<string, number> | undefined;
 
@@ -55,7 +56,10 @@ export class SourceFile {
     /** Whether the text is YAML whose nodes can be located; a command line or CSV is not. */
     private readonly yaml = false,
   ) {
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.lineStarts.push(i + 1);
+    let lines = 1;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+    this.lineStarts = new Uint32Array(lines);
+    for (let i = text.indexOf('\n'), line = 1; i >= 0; i = text.indexOf('\n', i + 1)) this.lineStarts[line++] = i + 1;
   }
 
   private located(): Map<string, Located> {
@@ -134,7 +138,7 @@ export class SourceFile {
 const STEP_KEY = /^([ ]+)(["']?)([^\s"'#:{}[\],&*!|>%@`][^"':#]*?)\2[ \t]*:(?:[ \t]|$)/;
 
 /** The offsets of the keys of the block mapping under a top-level `steps:` line, by step id. */
-function blockStepKeys(text: string, lineStarts: number[]): Map<string, number> {
+function blockStepKeys(text: string, lineStarts: Uint32Array): Map<string, number> {
   const keys = new Map<string, number>();
   let indent: number | undefined;
   let inSteps = false;
