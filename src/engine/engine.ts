@@ -57,12 +57,16 @@ export interface RunResult {
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 
+/** The inputs of a row that ended, with `ctx.forgetRows`: one object, not the row's own. */
+const FINISHED_ROW: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
 /** The outputs of every row of a recipe without `outputs:`: one object, not one per row. */
 const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A
- * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs.
+ * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs;
+ * with `ctx.forgetRows` its inputs leave the plan too (`plan.rows` keeps its length).
  */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const count = ctx.plan.rows.length;
@@ -79,6 +83,9 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   await inOrder(count, rowsInProgress(ctx), async (row) => {
     const result = await runRow(ctx, row);
     forgetRowDownloads(ctx, row);
+    // Nothing reads a row's inputs after its steps ended (a step's scope is made within the row, a
+    // resume analyzes its own plan): a million rows' inputs leave as the batch goes, not at its end.
+    if (ctx.forgetRows) ctx.plan.rows[row] = FINISHED_ROW;
     stopped ||= stoppedByMoney(result);
     failed ||= failedRow(result);
     outputs[row] = Object.keys(result.outputs).length === 0 ? NO_OUTPUTS : result.outputs;

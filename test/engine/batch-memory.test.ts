@@ -41,6 +41,10 @@ describe('a batch of many more rows than are in progress at once', () => {
     expect(mostDownloads).toBeLessThanOrEqual(rowsInProgress(ctx));
     expect(ctx.downloads.size).toBe(0);
     expect(result.rows).toEqual([]);
+    // The rows' inputs left the plan as their rows ended; the plan still counts them.
+    expect(ctx.plan.rows).toHaveLength(ROWS);
+    expect(new Set(ctx.plan.rows).size).toBe(1);
+    expect(ctx.plan.rows[0]).toEqual({});
     // Rows without `outputs:` share one empty object.
     expect(result.outputs).toHaveLength(ROWS);
     expect(new Set(result.outputs).size).toBe(1);
