@@ -55,13 +55,12 @@ export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>
     onWorkers: () => true,
     run: ({ ctx, row, step, index, signal }, rendered) => {
       const input = rendered as Record<string, unknown>;
+      const item = remoteItem(row, step, index);
       const call = () =>
-        ctx.remote?.takes(step)
-          ? ctx.remote.action(remoteItem(row, step, index), kind, input, signal)
-          : gatewayCall.call(ctx, input, signal);
+        ctx.remote?.takes(step) ? ctx.remote.action(item, kind, input, signal) : gatewayCall.call(ctx, input, signal);
       if (gatewayCall.idempotent) return call();
-      const { label } = remoteItem(row, step, index);
-      return sendPaidCall(ctx, { ref: itemOf(row, step, index), label, model: String(input.model) }, signal, call);
+      const paid = { ref: itemOf(row, step, index), label: item.label, model: String(input.model) };
+      return sendPaidCall(ctx, paid, signal, call);
     },
     cache: oneRequest(kind),
   };

@@ -57,11 +57,11 @@ export interface RunResult {
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 
-/** The inputs of a row that ended, with `ctx.forgetRows`: one object, not the row's own. */
-const FINISHED_ROW: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-
-/** The outputs of every row of a recipe without `outputs:`: one object, not one per row. */
-const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+/**
+ * One empty record for every row it stands for: the outputs of a row of a recipe without
+ * `outputs:`, and (with `ctx.forgetRows`) the inputs of a row that ended.
+ */
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A
@@ -85,10 +85,10 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
     forgetRowDownloads(ctx, row);
     // Nothing reads a row's inputs after its steps ended (a step's scope is made within the row, a
     // resume analyzes its own plan): a million rows' inputs leave as the batch goes, not at its end.
-    if (ctx.forgetRows) ctx.plan.rows[row] = FINISHED_ROW;
+    if (ctx.forgetRows) ctx.plan.rows[row] = EMPTY;
     stopped ||= stoppedByMoney(result);
     failed ||= failedRow(result);
-    outputs[row] = Object.keys(result.outputs).length === 0 ? NO_OUTPUTS : result.outputs;
+    outputs[row] = Object.keys(result.outputs).length === 0 ? EMPTY : result.outputs;
     if (!ctx.forgetRows) rows[row] = result;
   });
   const status = ctx.signal.aborted ? 'interrupted' : stopped ? 'stopped' : failed ? 'failed' : 'succeeded';

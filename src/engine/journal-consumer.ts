@@ -146,8 +146,8 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
 }
 
 /**
- * Appends each event's line. `request-sent` and `call-sent` are appended durably: its answer resolves once the line
- * (and every line before it) is on disk, before the paid request it records may leave.
+ * Appends each event's line. `request-sent` and `call-sent` are appended durably: the answer resolves
+ * once the line (and every line before it) is on disk, before the paid request it records may leave.
  */
 export function journalConsumer(journal: Journal): EventConsumer {
   return (event) => {

@@ -4,7 +4,7 @@
  * send it a second time without being asked to.
  */
 import { randomUUID } from 'node:crypto';
-import type { RunItemRef } from '../item-label.js';
+import { journalIndex, type RunItemRef } from '../item-label.js';
 import { err, ok, type Result } from '../result.js';
 import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
@@ -70,12 +70,8 @@ export async function sendPaidCall<T>(
 ): Promise<Result<T, StepFailure>> {
   const { ref, label, model } = item;
   const what = `the call of ${label} to ${model}`;
-  const earlier = earlierOutcomeUnknown(
-    ctx,
-    itemKey(ref.row, ref.step, ref.index ?? 0),
-    what,
-    'it may have been answered, and billed',
-  );
+  const key = itemKey(ref.row, ref.step, journalIndex(ref));
+  const earlier = earlierOutcomeUnknown(ctx, key, what, 'it may have been answered, and billed');
   if (!earlier.ok) return earlier;
   if (signal.aborted) return err(interrupted('the run was stopped before this call was sent'));
   const request = randomUUID();

@@ -134,6 +134,12 @@ export interface SummaryOnly {
   items?: boolean;
 }
 
+/** What a fold is for: all of the run (none given), a summary (run.json, runs show, the report), or a resume. */
+export interface FoldPurpose {
+  summaryOnly?: SummaryOnly;
+  forResume?: boolean;
+}
+
 /** What a summary fold counted instead of keeping (see SummaryOnly). */
 export interface UnlistedCounts {
   steps: number;
@@ -158,7 +164,7 @@ export class JournalFold {
   readonly unlisted: UnlistedCounts = { steps: 0, tasks: 0, files: 0, bytes: 0 };
 
   /** `forResume`: only what a resume reads (no item records, file list or traffic: the report's and the summary's). */
-  constructor(summaryOnly?: SummaryOnly, forResume = false) {
+  constructor({ summaryOnly, forResume }: FoldPurpose = {}) {
     this.index = {
       ...newFoldIndex(),
       ...(summaryOnly ? { summaryOnly, unlisted: this.unlisted } : {}),
@@ -214,9 +220,9 @@ export class JournalFold {
 /** The journal at `path` folded as it is read, a block at a time: it is never held whole. */
 export function foldJournalFile(
   path: string,
-  options: { summaryOnly?: SummaryOnly; forResume?: boolean; ownerAlive?: OwnerCheck } = {},
+  options: FoldPurpose & { ownerAlive?: OwnerCheck } = {},
 ): { folded: Result<RunState, UnreadableJournal>; unlisted: UnlistedCounts } {
-  const fold = new JournalFold(options.summaryOnly, options.forResume);
+  const fold = new JournalFold(options);
   forEachJournalLine(
     path,
     (event) => fold.add(event),
@@ -360,6 +366,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       return;
     case 'call-ended':
       applyTaskEvent(state, event, index);
+      // An answered call says nothing of its item that its end does not: no record is made for it.
       if (event.outcome === 'unknown') applyItem(state, event, index);
       return;
     case 'submission-refused':
@@ -499,13 +506,12 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
       return;
     }
     // A paid text call: kept like a submission, so that a resume never sends one again blindly; no price.
-    case 'call-sent':
-      state.unknownSubmissions.delete(itemKey(event.row, event.step, event.index));
-      state.unansweredSubmissions.set(itemKey(event.row, event.step, event.index), {
-        slug: event.model,
-        request: event.request,
-      });
+    case 'call-sent': {
+      const key = itemKey(event.row, event.step, event.index);
+      state.unknownSubmissions.delete(key);
+      state.unansweredSubmissions.set(key, { slug: event.model, request: event.request });
       return;
+    }
     case 'call-ended': {
       const key = itemKey(event.row, event.step, event.index);
       state.unansweredSubmissions.delete(key);

@@ -104,9 +104,12 @@ export function applyItemEvent(items: ItemRecords, key: string, event: ItemEvent
       Object.assign(item, { status: 'unknown', error: `the submission's outcome is unknown: ${event.message}` });
       return;
     case 'call-ended':
-      item.finishedAt = event.t;
-      if (event.outcome === 'unknown')
-        Object.assign(item, { status: 'unknown', error: `the text call's outcome is unknown: ${event.message ?? ''}` });
+      // Handed over only when the call's outcome is unknown (see fold.ts).
+      Object.assign(item, {
+        status: 'unknown',
+        finishedAt: event.t,
+        error: `the text call's outcome is unknown: ${event.message ?? ''}`,
+      });
       return;
     case 'output-written':
       item.files.push({ path: event.path, bytes: event.bytes });
