@@ -145,6 +145,17 @@ export interface PlanSettings {
   itemFlow: boolean;
 }
 
+/**
+ * A plan's input sets, read by index or in order: a list (a recipe's one row), or for a batch a
+ * table that makes each row when it is asked for (`RowTable`), so that a million rows are never a
+ * million objects. Each row asked for may be a new object: read it once and keep it while needed.
+ */
+export interface InputRows extends Iterable<Record<string, unknown>> {
+  readonly length: number;
+  at(index: number): Record<string, unknown> | undefined;
+  entries(): Iterable<[number, Record<string, unknown>]>;
+}
+
 export interface Plan {
   state: 'valid';
   name: string;
@@ -153,7 +164,7 @@ export interface Plan {
   /** Relative paths in the recipe are resolved against this folder. */
   recipeDir: string;
   /** One input set per batch row; one row without `--batch`. */
-  rows: Array<Record<string, unknown>>;
+  rows: InputRows;
   /** Batch rows left out by `--skip-invalid-rows`: where each is and what is wrong with it. */
   skippedRows?: Array<{ where: string; message: string }>;
   settings: PlanSettings;

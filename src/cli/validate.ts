@@ -53,7 +53,7 @@ export function registerValidateCommand(program: Command): void {
         name: plan.name,
         steps: plan.steps.length,
         layers: plan.layers.length,
-        inputs: Object.keys(plan.rows[0] ?? {}).length,
+        inputs: Object.keys(plan.rows.at(0) ?? {}).length,
         rows: plan.rows.length,
         // What a CI cache key hashes beside the recipe (the GitHub Action does): the files a run would read.
         local_files: localFilesOf(plan).map(shown),

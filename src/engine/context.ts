@@ -59,9 +59,8 @@ export interface EngineContext {
   /** `run --workers`: the items of the steps it takes run on workers (src/workers/). */
   remote?: RemoteItems;
   /**
-   * A finished row leaves memory but for its outputs (the journal has the rest): its step outcomes,
-   * and its inputs in `plan.rows`, so that a batch's memory does not grow with its rows; without it
-   * the run's result keeps each row's step outcomes and the plan its inputs.
+   * A finished row leaves memory but for its outputs (the journal has the rest), so that a batch's
+   * memory does not grow with its rows; without it the run's result keeps each row's step outcomes.
    */
   forgetRows?: boolean;
   /** The environment expressions see as `env`, without the API key. */

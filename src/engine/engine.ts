@@ -57,16 +57,14 @@ export interface RunResult {
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 
-/**
- * One empty record for every row it stands for: the outputs of a row of a recipe without
- * `outputs:`, and (with `ctx.forgetRows`) the inputs of a row that ended.
- */
+/** One empty record for the outputs of every row of a recipe without `outputs:`. */
 const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A
- * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs;
- * with `ctx.forgetRows` its inputs leave the plan too (`plan.rows` keeps its length).
+ * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs,
+ * with `ctx.forgetRows`. A batch row's inputs are made from the plan's table as the row starts, and
+ * leave with it.
  */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const count = ctx.plan.rows.length;
@@ -83,9 +81,6 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   await inOrder(count, rowsInProgress(ctx), async (row) => {
     const result = await runRow(ctx, row);
     forgetRowDownloads(ctx, row);
-    // Nothing reads a row's inputs after its steps ended (a step's scope is made within the row, a
-    // resume analyzes its own plan): a million rows' inputs leave as the batch goes, not at its end.
-    if (ctx.forgetRows) ctx.plan.rows[row] = EMPTY;
     stopped ||= stoppedByMoney(result);
     failed ||= failedRow(result);
     outputs[row] = Object.keys(result.outputs).length === 0 ? EMPTY : result.outputs;
@@ -120,11 +115,11 @@ const stepAt = (row: number, step: PlannedStep): StepRef => ({ step: step.id, ro
 /** What a step's expressions see: each ended step's outputs (null unless it succeeded), outcome and conclusion. */
 const scopeOf = (
   ctx: EngineContext,
-  row: number,
+  inputs: Record<string, unknown>,
   ended: ReadonlyArray<readonly [string, StepOutcome]>,
   status?: Scope['status'],
 ): Scope => ({
-  inputs: ctx.plan.rows[row]!,
+  inputs,
   steps: Object.fromEntries(
     ended.map(([id, o]) => {
       const step = ctx.plan.steps.find((s) => s.id === id);
@@ -144,6 +139,8 @@ interface RowRun {
   feeds: Map<string, ItemFeed>;
   /** A step failed (without continue_on_error): steps that wait for whole steps are cancelled. */
   stopped: boolean;
+  /** The row's inputs, made once for the row (a batch's plan makes a row each time it is asked for one). */
+  inputs: Record<string, unknown>;
 }
 
 async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
@@ -151,11 +148,12 @@ async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
     outcomes: new Map(),
     feeds: new Map(ctx.plan.steps.filter((s) => s.forEach).map((s) => [s.id as string, new ItemFeed()])),
     stopped: false,
+    inputs: ctx.plan.rows.at(row)!,
   };
   for (const step of ctx.plan.steps) state.outcomes.set(step.id, runWhenReady(ctx, row, step, state));
   const steps: Record<string, StepOutcome> = {};
   for (const step of ctx.plan.steps) steps[step.id] = await state.outcomes.get(step.id)!;
-  const scope = scopeOf(ctx, row, Object.entries(steps));
+  const scope = scopeOf(ctx, state.inputs, Object.entries(steps));
   const outputs: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.plan.outputs)) {
     const rendered = renderValue(value, scope, `outputs.${name}`);
@@ -211,7 +209,7 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
         if (blocked) return skip(blocked.status, blocked.reason);
       }
       const flow = { feed: upstream, count, lineage: step.itemsFrom };
-      return executeStep(ctx, row, step, scopeOf(ctx, row, deps, status), state, flow);
+      return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state, flow);
     }
     // The upstream step ended with no list (skipped, cancelled, failed first): as any dependency.
     deps.push(...(await awaitDeps([flowsFrom])));
@@ -227,7 +225,7 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     const blocked = blockedBy(ctx, deps, state);
     if (blocked) return skip(blocked.status, blocked.reason);
   }
-  return executeStep(ctx, row, step, scopeOf(ctx, row, deps, status), state);
+  return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state);
 }
 
 /** The implicit `success()` of an `if` without status functions: why the step does not run, if it does not. */

@@ -9,6 +9,7 @@ import { checkInputDefinitions, resolveRows } from './input-rows.js';
 import type { InputDefinition } from './inputs.js';
 import { RowOrigins, rowsStepsAccept } from './model-rows.js';
 import { planStep } from './plan-steps.js';
+import { RowTable } from './row-table.js';
 import { checkStructure } from './recipe-schema.js';
 import { resolveSettings } from './settings.js';
 import { ANY, BOOLEAN, INTEGER, list, NUMBER, object, STRING, type Shape } from './shapes.js';
@@ -62,9 +63,10 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const names = { steps: new NameSuggester(byId.keys()), inputs: new NameSuggester(Object.keys(definitions)) };
   checkNeeds(drafts, byId, names.steps, file, diagnostics);
   const order = topologicalOrder(drafts, byId, file, diagnostics);
-  const rows = input.batch
-    ? judgeBatchRows(drafts, inputRows, origins, input, file, deps, diagnostics, skipped)
-    : inputRows;
+  const rows =
+    inputRows instanceof RowTable
+      ? judgeBatchRows(drafts, inputRows, origins, input, file, deps, diagnostics, skipped)
+      : inputRows;
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
   const inputShapes = Object.fromEntries(
@@ -107,14 +109,14 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
  */
 function judgeBatchRows(
   drafts: StepDraft[],
-  rows: Array<Record<string, unknown>>,
+  rows: RowTable,
   origins: RowOrigins,
   input: AnalyzerInput,
   file: SourceFile,
   deps: AnalyzerDeps,
   diagnostics: Diagnostic[],
   skipped: Diagnostic[],
-): Array<Record<string, unknown>> {
+): RowTable {
   const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe: deps.probe };
   const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) => {
     for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);

@@ -14,6 +14,7 @@ import {
 import { didYouMean } from '../expressions/suggest.js';
 import { givenValueProblem } from './input-limits.js';
 import { RowOrigins } from './model-rows.js';
+import { RowTable } from './row-table.js';
 import { SourceFile } from './source.js';
 
 /** The recipe's input definitions, each default checked against its own definition. */
@@ -52,7 +53,7 @@ export function resolveRows(
   diagnostics: Diagnostic[],
   skipped: Diagnostic[] = [],
   origins: RowOrigins = new RowOrigins(),
-): Row[] {
+): RowTable | Row[] {
   const defaults: Row = {};
   for (const [name, definition] of Object.entries(definitions)) {
     if (definition.default === undefined) continue;
@@ -65,21 +66,22 @@ export function resolveRows(
   const missing = (values: Row) => Object.keys(definitions).filter((name) => values[name] === undefined);
   if (input.batch) {
     const batchDir = dirname(resolve(input.cwd, input.batch.path));
-    const rows: Row[] = [];
+    // Each row is checked as it is read; only the values of rows that pass are kept, in a table
+    // that adds the defaults and overrides back to each row it gives.
+    const rows = new RowTable(defaults, overrides);
     const before = { diagnostics: diagnostics.length, skipped: skipped.length };
-    // Each row is checked as it is read; only the values of rows that pass are kept.
     const batchFile = new SourceFile(input.batch.path, input.batch.text);
     origins.file = batchFile;
     const batch = readBatch(batchFile, (row) => {
       const problems: Diagnostic[] = [];
       if (row.problem) problems.push(error(batchFile, row.range, row.problem));
-      const values = { ...defaults, ...batchValues(row, definitions, batchDir, batchFile, problems), ...overrides };
+      const own = batchValues(row, definitions, batchDir, batchFile, problems);
       if (!row.problem)
-        for (const name of missing(values))
+        for (const name of missing({ ...defaults, ...own, ...overrides }))
           problems.push(error(batchFile, row.range, `input '${name}' is required and this row does not give it`));
       // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
       if (problems.length === 0) {
-        rows.push(values);
+        rows.push(own);
         origins.add(row.range);
       } else for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
     });
@@ -87,13 +89,13 @@ export function resolveRows(
       // A file that cannot be read to its end has no rows: what its first rows showed is forgotten.
       diagnostics.length = before.diagnostics;
       skipped.length = before.skipped;
-      rows.length = 0;
+      rows.clear();
       origins.clear();
     }
     // Loops, not push(...list): a list of one entry per row would overflow the stack as arguments.
     for (const diagnostic of batch.diagnostics) diagnostics.push(diagnostic);
     if (rows.length === 0 && skipped.length > 0) for (const problem of skipped) diagnostics.push(problem);
-    return rows;
+    return rows.trimmed();
   }
   const values = { ...defaults, ...overrides };
   for (const name of missing(values))

@@ -3,13 +3,13 @@
  * count, and a list an LLM step's JSON schema fixes (`minItems` = `maxItems`) has that length. So
  * `plan` can price chains whose first `for_each` is known before the run.
  */
-import type { PlannedStep } from '../plan.js';
+import type { InputRows, PlannedStep, ValueTemplate } from '../plan.js';
 import { knownValue } from './known-values.js';
 
 type Runs = PlannedStep['runs'];
 
 /** Fills in the `dynamic` runs that lineage or a schema make known; steps are in topological order. */
-export function countThroughChains(steps: PlannedStep[], rows: Array<Record<string, unknown>>): void {
+export function countThroughChains(steps: PlannedStep[], rows: InputRows): void {
   const byId = new Map(steps.map((s) => [s.id as string, s]));
   for (const step of steps) {
     if (!step.runs.includes('dynamic')) continue;
@@ -20,11 +20,7 @@ export function countThroughChains(steps: PlannedStep[], rows: Array<Record<stri
 }
 
 /** `for_each: ${{ steps.B.outputs.json.a.b }}` over an LLM step B whose schema fixes the list's length. */
-function schemaCounts(
-  step: PlannedStep,
-  byId: Map<string, PlannedStep>,
-  rows: Array<Record<string, unknown>>,
-): Runs | undefined {
+function schemaCounts(step: PlannedStep, byId: Map<string, PlannedStep>, rows: InputRows): Runs | undefined {
   const forEach = step.forEach;
   if (forEach?.kind !== 'template' || !forEach.template.whole) return undefined;
   const part = forEach.template.parts.find((p) => typeof p !== 'string');
@@ -35,20 +31,30 @@ function schemaCounts(
   const llm = byId.get(id.name);
   if (llm?.action !== 'llm' || llm.forEach || llm.with.kind !== 'map' || !llm.with.entries.schema) return undefined;
   const schemaValue = llm.with.entries.schema;
-  return rows.map((row, index) => {
-    const runs = llm.runs[index];
-    if (runs !== 1) return runs ?? 'dynamic';
-    let node: unknown;
-    try {
-      node = knownValue(schemaValue, row);
-    } catch {
-      return 'dynamic';
-    }
-    for (const field of fields as Array<{ name: string }>) {
-      const properties = (node as { properties?: Record<string, unknown> } | null)?.properties;
-      node = properties && Object.hasOwn(properties, field.name) ? properties[field.name] : undefined;
-    }
-    const { minItems, maxItems } = (node ?? {}) as { minItems?: unknown; maxItems?: unknown };
-    return Number.isInteger(minItems) && minItems === maxItems ? (minItems as number) : 'dynamic';
-  });
+  const counts: Runs = [];
+  for (const [index, row] of rows.entries())
+    counts.push(schemaCount(llm.runs[index], schemaValue, fields as Array<{ name: string }>, row));
+  return counts;
+}
+
+/** The list length an LLM step's schema fixes in a row where the step runs once, or `dynamic`. */
+function schemaCount(
+  runs: Runs[number] | undefined,
+  schemaValue: ValueTemplate,
+  fields: ReadonlyArray<{ name: string }>,
+  row: Record<string, unknown>,
+): Runs[number] {
+  if (runs !== 1) return runs ?? 'dynamic';
+  let node: unknown;
+  try {
+    node = knownValue(schemaValue, row);
+  } catch {
+    return 'dynamic';
+  }
+  for (const field of fields) {
+    const properties = (node as { properties?: Record<string, unknown> } | null)?.properties;
+    node = properties && Object.hasOwn(properties, field.name) ? properties[field.name] : undefined;
+  }
+  const { minItems, maxItems } = (node ?? {}) as { minItems?: unknown; maxItems?: unknown };
+  return Number.isInteger(minItems) && minItems === maxItems ? (minItems as number) : 'dynamic';
 }

@@ -2,10 +2,9 @@ import { fieldLabel } from '../model-schemas/validate.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { FileProbe } from './inputs.js';
+import type { RowTable } from './row-table.js';
 import type { SourceFile, SourceRange } from './source.js';
 import { neverRunsInRow, stepInputProblems, type StepInputProblem } from './step-inputs.js';
-
-type Row = Record<string, unknown>;
 
 /**
  * Where each kept batch row stands in its file: two 32-bit offsets a row in one typed array, not
@@ -47,33 +46,30 @@ export class RowOrigins {
  */
 export function rowsStepsAccept(
   drafts: StepDraft[],
-  rows: Row[],
+  rows: RowTable,
   origins: RowOrigins,
   recipe: SourceFile,
   where: { recipeDir: string; cwd: string; probe: FileProbe },
   reject: (problems: Diagnostic[]) => void,
-): Row[] {
+): RowTable {
   const checked = drafts.filter((draft) => draft.inputSchema);
-  // The rows themselves when every one is accepted (the usual case): no second list of a million.
-  let kept: Row[] | undefined;
-  for (let index = 0; index < rows.length; index++) {
-    const row = rows[index]!;
+  if (checked.length === 0) return rows;
+  // The rows themselves when every one is accepted (the usual case): no second table of a million.
+  const rejected = new Set<number>();
+  for (const [index, row] of rows.entries()) {
     const problems: StepInputProblem[] = [];
     for (const draft of checked) {
       if (neverRunsInRow(draft, row)) continue;
       for (const problem of stepInputProblems(draft, row, where.recipeDir, where.cwd, where.probe))
         if (problem.fromInputs.length > 0) problems.push(problem);
     }
-    if (problems.length === 0) {
-      kept?.push(row);
-      continue;
-    }
-    kept ??= rows.slice(0, index);
+    if (problems.length === 0) continue;
+    rejected.add(index);
     const origin = origins.of(index);
     if (!origin) throw new Error(`Internal error: batch row ${index} has no place in its file`);
     reject(problems.map((problem) => error(origin.file, origin.range, rowProblemMessage(problem, recipe))));
   }
-  return kept ?? rows;
+  return rejected.size === 0 ? rows : rows.without(rejected);
 }
 
 /** `input 'ratio' gives steps.a.with.aspect_ratio (recipe.yaml:9:21) a value m/x rejects: …`. */

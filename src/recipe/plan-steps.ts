@@ -1,6 +1,6 @@
 import { PLANNERS } from '../actions/planners.js';
 import { parseDuration } from '../duration.js';
-import type { PlannedStep, PlanSettings, StepCachePolicy, StepId } from '../plan.js';
+import type { InputRows, PlannedStep, PlanSettings, StepCachePolicy, StepId } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { FileProbe } from './inputs.js';
@@ -13,7 +13,7 @@ import type { PathPart, SourceFile } from './source.js';
 export function planStep(
   draft: StepDraft,
   byId: Map<string, StepDraft>,
-  rows: Array<Record<string, unknown>>,
+  rows: InputRows,
   settings: PlanSettings,
   file: SourceFile,
   recipeDir: string,
@@ -22,42 +22,18 @@ export function planStep(
   diagnostics: Diagnostic[],
 ): PlannedStep {
   const path: PathPart[] = ['steps', draft.id];
-  const runs = rows.map((row) => {
-    const evaluated = (() => {
-      try {
-        return {
-          ok: true as const,
-          forEach: draft.forEach ? knownValue(draft.forEach, row) : undefined,
-          condition: draft.if ? knownValue(draft.if, row) : undefined,
-        };
-      } catch (cause) {
-        if (!(cause instanceof ExpressionError)) throw cause;
-        diagnostics.push(error(file, file.locate(path, 'key'), cause.message));
-        return { ok: false as const };
-      }
-    })();
-    if (!evaluated.ok) return 'dynamic' as const;
-    if (evaluated.condition === false) return 0;
-    if (!draft.forEach) return 1;
-    if (evaluated.forEach === UNKNOWN) return 'dynamic' as const;
-    if (!Array.isArray(evaluated.forEach)) {
-      if (!draft.forEachReported)
-        diagnostics.push(
-          error(
-            file,
-            file.locate([...path, 'for_each']),
-            `for_each must give a list, but this gives ${JSON.stringify(evaluated.forEach)}`,
-          ),
-        );
-      return 0;
-    }
-    return evaluated.forEach.length;
-  });
-  // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
-  if (draft.inputSchema)
-    for (let i = 0; i < rows.length; i++) {
-      if (runs[i] === 0) continue;
-      for (const problem of stepInputProblems(draft, rows[i]!, recipeDir, cwd, probe))
+  // One pass over the rows, and a row made only for a step that reads it (a batch's rows are made
+  // again each time they are read): a step without for_each, if or checked inputs runs once a row.
+  const readsRows = Boolean(draft.forEach || draft.if || draft.inputSchema);
+  const runs: PlannedStep['runs'] = [];
+  if (!readsRows) for (let i = 0; i < rows.length; i++) runs.push(1);
+  else
+    for (const row of rows) {
+      const count = runsInRow(draft, row, file, path, diagnostics);
+      runs.push(count);
+      // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
+      if (!draft.inputSchema || count === 0) continue;
+      for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
         diagnostics.push(error(file, file.locate(problem.path, problem.which), problem.message));
     }
   // The steps it refers to, then those it needs, each once, in the order written: one pass, no copies.
@@ -108,4 +84,39 @@ function cachePolicy(draft: StepDraft, settings: PlanSettings): StepCachePolicy 
   if (typeof own === 'boolean') return { enabled: own, ttlMs: defaults.ttlMs };
   const ttlMs = own.ttl === undefined ? defaults.ttlMs : (parseDuration(own.ttl) ?? defaults.ttlMs);
   return { enabled: true, ttlMs, ...(draft.cacheKey ? { key: draft.cacheKey } : {}) };
+}
+
+/** How many times a step runs in a row: 0 when its `if` is false, its `for_each` list's length, or `dynamic` when only the run knows. */
+function runsInRow(
+  draft: StepDraft,
+  row: Record<string, unknown>,
+  file: SourceFile,
+  path: PathPart[],
+  diagnostics: Diagnostic[],
+): number | 'dynamic' {
+  let forEach: unknown;
+  let condition: unknown;
+  try {
+    forEach = draft.forEach ? knownValue(draft.forEach, row) : undefined;
+    condition = draft.if ? knownValue(draft.if, row) : undefined;
+  } catch (cause) {
+    if (!(cause instanceof ExpressionError)) throw cause;
+    diagnostics.push(error(file, file.locate(path, 'key'), cause.message));
+    return 'dynamic';
+  }
+  if (condition === false) return 0;
+  if (!draft.forEach) return 1;
+  if (forEach === UNKNOWN) return 'dynamic';
+  if (!Array.isArray(forEach)) {
+    if (!draft.forEachReported)
+      diagnostics.push(
+        error(
+          file,
+          file.locate([...path, 'for_each']),
+          `for_each must give a list, but this gives ${JSON.stringify(forEach)}`,
+        ),
+      );
+    return 0;
+  }
+  return forEach.length;
 }

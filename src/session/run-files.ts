@@ -34,10 +34,11 @@ function literalMediaPaths(plan: Plan): string[] {
  * absolute) and literal paths in media fields. Paths built by expressions at run time are not seen.
  */
 export function localFilesOf(plan: Plan): string[] {
-  const fromRows = plan.rows
-    .flatMap((row) => Object.values(row))
-    .filter((v): v is string => typeof v === 'string' && isAbsolute(v));
-  return [...new Set([...fromRows, ...literalMediaPaths(plan)])].filter(isFile).sort();
+  const paths = new Set<string>();
+  for (const row of plan.rows)
+    for (const value of Object.values(row)) if (typeof value === 'string' && isAbsolute(value)) paths.add(value);
+  for (const path of literalMediaPaths(plan)) paths.add(path);
+  return [...paths].filter(isFile).sort();
 }
 
 export function hashFile(path: string): string | undefined {

@@ -125,7 +125,7 @@ export async function startRun(
     recipe: plan.recipePath,
     name: plan.name,
     // A batch's rows are its kept file's: the resume reads them again and checks their digest.
-    ...(batch ? { row_count: plan.rows.length, rows_sha256: rowsDigest(plan.rows) } : { rows: plan.rows }),
+    ...(batch ? { row_count: plan.rows.length, rows_sha256: rowsDigest(plan.rows) } : { rows: [...plan.rows] }),
     sets: options.set ?? [],
     batch,
     cwd: environment.cwd,

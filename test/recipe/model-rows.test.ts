@@ -34,7 +34,7 @@ describe('batch rows a model schema rejects', () => {
   it('with --skip-invalid-rows are left out and listed in the same list as the input-level ones', () => {
     const result = analyzeRows(FIVE_ROWS, { skip: true });
     if (!result.ok) throw new Error(result.error.map((d) => d.message).join('\n'));
-    expect(result.value.rows.map((row) => row.title)).toEqual(['One', 'Five']);
+    expect([...result.value.rows].map((row) => row.title)).toEqual(['One', 'Five']);
     expect(result.value.skippedRows).toEqual(
       rowMessages(RECIPE).map((p) => ({ where: `rows.csv:${p.line}:1`, message: p.message })),
     );

@@ -88,7 +88,7 @@ describe('the example recipes', () => {
     });
     if (!batch.ok) throw new Error(formatDiagnostics(batch.error));
     expect(batch.value.rows).toHaveLength(6);
-    expect(batch.value.rows[3]).toEqual({
+    expect(batch.value.rows.at(3)).toEqual({
       title: 'Crossing Europe by night train',
       style: 'moody cinematic still',
       aspect_ratio: '21:9',
