@@ -144,6 +144,7 @@ interface RowRun {
 }
 
 async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
+  if (ctx.resume?.completeRows?.has(row)) return completedRow(ctx, row);
   const state: RowRun = {
     outcomes: new Map(),
     feeds: new Map(ctx.plan.steps.filter((s) => s.forEach).map((s) => [s.id as string, new ItemFeed()])),
@@ -160,6 +161,20 @@ async function runRow(ctx: EngineContext, row: number): Promise<RowResult> {
     outputs[name] = rendered.ok ? rendered.value : null;
   }
   return { steps, outputs };
+}
+
+/**
+ * A row of a resumed run whose every step finished before: each step is resumed as it ended, and
+ * the row is not made (the resume's fold kept none of its outputs: the recipe has no `outputs:`
+ * that would read them, and no step of the row is left to).
+ */
+function completedRow(ctx: EngineContext, row: number): RowResult {
+  const steps: Record<string, StepOutcome> = {};
+  for (const step of ctx.plan.steps) {
+    emit(ctx, { type: 'step-resumed', at: stepAt(row, step) });
+    steps[step.id] = { status: 'succeeded', outputs: null, ms: 0, runs: 0 };
+  }
+  return { steps, outputs: {} };
 }
 
 /** Runs the step when it is ready; then tells the items downstream how each of its items ended. */

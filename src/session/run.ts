@@ -139,6 +139,7 @@ export async function startRun(
       depends_on: s.dependsOn,
       ...('model' in s ? { model: s.model.slug } : {}),
     })),
+    recipe_outputs: Object.keys(plan.outputs),
   });
   return execute(plan, options, environment, connection, paths, journal, undefined, money);
 }

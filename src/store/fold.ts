@@ -1,3 +1,4 @@
+import { RowCompletion } from './row-completion.js';
 import { hostname } from 'node:os';
 import { processIsAlive } from '../files/temp-files.js';
 import { err, ok, type Result } from '../result.js';
@@ -70,6 +71,11 @@ export interface RunState {
   finishedSteps: Map<string, unknown>;
   /** `row/step/index` → outputs of for_each items that finished. */
   finishedItems: Map<string, unknown>;
+  /**
+   * A resume's fold of a recipe without `outputs:`: the rows whose every step finished, whose
+   * outputs, items and downloads are then not kept (see RowCompletion). Absent otherwise.
+   */
+  completeRows?: { has(row: number): boolean; readonly size: number };
   /**
    * `row/step/index` → the task submitted for an item that has not finished: a resume reads it
    * again, never submits it again, even when it ended before its outputs were all downloaded.
@@ -188,6 +194,12 @@ export class JournalFold {
       // A summary needs the number of rows, not the rows (an old journal has a batch's rows inline).
       const start = this.index.summaryOnly && event.rows ? { ...event, rows: [] } : event;
       this.state = emptyState(start, event.row_count ?? event.rows?.length ?? 0, this.damagedLines);
+      // A journal older than `recipe_outputs` does not say whether a row's outputs are read again: all are kept.
+      const steps = event.dag?.map((step) => step.id) ?? [];
+      if (this.index.forResume && event.recipe_outputs?.length === 0 && steps.length > 0) {
+        this.index.completion = new RowCompletion(steps, this.state.rowCount);
+        this.state.completeRows = this.index.completion.complete;
+      }
       for (const before of this.early.splice(0)) this.apply(before);
     }
     this.apply(event);
@@ -250,6 +262,8 @@ interface FoldIndex {
   unlisted?: UnlistedCounts;
   /** A resume's fold: the outputs, tasks and files a resume reads, not the report's item records. */
   forResume?: boolean;
+  /** A resume's fold of a recipe without `outputs:`: the rows it stops keeping as they complete. */
+  completion?: RowCompletion;
 }
 
 const newFoldIndex = (): FoldIndex => ({
@@ -388,6 +402,8 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
         path: event.path,
         expiresAt: event.task_id === CACHED_TASK_ID ? 0 : (index.expiries.get(event.task_id) ?? null),
       });
+      // A cached file's URL may stand in other rows too; a task's is its row's alone.
+      if (event.task_id !== CACHED_TASK_ID) index.completion?.fileDownloaded(event.row, event.url);
       // A resume downloads again an item whose download a kill cut short: one file, its last write.
       if (!index.forResume)
         writeFile(state, index, { step: event.step, row: event.row, path: event.path, bytes: event.bytes });
@@ -429,6 +445,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       applyItem(state, event, index);
       const key = itemKey(event.row, event.step, event.index);
       if (keepsOutputs(index, event.row)) state.finishedItems.set(key, event.outputs);
+      index.completion?.itemFinished(event.row, key);
       state.submittedTasks.delete(key);
       return;
     }
@@ -572,6 +589,8 @@ function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   // Every task submitted for the step is in its record: no search of the tasks of other steps.
   for (const task of entry.tasks) state.submittedTasks.delete(itemKey(event.row, event.step, task.index));
   if (keepsOutputs(index, event.row)) state.finishedSteps.set(key, event.outputs);
+  const completed = index.completion?.stepFinished(event.row, event.step);
+  if (completed) forgetCompletedRow(state, index, event.row, completed);
   if (!index.summaryOnly) return;
   if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
     // Done for good (a resume never runs a finished step again): counted, not kept.
@@ -581,4 +600,32 @@ function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
     index.unlisted!.steps++;
     index.unlisted!.tasks += entry.tasks.length;
   }
+}
+
+/**
+ * A resume's fold lets go of a row whose every step finished (see RowCompletion): the resume
+ * runs nothing of it again, and no recipe output reads its steps' outputs.
+ */
+function forgetCompletedRow(
+  state: RunState,
+  index: FoldIndex,
+  row: number,
+  { items, urls }: { items: string[]; urls: string[] },
+): void {
+  for (const step of index.completion!.stepIds) {
+    const key = stepKey(row, step);
+    state.finishedSteps.delete(key);
+    const entry = state.steps.get(key);
+    if (!entry) continue;
+    state.steps.delete(key);
+    index.cached.delete(entry);
+    index.skipped.delete(entry);
+    index.failed.delete(entry);
+    for (const task of entry.tasks) {
+      index.tasks.delete(`${key}/${task.task_id}`);
+      index.expiries.delete(task.task_id);
+    }
+  }
+  for (const key of items) state.finishedItems.delete(key);
+  for (const url of urls) state.downloads.delete(url);
 }

@@ -174,6 +174,11 @@ export interface RunStartedEvent {
   skipped_rows?: Array<{ where: string; message: string }>;
   /** The recipe's steps and what each depends on: the report draws the DAG from it. */
   dag?: Array<{ id: string; action: string; depends_on: string[]; model?: string }>;
+  /**
+   * The names of the recipe's `outputs:`. With none, a resume does not keep the results of rows
+   * whose every step finished (nothing reads them again); a journal without this keeps them all.
+   */
+  recipe_outputs?: string[];
 }
 
 /** The `task_id` of an `output-written` whose file came from the step cache, not from a task. */

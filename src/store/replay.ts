@@ -12,6 +12,7 @@ export type ReplayedState = Pick<
   RunState,
   | 'finishedSteps'
   | 'finishedItems'
+  | 'completeRows'
   | 'submittedTasks'
   | 'unansweredSubmissions'
   | 'unknownSubmissions'
@@ -53,6 +54,7 @@ export function resumeStateOf(run: RunState): ReplayedState {
     batch: start.batch,
     finishedSteps: run.finishedSteps,
     finishedItems: run.finishedItems,
+    ...(run.completeRows ? { completeRows: run.completeRows } : {}),
     submittedTasks: run.submittedTasks,
     unansweredSubmissions: run.unansweredSubmissions,
     unknownSubmissions: run.unknownSubmissions,

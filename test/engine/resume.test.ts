@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal, type JournalEvent } from '../../src/store/journal.js';
-import { IMAGE_SLUG, twelveImages } from '../support/recipes.js';
+import { replayJournalFile } from '../../src/store/replay.js';
+import { IMAGE_SLUG, tilePerRow, twelveImages } from '../support/recipes.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SLUG = IMAGE_SLUG;
@@ -146,6 +147,44 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const resumed = await execa('node', [cli, 'resume', runId, '--json'], { reject: false, env: env() });
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout).files).toHaveLength(12);
+  });
+
+  it('a batch stopped after some rows ended: the resume keeps nothing of those rows and runs only the others', async () => {
+    await rm(join(home, 'runs'), { recursive: true, force: true });
+    await writeFile(join(home, 'tiles.yaml'), tilePerRow('tiles'));
+    const rows = Array.from({ length: 8 }, (_, i) => `tile ${i}`);
+    await writeFile(join(home, 'tiles.csv'), `prompt\n${rows.join('\n')}\n`);
+    const args = [cli, 'run', join(home, 'tiles.yaml'), '--batch', join(home, 'tiles.csv'), '--no-cache'];
+    const run = execa('node', args, { reject: false, env: env() });
+    const runId = await waitForJournal((events) => count(events, 'step-finished') >= 3);
+    run.kill('SIGINT');
+    expect((await run).exitCode).toBe(130);
+
+    const atStop = journalOf(runId);
+    const ended = atStop.filter((e) => e.type === 'step-finished').map((e) => (e as { row: number }).row);
+    expect(ended.length).toBeGreaterThanOrEqual(3);
+    expect(ended.length).toBeLessThan(8);
+    const replayed = replayJournalFile(join(home, 'runs', runId, 'journal.jsonl'));
+    if (!replayed.ok) throw new Error(replayed.error.message);
+    const state = replayed.value;
+    expect(state.completeRows?.size).toBe(ended.length);
+    for (const row of ended) {
+      expect(state.completeRows?.has(row)).toBe(true);
+      expect(state.finishedSteps.has(`${row}/tile`)).toBe(false);
+    }
+    expect(state.downloads.size).toBe(0);
+
+    const resumed = await execa('node', [cli, 'resume', runId, '--json'], { reject: false, env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).status).toBe('succeeded');
+    // Each row's tile made once: the ended rows were not run again.
+    const events = journalOf(runId);
+    expect(count(events, 'task-submitted')).toBe(8);
+    expect(new Set(events.filter((e) => e.type === 'step-finished').map((e) => (e as { row: number }).row)).size).toBe(
+      8,
+    );
+    const summary = JSON.parse(readFileSync(join(home, 'runs', runId, 'run.json'), 'utf8'));
+    expect(summary.status).toBe('succeeded');
   });
 
   it('a text call on the wire at a kill is not sent again by a resume unless told to: it may have been billed', async () => {
