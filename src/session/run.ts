@@ -33,6 +33,7 @@ import { offlineSchemas } from './recipe.js';
 import { type EndedSummary, endRun } from './run-end.js';
 import { hashFiles, localFilesOf } from './run-files.js';
 import { StepTraffic } from './step-traffic.js';
+import { LinkedAbort } from '../linked-abort.js';
 
 /** A run that ended (or stopped), as written down in its folder. */
 export interface SessionRun {
@@ -195,8 +196,11 @@ export async function execute(
     pino.destination({ dest: paths.log, sync: true, mkdir: true }),
   );
   let report: Reporter = silentReporter;
-  // Every wait of every task listens to this signal: thousands of listeners are expected.
-  const signal = options.signal ?? new AbortController().signal;
+  // Every wait of every task listens to this signal: thousands of listeners are expected. It stops
+  // with the caller's (Ctrl-C), or when the journal can take no more: no task is sent unrecorded.
+  const stop = new LinkedAbort(options.signal);
+  journal.whenFailed((failure) => stop.abort(failure));
+  const signal = stop.signal;
   setMaxListeners(0, signal);
   let inbox: (WebhookInbox & { close(): Promise<void> }) | undefined;
   let remote: (RemoteItems & { close(): Promise<void> }) | undefined;
@@ -263,8 +267,12 @@ export async function execute(
     report.note(
       `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${plan.rows.length > 1 ? ` × ${plan.rows.length} rows` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shownPath(paths.log, environment.cwd)}`,
     );
-    const result = await runPlan(ctx);
+    // A step that waited for a durable line may end the run with the journal's error itself.
+    const result = await runPlan(ctx).catch((error: unknown) => {
+      throw journal.failure ? stoppedByJournal(journal.failure, paths.id) : error;
+    });
     report.close();
+    if (journal.failure) throw stoppedByJournal(journal.failure, paths.id);
     connection.traffic.flush();
     const ended = await endRun(
       { result, plan, paths, journal, log },
@@ -288,12 +296,21 @@ export async function execute(
       },
     };
   } finally {
+    stop.release();
     journal.close();
     await inbox?.close();
     await remote?.close();
     await connection.durations.flush().catch(() => {});
     await connection.close();
   }
+}
+
+/** The run stopped because its journal could take no more lines: what happened, and how to go on. */
+function stoppedByJournal(failure: Error, runId: string): Error {
+  return new Error(
+    `${failure.message}. The run stopped: no task was sent after the last line it could write. ` +
+      `Make room, then resume it: pipeline resume ${runId}`,
+  );
 }
 
 /** `workers`: the coordinator of this run, on the workers' queue; Redis unreachable stops the run (a UsageError). */

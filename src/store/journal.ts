@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 
 /** One state change of a run. Every event has its time and kind; the rest depends on the kind. */
 export type JournalEvent =
@@ -195,6 +195,29 @@ export interface Journal {
   appendDurable(event: NewEvent): Promise<void>;
   /** Writes what is pending and syncs it; the journal can take no more. */
   close(): void;
+  /**
+   * Why the journal could take no more lines (a full disk, a failing one), once it could not: from
+   * then on `append` records nothing and `appendDurable` rejects, so no paid request goes unrecorded.
+   */
+  readonly failure: JournalWriteError | undefined;
+  /** Calls `listener` once, when the journal fails (at once if it has). */
+  whenFailed(listener: (failure: JournalWriteError) => void): void;
+}
+
+/** The journal's file could not be written or synced: the run cannot go on without a record of it. */
+export class JournalWriteError extends Error {
+  constructor(
+    readonly path: string,
+    override readonly cause: NodeJS.ErrnoException,
+  ) {
+    super(`cannot write the run's journal ${path}: ${cause.code ? `${cause.code}, ` : ''}${describeIoError(cause)}`);
+  }
+}
+
+/** `no space left on device`, from `ENOSPC: no space left on device, write`. */
+function describeIoError(error: NodeJS.ErrnoException): string {
+  const text = error.message.replace(/^E[A-Z]+: /, '');
+  return text.replace(/, (write|fsync|fdatasync|open)( '.*')?$/, '');
 }
 
 /**
@@ -210,36 +233,60 @@ export class FileJournal implements Journal {
   private readonly fd: number;
   private pending: string[] = [];
   /** Durable events written, waiting for a sync that starts after them. */
-  private waiters: Array<() => void> = [];
+  private waiters: Waiter[] = [];
   private scheduled = false;
   private syncing = false;
   private closed = false;
+  /** The file's length after its last whole write: a write cut short is cut back to it. */
+  private size: number;
+  private failed: JournalWriteError | undefined;
+  private failureListeners: Array<(failure: JournalWriteError) => void> = [];
 
   constructor(
     readonly path: string,
     private readonly now: () => number,
+    private readonly io: JournalIo = { writeSync, fdatasync },
   ) {
     this.fd = openSync(path, 'a+');
+    this.size = fstatSync(this.fd).size;
     // A run killed mid-write, or a damaged file, may end without a newline: new records start on a
     // line of their own, so that the cut line stays one bad line and takes nothing with it.
-    if (!endsWithNewline(this.fd)) writeSync(this.fd, '\n');
+    if (!endsWithNewline(this.fd)) this.size += writeSync(this.fd, '\n');
+  }
+
+  get failure(): JournalWriteError | undefined {
+    return this.failed;
+  }
+
+  whenFailed(listener: (failure: JournalWriteError) => void): void {
+    if (this.failed) listener(this.failed);
+    else this.failureListeners.push(listener);
   }
 
   append(event: NewEvent): void {
     if (this.closed) throw new Error(`Internal error: journal ${this.path} appended after close`);
+    // The run is being stopped (see `failure`): what it records on the way has nowhere to go.
+    if (this.failed) return;
     this.pending.push(`${JSON.stringify({ t: this.now(), ...event })}\n`);
     this.schedule();
   }
 
   appendDurable(event: NewEvent): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
     this.append(event);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
   close(): void {
     if (this.closed) return;
     this.write();
-    fsyncSync(this.fd);
+    if (!this.failed) {
+      try {
+        fsyncSync(this.fd);
+      } catch (error) {
+        this.fail(error as NodeJS.ErrnoException);
+      }
+    }
     this.closed = true;
     closeSync(this.fd);
     // The sync just made covers every line: nobody waits for one still under way.
@@ -258,9 +305,38 @@ export class FileJournal implements Journal {
   }
 
   private write(): void {
-    if (this.pending.length === 0) return;
-    writeSync(this.fd, this.pending.join(''));
+    if (this.pending.length === 0 || this.failed) return;
+    const bytes = Buffer.from(this.pending.join(''));
     this.pending = [];
+    try {
+      // A write may take part of the bytes (a disk filling up): the rest is written after it.
+      for (let done = 0; done < bytes.length; ) done += this.io.writeSync(this.fd, bytes, done);
+      this.size += bytes.length;
+    } catch (error) {
+      this.fail(error as NodeJS.ErrnoException);
+    }
+  }
+
+  /**
+   * The file cannot be written or synced: the lines of the failed write are cut off, so that the
+   * journal ends on its last whole line (a resume then reads no damaged line), every durable event
+   * not yet synced is refused, and the listeners (the run, which stops) are told.
+   */
+  private fail(cause: NodeJS.ErrnoException): void {
+    if (this.failed) return;
+    this.failed = new JournalWriteError(this.path, cause);
+    try {
+      ftruncateSync(this.fd, this.size);
+    } catch {
+      // The file keeps a cut line: a resume reports it as damaged, as after a crash.
+    }
+    this.pending = [];
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter.reject(this.failed);
+    const listeners = this.failureListeners;
+    this.failureListeners = [];
+    for (const listener of listeners) listener(this.failed);
   }
 
   /** Starts a sync for the durable events written so far, unless one is under way: its end starts the next. */
@@ -269,11 +345,15 @@ export class FileJournal implements Journal {
     this.syncing = true;
     const covered = this.waiters;
     this.waiters = [];
-    fdatasync(this.fd, (error) => {
+    this.io.fdatasync(this.fd, (error) => {
       this.syncing = false;
       // After close, its own sync covered these lines (and the descriptor may be another file's by now).
-      if (error && !this.closed) throw error;
-      for (const resolve of covered) resolve();
+      if (error && !this.closed) {
+        this.waiters = [...covered, ...this.waiters];
+        this.fail(error);
+        return;
+      }
+      for (const waiter of covered) waiter.resolve();
       if (!this.closed) this.sync();
     });
   }
@@ -281,8 +361,22 @@ export class FileJournal implements Journal {
   private release(): void {
     const waiters = this.waiters;
     this.waiters = [];
-    for (const resolve of waiters) resolve();
+    for (const waiter of waiters) {
+      if (this.failed) waiter.reject(this.failed);
+      else waiter.resolve();
+    }
   }
+}
+
+/** The file system calls a journal makes as a run goes: a test can make them fail as a full disk does. */
+export interface JournalIo {
+  writeSync(fd: number, bytes: Buffer, offset: number): number;
+  fdatasync(fd: number, done: (error: NodeJS.ErrnoException | null) => void): void;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(failure: JournalWriteError): void;
 }
 
 function endsWithNewline(fd: number): boolean {

@@ -1,8 +1,17 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  fdatasync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileJournal, readJournalFile } from '../../src/store/journal.js';
+import { FileJournal, type JournalIo, JournalWriteError, readJournalFile } from '../../src/store/journal.js';
 
 let dir: string;
 let path: string;
@@ -73,4 +82,46 @@ describe('FileJournal', () => {
     appendFileSync(path, '');
     expect(readJournalFile(path).events.map((e) => e.type)).toEqual(['run-started', 'run-interrupted']);
   });
+
+  it('on a full disk cuts off the lines it could not write whole, refuses durable events and tells the run', async () => {
+    writeFileSync(path, line(START));
+    let room = 40;
+    // A disk with `room` bytes left: a write takes what fits, then the next one fails with ENOSPC.
+    const io: JournalIo = {
+      writeSync(fd, bytes, offset) {
+        if (room === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        const fits = Math.min(room, bytes.length - offset);
+        room -= fits;
+        return writeSync(fd, bytes, offset, fits);
+      },
+      fdatasync,
+    };
+    const journal = new FileJournal(path, () => 5, io);
+    const told: JournalWriteError[] = [];
+    journal.whenFailed((failure) => told.push(failure));
+    await journal.appendDurable({ type: 'run-resumed' });
+    const refused = journal.appendDurable({ type: 'step-started', row: 0, step: 'image' });
+    journal.append({ type: 'run-interrupted' });
+    await expect(refused).rejects.toBeInstanceOf(JournalWriteError);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.message).toBe(`cannot write the run's journal ${path}: ENOSPC, no space left on device`);
+    expect(journal.failure).toBe(told[0]);
+    // Nothing more is taken, and the file ends on its last whole line.
+    journal.append({ type: 'run-interrupted' });
+    await expect(journal.appendDurable({ type: 'run-interrupted' })).rejects.toBe(told[0]);
+    journal.close();
+    expect(readFileSync(path, 'utf8')).toBe(line(START) + line({ t: 5, type: 'run-resumed' }));
+    expect(readJournalFile(path).damagedLines).toEqual([]);
+  });
+
+  it.runIf(existsSync('/dev/full'))(
+    'on a device that is always full fails without throwing out of the event loop',
+    async () => {
+      const journal = new FileJournal('/dev/full', () => 5);
+      const failed = new Promise<JournalWriteError>((resolve) => journal.whenFailed(resolve));
+      journal.append({ type: 'run-resumed' });
+      expect((await failed).message).toBe("cannot write the run's journal /dev/full: ENOSPC, no space left on device");
+      journal.close();
+    },
+  );
 });
