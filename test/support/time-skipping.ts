@@ -12,6 +12,9 @@ const REAL_IO = new Set([
   'ProcessWrap',
   'FSReqCallback',
   'FSReqPromise',
+  // A FileHandle closing (the end of fs/promises' writeFile): alone for a turn, and under load for
+  // more than the grace period, when the clock had moved on before the work's next file operation.
+  'CloseReq',
   'ConnectWrap',
   'TCPConnectWrap',
   'GetAddrInfoReqWrap',
