@@ -3,39 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-
-/** A recipe of `count` steps: chains of search → llm → image, each step referring to the one before. */
-export function generateRecipe(count) {
-  const lines = [
-    'version: 1',
-    'name: generated',
-    'inputs:',
-    '  topic: { type: string, default: cargo bikes }',
-    'steps:',
-  ];
-  for (let i = 0; i < count; i++) {
-    const kind = i % 3;
-    if (kind === 0)
-      lines.push(
-        `  s${i}:`,
-        '    uses: web-search',
-        `    with: { query: "\${{ inputs.topic }} ${i}", max_results: 3 }`,
-      );
-    else if (kind === 1)
-      lines.push(
-        `  s${i}:`,
-        '    uses: llm',
-        `    with: { model: vendor-x/writer-1, prompt: "Summarise \${{ steps.s${i - 1}.outputs.results[*].content }}" }`,
-      );
-    else
-      lines.push(
-        `  s${i}:`,
-        '    uses: vendor-a/vendor-a-v3-t2i',
-        `    with: { prompt: "\${{ steps.s${i - 1}.outputs.text }}", aspect_ratio: "1:1", n: 1 }`,
-      );
-  }
-  return `${lines.join('\n')}\n`;
-}
+import { generateRecipe } from '../lib/generated-recipe.mjs';
 
 export async function run({ quick, cli }) {
   const count = quick ? 1_000 : 10_000;

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { generateRecipe } from './plan-10k.mjs';
+import { generateRecipe } from '../lib/generated-recipe.mjs';
 
 /** The median wall time and peak RSS of `samples` whole processes of the command. */
 async function measure(cli, args, samples) {

@@ -57,14 +57,14 @@ export interface RunResult {
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 
-/** One empty record for the outputs of every row of a recipe without `outputs:`. */
-const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+/** The outputs of every row of a recipe without `outputs:`: one object, not one per row. */
+const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A
- * row's results leave memory as it ends (its steps' outcomes are in the journal), but for its outputs,
- * with `ctx.forgetRows`. A batch row's inputs are made from the plan's table as the row starts, and
- * leave with it.
+ * row's inputs are made as it starts (a batch's plan holds its rows as a table); with
+ * `ctx.forgetRows`, its results leave memory as it ends (its steps' outcomes are in the journal),
+ * but for its outputs.
  */
 export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   const count = ctx.plan.rows.length;
@@ -83,7 +83,7 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
     forgetRowDownloads(ctx, row);
     stopped ||= stoppedByMoney(result);
     failed ||= failedRow(result);
-    outputs[row] = Object.keys(result.outputs).length === 0 ? EMPTY : result.outputs;
+    outputs[row] = Object.keys(result.outputs).length === 0 ? NO_OUTPUTS : result.outputs;
     if (!ctx.forgetRows) rows[row] = result;
   });
   const status = ctx.signal.aborted ? 'interrupted' : stopped ? 'stopped' : failed ? 'failed' : 'succeeded';

@@ -80,11 +80,7 @@ export class RowTable implements InputRows {
       if (left.has(i)) continue;
       const verbatim = this.verbatim.get(i);
       if (verbatim) kept.verbatim.set(kept.count, verbatim);
-      const bytes = this.bytesOf(i);
-      kept.reserve(bytes.length);
-      const start = kept.used;
-      kept.used += bytes.copy(kept.chunks.at(-1)!, start);
-      kept.indexRow(start);
+      kept.append(this.textOf(i));
     }
     return kept.trimmed();
   }
@@ -94,12 +90,6 @@ export class RowTable implements InputRows {
     const last = this.chunks.at(-1);
     if (last && this.used < last.length) this.chunks[this.chunks.length - 1] = Buffer.from(last.subarray(0, this.used));
     return this;
-  }
-
-  private bytesOf(i: number): Buffer {
-    const page = this.pages[Math.floor(i / PAGE_ROWS)]!;
-    const at = 3 * (i % PAGE_ROWS);
-    return this.chunks[page[at]!]!.subarray(page[at + 1]!, page[at + 2]!);
   }
 
   /** Row i's JSON, decoded from its buffer without a view of it in between. */

@@ -1,4 +1,3 @@
-import { rowsDigest } from './row-digest.js';
 import { setMaxListeners } from 'node:events';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -17,6 +16,7 @@ import { type Reporter, reporterConsumer, silentReporter } from '../engine/repor
 import { SpendMeter } from '../engine/spend.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
+import { LinkedAbort } from '../linked-abort.js';
 import type { Plan } from '../plan.js';
 import { FailedStepAnnotations } from '../report/failed-step-annotations.js';
 import type { Annotation } from '../report/github-commands.js';
@@ -32,8 +32,8 @@ import type { RunOptions, RunTraffic } from './options.js';
 import { offlineSchemas } from './recipe.js';
 import { type EndedSummary, endRun } from './run-end.js';
 import { hashFiles, localFilesOf } from './run-files.js';
+import { rowsDigest } from './row-digest.js';
 import { StepTraffic } from './step-traffic.js';
-import { LinkedAbort } from '../linked-abort.js';
 
 /** A run that ended (or stopped), as written down in its folder. */
 export interface SessionRun {

@@ -1,4 +1,3 @@
-import { RowCompletion } from './row-completion.js';
 import { hostname } from 'node:os';
 import { processIsAlive } from '../files/temp-files.js';
 import { err, ok, type Result } from '../result.js';
@@ -12,6 +11,7 @@ import {
   type TrafficKind,
   forEachJournalLine,
 } from './journal.js';
+import { RowCompletion } from './row-completion.js';
 import { emptySpend, recordAccepted, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
@@ -594,9 +594,7 @@ function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   if (!index.summaryOnly) return;
   if (event.row >= index.summaryOnly.listedRows && !index.failed.has(entry) && !index.skipped.has(entry)) {
     // Done for good (a resume never runs a finished step again): counted, not kept.
-    state.steps.delete(key);
-    index.cached.delete(entry);
-    for (const task of entry.tasks) index.tasks.delete(`${key}/${task.task_id}`);
+    forgetStepRecord(state, index, key, entry);
     index.unlisted!.steps++;
     index.unlisted!.tasks += entry.tasks.length;
   }
@@ -616,16 +614,20 @@ function forgetCompletedRow(
     const key = stepKey(row, step);
     state.finishedSteps.delete(key);
     const entry = state.steps.get(key);
-    if (!entry) continue;
-    state.steps.delete(key);
-    index.cached.delete(entry);
-    index.skipped.delete(entry);
-    index.failed.delete(entry);
-    for (const task of entry.tasks) {
-      index.tasks.delete(`${key}/${task.task_id}`);
-      index.expiries.delete(task.task_id);
-    }
+    if (entry) forgetStepRecord(state, index, key, entry);
   }
   for (const key of items) state.finishedItems.delete(key);
   for (const url of urls) state.downloads.delete(url);
+}
+
+/** A finished step's record and what the fold looks it and its tasks up by, no longer kept. */
+function forgetStepRecord(state: RunState, index: FoldIndex, key: string, entry: StepRecord): void {
+  state.steps.delete(key);
+  index.cached.delete(entry);
+  index.skipped.delete(entry);
+  index.failed.delete(entry);
+  for (const task of entry.tasks) {
+    index.tasks.delete(`${key}/${task.task_id}`);
+    index.expiries.delete(task.task_id);
+  }
 }

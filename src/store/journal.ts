@@ -331,9 +331,7 @@ export class FileJournal implements Journal {
       // The file keeps a cut line: a resume reports it as damaged, as after a crash.
     }
     this.pending = [];
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter.reject(this.failed);
+    this.release();
     const listeners = this.failureListeners;
     this.failureListeners = [];
     for (const listener of listeners) listener(this.failed);
@@ -358,6 +356,7 @@ export class FileJournal implements Journal {
     });
   }
 
+  /** Answers every durable event waiting: on disk, unless the journal failed. */
   private release(): void {
     const waiters = this.waiters;
     this.waiters = [];

@@ -8,40 +8,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateRecipe } from '../../bench/lib/generated-recipe.mjs';
 import { pipelineProcess } from '../support/cli.js';
 
 const STEPS = 150_000;
 let dir: string;
 
-/** Chains of search → llm → image, each step reading the one before: the bench's plan-10k recipe. */
-function recipe(count: number): string {
-  const lines = ['version: 1', 'name: large', 'inputs:', '  topic: { type: string, default: cargo bikes }', 'steps:'];
-  for (let i = 0; i < count; i++) {
-    if (i % 3 === 0)
-      lines.push(
-        `  s${i}:`,
-        '    uses: web-search',
-        `    with: { query: "\${{ inputs.topic }} ${i}", max_results: 3 }`,
-      );
-    else if (i % 3 === 1)
-      lines.push(
-        `  s${i}:`,
-        '    uses: llm',
-        `    with: { model: vendor-x/writer-1, prompt: "Summarise \${{ steps.s${i - 1}.outputs.results[*].content }}" }`,
-      );
-    else
-      lines.push(
-        `  s${i}:`,
-        '    uses: vendor-a/vendor-a-v3-t2i',
-        `    with: { prompt: "\${{ steps.s${i - 1}.outputs.text }}" }`,
-      );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'large-recipe-'));
-  await writeFile(join(dir, 'large.yaml'), recipe(STEPS));
+  await writeFile(join(dir, 'large.yaml'), generateRecipe(STEPS, 'large'));
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
