@@ -37,15 +37,20 @@ if (usageFile) {
 }
 
 // A reader that closed the pipe (`pipeline runs list | head -1`) has all it wanted: stop quietly.
+// A console that cannot be written otherwise (stderr sent to a file on a full disk) must not crash a
+// run in progress, which would leave its tasks in flight: the journal keeps the run's record, the
+// run goes on unprinted, and its exit code says that something it printed was lost.
+let consoleLost = false;
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
-    throw error;
+    consoleLost = true;
   });
 }
 
 const { exitCode, ended } = await runCommandLine(process.argv.slice(2), processIo(), true);
 // A command that threw (its error printed, or --help and --version) ends at once, whatever it left
 // open; one that returned ends when its work is done, with the code it set.
-if (ended === 'threw') process.exit(exitCode);
-process.exitCode = exitCode;
+const code = consoleLost && exitCode === 0 ? 1 : exitCode;
+if (ended === 'threw') process.exit(code);
+process.exitCode = code;

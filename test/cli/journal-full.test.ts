@@ -1,4 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,5 +50,30 @@ describe.runIf(existsSync('/proc/self/fd'))('a run whose journal’s disk fills 
     });
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout).files).toHaveLength(12);
+  });
+});
+
+describe.runIf(existsSync('/dev/full'))('a run whose console’s disk is full', () => {
+  it('goes on to the end unprinted, its journal whole, and exits 1 for what it could not print', async () => {
+    const consoleHome = await mkdtemp(join(tmpdir(), 'pipeline-console-full-'));
+    try {
+      const args = [cli, 'run', join(home, 'twelve.yaml'), '--local', '--no-cache', '--no-report'];
+      // stderr, where a run prints its progress, is a device that answers every write with ENOSPC.
+      const full = openSync('/dev/full', 'w');
+      const child = spawn('node', args, {
+        env: { ...process.env, PIPELINE_HOME: consoleHome, CI: 'true' },
+        cwd: home,
+        stdio: ['ignore', 'ignore', full],
+      });
+      const exitCode = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      closeSync(full);
+      expect(exitCode).toBe(1);
+      const [runId] = readdirSync(join(consoleHome, 'runs'));
+      const journal = readJournalFile(join(consoleHome, 'runs', runId!, 'journal.jsonl'));
+      expect(journal.events.at(-1)).toMatchObject({ type: 'run-finished', status: 'succeeded' });
+      expect(journal.events.filter((e) => e.type === 'output-written')).toHaveLength(12);
+    } finally {
+      await rm(consoleHome, { recursive: true, force: true });
+    }
   });
 });
