@@ -294,6 +294,16 @@ function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return value;
 }
 
+const NO_OUTPUTS = Object.freeze({});
+
+/**
+ * The outputs of a run whose recipe has no `outputs:`, which its run-finished line leaves out: `{}`,
+ * or one for each row of a batch, all the same object (a million rows hold a list, not a million objects).
+ */
+export function emptyOutputs(rowCount: number): unknown {
+  return rowCount > 1 ? new Array<unknown>(rowCount).fill(NO_OUTPUTS) : NO_OUTPUTS;
+}
+
 function emptyState(start: RunStartedEvent, rowCount: number, damagedLines: number[]): RunState {
   return {
     start,
@@ -456,7 +466,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'run-finished':
       state.status = event.status;
       state.finishedAt = event.t;
-      state.outputs = event.outputs;
+      state.outputs = 'outputs' in event ? event.outputs : emptyOutputs(state.rowCount);
       return;
     case 'run-interrupted':
       state.status = 'interrupted';

@@ -126,8 +126,12 @@ export type JournalEvent =
       task_id?: string;
       continued?: boolean;
     }
-  /** `stopped`: the spending cap or the gateway's 402 stopped items (exit 3). */
-  | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed' | 'stopped'; outputs: unknown }
+  /**
+   * `stopped`: the spending cap or the gateway's 402 stopped items (exit 3). `outputs`: the recipe's
+   * outputs, a list by row for a batch; absent for a recipe without `outputs:`, whose rows have
+   * nothing to say (each is `{}`: see `emptyOutputs`).
+   */
+  | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed' | 'stopped'; outputs?: unknown }
   | { type: 'run-interrupted'; t: number }
   /** The requests sent in one second (`second`: its start, ms since the epoch) by kind, and the 429s among them. */
   | { type: 'requests'; t: number; second: number; counts: Partial<Record<TrafficKind, number>>; rate_limited: number };

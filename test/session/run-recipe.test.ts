@@ -91,6 +91,22 @@ describe('runRecipe, the library API', () => {
     expect(JSON.stringify(journal)).not.toContain(gateway.apiKey);
   });
 
+  it('ends a batch of a recipe without outputs with no list of empty outputs in its journal, and {} a row in run.json', async () => {
+    await writeFile(join(dir, 'poster.yaml'), RECIPE.slice(0, RECIPE.indexOf('outputs:')));
+    await writeFile(join(dir, 'titles.csv'), 'title\nHarbour\nMeadow\nQuarry\n');
+    const answer = await run({ recipe: 'poster.yaml', batch: 'titles.csv' });
+    if (!answer.ok) throw new Error(`the run did not start: ${answer.error.message}`);
+    const outcome = answer.value;
+    expect(outcome.status).toBe('succeeded');
+    expect(outcome.outputs).toEqual([{}, {}, {}]);
+    const lines = (await readFile(join(outcome.runDir, 'journal.jsonl'), 'utf8')).trim().split('\n');
+    const finished = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+    expect(finished).toMatchObject({ type: 'run-finished', status: 'succeeded' });
+    expect(finished).not.toHaveProperty('outputs');
+    const summary = JSON.parse(await readFile(join(outcome.runDir, 'run.json'), 'utf8'));
+    expect(summary.outputs).toEqual([{}, {}, {}]);
+  });
+
   it('answers a bad recipe as a located error value: no throw, no run folder, nothing sent', async () => {
     await writeFile(
       join(dir, 'poster.yaml'),
