@@ -175,19 +175,14 @@ async function writeSmallPart(
   maxBytes: number,
   signal: AbortSignal | undefined,
 ): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
   let fd: number | undefined;
   try {
     fd = openSync(partial, 'w');
-    for await (const chunk of answer.body) {
-      chunks.push(chunk as Buffer);
-      bytes += (chunk as Buffer).length;
-      if (bytes > maxBytes) return err({ tooLarge: true });
-    }
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+    // undici holds the body to the length the server declared, which the caller checked.
+    const body = Buffer.from(await answer.body.arrayBuffer());
+    if (body.length > maxBytes) return err({ tooLarge: true });
     for (let written = 0; written < body.length; ) written += writeSync(fd, body, written);
-    return ok({ bytes, head: body.subarray(0, SNIFF_BYTES) });
+    return ok({ bytes: body.length, head: body.subarray(0, SNIFF_BYTES) });
   } catch (error) {
     return err({ tooLarge: false, failure: classifyStreamError(error, signal) });
   } finally {
