@@ -8,7 +8,8 @@ import type { CacheCounts } from '../engine/run-cache.js';
 import type { Plan } from '../plan.js';
 import type { Journal } from '../store/journal.js';
 import { type RunPaths, writeAtomically } from '../store/run-store.js';
-import { type RunSummary, summariseJournalFile } from '../store/summary.js';
+import type { JournalFold } from '../store/fold.js';
+import { type RunSummary, summariseFold, summariseJournalFile } from '../store/summary.js';
 
 export const reportPathOf = (paths: RunPaths) => join(paths.dir, 'report.html');
 
@@ -42,7 +43,7 @@ async function writeRunReport(paths: RunPaths, log: Logger, warn: (text: string)
 
 /** Ends the run's journal, writes run.json and the report, copies the outputs to `out`. */
 export async function endRun(
-  run: { result: RunResult; plan: Plan; paths: RunPaths; journal: Journal; log: Logger },
+  run: { result: RunResult; plan: Plan; paths: RunPaths; journal: Journal; log: Logger; summary?: JournalFold },
   options: { report?: boolean; out?: string; cwd: string; warn: (text: string) => void },
   cacheCounts: CacheCounts | undefined,
 ): Promise<RunEnd> {
@@ -59,7 +60,7 @@ export async function endRun(
       outputs: plan.rows.length > 1 ? outputs : outputs[0],
     });
   journal.close();
-  const summarised = summariseJournalFile(paths.journal);
+  const summarised = run.summary ? summariseFold(run.summary) : summariseJournalFile(paths.journal);
   if (!summarised.ok)
     throw new Error(`Internal error: the journal of a run that just ran is unreadable: ${summarised.error.message}`);
   const cacheSummary = cacheCounts ?? { hits: 0, misses: 0, tasks_saved: 0, requests_saved: 0 };

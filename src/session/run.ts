@@ -20,9 +20,11 @@ import { LinkedAbort } from '../linked-abort.js';
 import type { Plan } from '../plan.js';
 import { FailedStepAnnotations } from '../report/failed-step-annotations.js';
 import type { Annotation } from '../report/github-commands.js';
+import type { JournalFold } from '../store/fold.js';
 import { FileJournal, type Journal } from '../store/journal.js';
 import type { ReplayedState } from '../store/replay.js';
 import { createRun, newRunId, type RunPaths } from '../store/run-store.js';
+import { liveSummaryFold } from '../store/summary.js';
 import { openRunCache } from './cache-setup.js';
 import { type BudgetOptions, type Connection, connect } from './connection.js';
 import { type SessionEnvironment, shownPath } from './environment.js';
@@ -119,6 +121,9 @@ export async function startRun(
   const paths = createRun(environment.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath, environment.cwd);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
+  // run.json is the summary of every line: folded as they are written, not read again at the end.
+  const summary = liveSummaryFold();
+  journal.readWritten((event) => summary.add(event));
   await journal.appendDurable({
     type: 'run-started',
     owner: thisProcess(),
@@ -142,7 +147,7 @@ export async function startRun(
     })),
     recipe_outputs: Object.keys(plan.outputs),
   });
-  return execute(plan, options, environment, connection, paths, journal, undefined, money);
+  return execute(plan, options, environment, connection, paths, journal, undefined, money, summary);
 }
 
 /** The gateway check before a run, then `more` with the balance it read; the connection is closed if either fails. */
@@ -183,6 +188,8 @@ export async function execute(
   journal: Journal,
   resume: ReplayedState | undefined,
   money: RunMoney,
+  /** The summary folded as the journal is written, when it has every line (not a resume's). */
+  summary?: JournalFold,
 ): Promise<SessionRun> {
   const { clock, client } = connection;
   // Until the run's whole stream is built (its reporter comes with it), events go to the journal alone.
@@ -275,7 +282,7 @@ export async function execute(
     if (journal.failure) throw stoppedByJournal(journal.failure, paths.id);
     connection.traffic.flush();
     const ended = await endRun(
-      { result, plan, paths, journal, log },
+      { result, plan, paths, journal, log, ...(summary ? { summary } : {}) },
       { ...options, cwd: environment.cwd, warn: (text) => environment.warn(text) },
       cache?.counts,
     );

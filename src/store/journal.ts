@@ -245,6 +245,7 @@ export class FileJournal implements Journal {
   private size: number;
   private failed: JournalWriteError | undefined;
   private failureListeners: Array<(failure: JournalWriteError) => void> = [];
+  private readers: Array<(event: JournalEvent) => void> = [];
 
   constructor(
     readonly path: string,
@@ -260,6 +261,15 @@ export class FileJournal implements Journal {
 
   get failure(): JournalWriteError | undefined {
     return this.failed;
+  }
+
+  /**
+   * Calls `reader` with each line as it reached the file, read back as a resume would read it (so
+   * nothing the run does to its objects afterwards shows), in order; a line a failed write cut off
+   * never reaches it. Lines written before the call are not given.
+   */
+  readWritten(reader: (event: JournalEvent) => void): void {
+    this.readers.push(reader);
   }
 
   whenFailed(listener: (failure: JournalWriteError) => void): void {
@@ -310,7 +320,8 @@ export class FileJournal implements Journal {
 
   private write(): void {
     if (this.pending.length === 0 || this.failed) return;
-    const bytes = Buffer.from(this.pending.join(''));
+    const lines = this.pending;
+    const bytes = Buffer.from(lines.join(''));
     this.pending = [];
     try {
       // A write may take part of the bytes (a disk filling up): the rest is written after it.
@@ -318,6 +329,12 @@ export class FileJournal implements Journal {
       this.size += bytes.length;
     } catch (error) {
       this.fail(error as NodeJS.ErrnoException);
+      return;
+    }
+    if (this.readers.length === 0) return;
+    for (const line of lines) {
+      const event = JSON.parse(line) as JournalEvent;
+      for (const reader of this.readers) reader(event);
     }
   }
 

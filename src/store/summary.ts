@@ -3,6 +3,7 @@ import { err, ok, type Result } from '../result.js';
 import {
   foldJournal,
   foldJournalFile,
+  JournalFold,
   type RunState,
   type StepRecord,
   type UnlistedCounts,
@@ -99,6 +100,20 @@ export function summaryOf(run: RunState, unlisted?: UnlistedCounts): RunSummary 
 export function summariseJournalFile(path: string): Result<RunSummary, UnreadableJournal> {
   const { folded, unlisted } = foldJournalFile(path, { summaryOnly: { listedRows: LISTED_ROWS } });
   return folded.ok ? ok(summaryOf(folded.value, unlisted)) : err(folded.error);
+}
+
+/**
+ * A summary fold fed a run's journal lines as they are written (FileJournal.readWritten): the same
+ * summary as summariseJournalFile's once the journal is closed, without reading the file again.
+ */
+export function liveSummaryFold(): JournalFold {
+  return new JournalFold({ summaryOnly: { listedRows: LISTED_ROWS } });
+}
+
+/** The summary a live summary fold reached, or why its lines describe no run. */
+export function summariseFold(fold: JournalFold): Result<RunSummary, UnreadableJournal> {
+  const folded = fold.end();
+  return folded.ok ? ok(summaryOf(folded.value, fold.unlisted)) : err(folded.error);
 }
 
 /** The summary of a journal as read from disk, or why it describes no run. */

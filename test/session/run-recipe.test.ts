@@ -8,6 +8,7 @@ import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/in
 import { skippingTime } from '../support/cli.js';
 import { endpointsOf } from '../support/http.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { summariseJournalFile } from '../../src/store/summary.js';
 import { IMAGE_SLUG } from '../support/recipes.js';
 
 // Two pictures of one title, and the title's first picture as the recipe's output.
@@ -105,6 +106,12 @@ describe('runRecipe, the library API', () => {
     expect(finished).not.toHaveProperty('outputs');
     const summary = JSON.parse(await readFile(join(outcome.runDir, 'run.json'), 'utf8'));
     expect(summary.outputs).toEqual([{}, {}, {}]);
+    // run.json is folded from the lines as they were written: the summary of the file read again.
+    const { cache, ...folded } = summary;
+    const reread = summariseJournalFile(join(outcome.runDir, 'journal.jsonl'));
+    if (!reread.ok) throw new Error(reread.error.message);
+    expect(folded).toEqual(JSON.parse(JSON.stringify(reread.value)));
+    expect(cache).toMatchObject({ enabled: true });
   });
 
   it('answers a bad recipe as a located error value: no throw, no run folder, nothing sent', async () => {

@@ -99,6 +99,8 @@ describe('FileJournal', () => {
     const journal = new FileJournal(path, () => 5, io);
     const told: JournalWriteError[] = [];
     journal.whenFailed((failure) => told.push(failure));
+    const read: unknown[] = [];
+    journal.readWritten((event) => read.push(event));
     await journal.appendDurable({ type: 'run-resumed' });
     const refused = journal.appendDurable({ type: 'step-started', row: 0, step: 'image' });
     journal.append({ type: 'run-interrupted' });
@@ -112,6 +114,8 @@ describe('FileJournal', () => {
     journal.close();
     expect(readFileSync(path, 'utf8')).toBe(line(START) + line({ t: 5, type: 'run-resumed' }));
     expect(readJournalFile(path).damagedLines).toEqual([]);
+    // A reader of the lines as written (the run's live summary) saw the lines the file kept, and no other.
+    expect(read).toEqual([{ t: 5, type: 'run-resumed' }]);
   });
 
   it.runIf(existsSync('/dev/full'))(
