@@ -1,6 +1,7 @@
 import type { Scope } from '../expressions/expressions.js';
 import type { PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
+import { NO_OUTPUTS } from '../store/fold.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { ancestorsOf, conclusionOf, readsStatus, statusAfter } from './conditions.js';
@@ -56,9 +57,6 @@ export interface RunResult {
  * 100,000 rows does not hold 100,000 rows' promises, timers and scopes at once.
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
-
-/** The outputs of every row of a recipe without `outputs:`: one object, not one per row. */
-const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * Runs every row of a plan under the one budget and concurrency cap of the context, in order. A

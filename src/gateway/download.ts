@@ -138,7 +138,7 @@ async function writePart(
   signal: AbortSignal | undefined,
 ): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
   const declared = Number(answer.headers['content-length']);
-  if (declared <= Math.min(maxBytes, SMALL_BODY_BYTES)) return writeSmallPart(answer, partial, maxBytes, signal);
+  if (declared <= Math.min(maxBytes, SMALL_BODY_BYTES)) return writeSmallPart(answer, partial, signal);
   let bytes = 0;
   // The file is not read a second time to learn its type.
   let head = Buffer.alloc(0);
@@ -166,21 +166,19 @@ async function writePart(
 const SMALL_BODY_BYTES = 1024 * 1024;
 
 /**
- * A body the server said is small: read whole (at most `maxBytes` all the same) while its `.part`
- * file waits, open, then written with one call.
+ * A body the server said is small (within the caller's limit): read whole while its `.part` file
+ * waits, open, then written with one call. undici holds the body to the declared length, so it
+ * cannot outgrow the limit the caller checked.
  */
 async function writeSmallPart(
   answer: Answer,
   partial: string,
-  maxBytes: number,
   signal: AbortSignal | undefined,
 ): Promise<Result<{ bytes: number; head: Buffer }, PartFailure>> {
   let fd: number | undefined;
   try {
     fd = openSync(partial, 'w');
-    // undici holds the body to the length the server declared, which the caller checked.
     const body = Buffer.from(await answer.body.arrayBuffer());
-    if (body.length > maxBytes) return err({ tooLarge: true });
     for (let written = 0; written < body.length; ) written += writeSync(fd, body, written);
     return ok({ bytes: body.length, head: body.subarray(0, SNIFF_BYTES) });
   } catch (error) {

@@ -294,13 +294,14 @@ function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return value;
 }
 
-const NO_OUTPUTS = Object.freeze({});
+/** The outputs of a row of a recipe without `outputs:`: one object for every row, not one per row. */
+export const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /**
  * The outputs of a run whose recipe has no `outputs:`, which its run-finished line leaves out: `{}`,
  * or one for each row of a batch, all the same object (a million rows hold a list, not a million objects).
  */
-export function emptyOutputs(rowCount: number): unknown {
+function emptyOutputs(rowCount: number): unknown {
   return rowCount > 1 ? new Array<unknown>(rowCount).fill(NO_OUTPUTS) : NO_OUTPUTS;
 }
 

@@ -129,7 +129,7 @@ export type JournalEvent =
   /**
    * `stopped`: the spending cap or the gateway's 402 stopped items (exit 3). `outputs`: the recipe's
    * outputs, a list by row for a batch; absent for a recipe without `outputs:`, whose rows have
-   * nothing to say (each is `{}`: see `emptyOutputs`).
+   * nothing to say (each is `{}`: `emptyOutputs` in fold.ts).
    */
   | { type: 'run-finished'; t: number; status: 'succeeded' | 'failed' | 'stopped'; outputs?: unknown }
   | { type: 'run-interrupted'; t: number }

@@ -2,6 +2,7 @@ import { formatUsd } from '../model-schemas/prices.js';
 import { err, ok, type Result } from '../result.js';
 import {
   foldJournal,
+  type FoldPurpose,
   foldJournalFile,
   JournalFold,
   type RunState,
@@ -93,13 +94,19 @@ export function summaryOf(run: RunState, unlisted?: UnlistedCounts): RunSummary 
   };
 }
 
+/** What a summary fold keeps: the rows it lists (see LISTED_ROWS) and the steps that did not succeed. */
+const SUMMARY_FOLD: FoldPurpose = { summaryOnly: { listedRows: LISTED_ROWS } };
+
+const summaryResult = (folded: Result<RunState, UnreadableJournal>, unlisted: UnlistedCounts) =>
+  folded.ok ? ok(summaryOf(folded.value, unlisted)) : err(folded.error);
+
 /**
- * The summary of the journal at `path`, folded as it is read: memory for the rows it lists (see
- * LISTED_ROWS) and the steps that did not succeed, however long the journal. run.json and `runs show`.
+ * The summary of the journal at `path`, folded as it is read: bounded memory however long the
+ * journal. `runs show`, and run.json after a resume.
  */
 export function summariseJournalFile(path: string): Result<RunSummary, UnreadableJournal> {
-  const { folded, unlisted } = foldJournalFile(path, { summaryOnly: { listedRows: LISTED_ROWS } });
-  return folded.ok ? ok(summaryOf(folded.value, unlisted)) : err(folded.error);
+  const { folded, unlisted } = foldJournalFile(path, SUMMARY_FOLD);
+  return summaryResult(folded, unlisted);
 }
 
 /**
@@ -107,13 +114,12 @@ export function summariseJournalFile(path: string): Result<RunSummary, Unreadabl
  * summary as summariseJournalFile's once the journal is closed, without reading the file again.
  */
 export function liveSummaryFold(): JournalFold {
-  return new JournalFold({ summaryOnly: { listedRows: LISTED_ROWS } });
+  return new JournalFold(SUMMARY_FOLD);
 }
 
 /** The summary a live summary fold reached, or why its lines describe no run. */
 export function summariseFold(fold: JournalFold): Result<RunSummary, UnreadableJournal> {
-  const folded = fold.end();
-  return folded.ok ? ok(summaryOf(folded.value, fold.unlisted)) : err(folded.error);
+  return summaryResult(fold.end(), fold.unlisted);
 }
 
 /** The summary of a journal as read from disk, or why it describes no run. */

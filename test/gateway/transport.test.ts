@@ -32,7 +32,7 @@ describe('Transport.readText', () => {
     expect(!text.ok && text.error.reason).toBe('connection-dropped');
   });
 
-  it('refuses a body declared larger than the limit before reading it', async () => {
+  it('refuses a body declared larger than the limit, read as a stream up to the limit', async () => {
     const url = await cutShort(4096, 'x'.repeat(4096));
     transport = new Transport(DEFAULT_TIMEOUTS);
     const sent = await transport.send({ method: 'GET', url, headers: {} });
