@@ -16,8 +16,9 @@ const args = process.argv.slice(2);
 const analysisOnly = ['validate', 'plan'].includes(args[0] ?? '') && !args.some((a) => a.startsWith('--batch'));
 if (!analysisOnly) {
   setFlagsFromString('--heap-growing-percent=50');
-  // And the young generation at 16 MB rather than V8's 32 (see capYoungGeneration).
-  capYoungGeneration(16);
+  // And the young generation at 16 MB rather than V8's 32 (see capYoungGeneration), held small
+  // through the analysis of a run's batch until its tasks start.
+  capYoungGeneration(16, { holdUntilReleased: args[0] === 'run' || args[0] === 'resume' });
 }
 
 // For benchmarks: the process's own CPU time and peak memory, written as JSON when it exits.

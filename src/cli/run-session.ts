@@ -15,6 +15,7 @@ import { printRunEnd, reportRunToGitHub } from './run-end.js';
 import type { RunFlags } from './run-flags.js';
 import { sessionEnvironment } from './session-environment.js';
 import { cliIo } from './io.js';
+import { releaseYoungGeneration } from './young-generation.js';
 
 export type { RpmFlag, RunFlags } from './run-flags.js';
 
@@ -82,6 +83,8 @@ async function withTerminal<T>(options: RunOptions, work: (options: RunOptions) 
   let report: Reporter | undefined;
   let stopListening = () => {};
   const reporter = (traffic: RunTraffic): Reporter => {
+    // The run's analysis is over and its tasks start: the young generation may grow to its cap.
+    releaseYoungGeneration();
     report = live
       ? new LiveView({ stream: stderr, clock, traffic, redact })
       : new ConsoleReporter(

@@ -4,14 +4,31 @@ import { describe, expect, it } from 'vitest';
 
 const module = fileURLToPath(new URL('../../dist/cli/young-generation.js', import.meta.url));
 
-// A process that allocates as a batch does (most of it short-lived, some kept a while), yielding to
-// the event loop as a run does, and prints the largest young generation it saw, in MB.
-const allocator = (cap: number | undefined) => `
+interface Sizes {
+  /** The young generation before anything ran, after the analysis, and the largest seen after it, in MB. */
+  initial: number;
+  afterAnalysis: number;
+  largest: number;
+}
+
+/**
+ * A process that allocates as a batch does (most of it short-lived, some kept a while), yielding to
+ * the event loop as a run does, and prints the sizes of its young generation. With `analysis`, it
+ * first keeps a million objects in one turn of the event loop, as the analysis of a batch's rows does
+ * before a run's tasks start, and then releases a held young generation.
+ */
+const allocator = (cap: number | undefined, options: { analysis?: boolean; hold?: boolean } = {}) => `
   import { getHeapSpaceStatistics } from 'node:v8';
-  ${cap === undefined ? '' : `(await import(${JSON.stringify(module)})).capYoungGeneration(${cap});`}
+  const young = await import(${JSON.stringify(module)});
+  ${cap === undefined ? '' : `young.capYoungGeneration(${cap}, { holdUntilReleased: ${Boolean(options.hold)} });`}
   const newSpaceMb = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+  const initial = newSpaceMb();
+  const rows = [];
+  if (${Boolean(options.analysis)}) for (let i = 0; i < 1000000; i++) rows.push({ i });
+  const afterAnalysis = newSpaceMb();
+  young.releaseYoungGeneration();
   const kept = [];
-  let largest = 0;
+  let largest = afterAnalysis;
   for (let round = 0; round < 300; round++) {
     for (let i = 0; i < 10000; i++) {
       kept.push({ round, i, text: 'x' + i });
@@ -20,19 +37,37 @@ const allocator = (cap: number | undefined) => `
     largest = Math.max(largest, newSpaceMb());
     await new Promise((resolve) => setImmediate(resolve));
   }
-  console.log(largest);
+  console.log(JSON.stringify({ initial, afterAnalysis, largest }));
 `;
 
-async function largestYoungGenerationMb(cap: number | undefined): Promise<number> {
-  const { stdout } = await execa('node', ['--input-type=module', '-e', allocator(cap)]);
-  return Number(stdout.trim());
+async function youngGenerationSizes(
+  cap: number | undefined,
+  options: { analysis?: boolean; hold?: boolean } = {},
+): Promise<Sizes> {
+  const { stdout } = await execa('node', ['--input-type=module', '-e', allocator(cap, options)]);
+  return JSON.parse(stdout) as Sizes;
 }
 
 describe('capYoungGeneration', () => {
   it('keeps the young generation at its cap, where V8 alone grows it past', async () => {
-    const [alone, capped] = await Promise.all([largestYoungGenerationMb(undefined), largestYoungGenerationMb(4)]);
-    expect(alone).toBeGreaterThan(4);
-    expect(capped).toBeLessThanOrEqual(4);
-    expect(capped).toBeGreaterThan(0);
+    const [alone, capped] = await Promise.all([youngGenerationSizes(undefined), youngGenerationSizes(4)]);
+    expect(alone.largest).toBeGreaterThan(4);
+    expect(capped.largest).toBeLessThanOrEqual(4);
+    expect(capped.largest).toBeGreaterThan(0);
+  });
+
+  it('holds the young generation through a long turn of the event loop, which no observer sees, until released', async () => {
+    const [alone, unheld, held] = await Promise.all([
+      youngGenerationSizes(undefined, { analysis: true }),
+      youngGenerationSizes(4, { analysis: true }),
+      youngGenerationSizes(4, { analysis: true, hold: true }),
+    ]);
+    // In one turn V8 grows it past the cap, unless it is held.
+    expect(alone.afterAnalysis).toBeGreaterThan(4);
+    expect(unheld.afterAnalysis).toBeGreaterThan(4);
+    expect(held.afterAnalysis).toBeLessThanOrEqual(4);
+    // Released, it grows again, up to the cap.
+    expect(held.largest).toBeGreaterThan(held.afterAnalysis);
+    expect(held.largest).toBeLessThanOrEqual(4);
   });
 });
