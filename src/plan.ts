@@ -48,6 +48,18 @@ interface StepCommon {
   cache: StepCachePolicy;
   /** Set when `for_each` iterates an earlier step's items: item i comes from that step's item i. */
   itemsFrom?: ItemLineage;
+  /**
+   * Earlier for_each steps this one reads chosen items of only (`steps.hero.outputs[0]…`), with item
+   * flow on: it waits for those items (`branded ← hero[0]`), not for the whole step.
+   */
+  chosenItems?: ChosenItems[];
+}
+
+/** The items of a for_each step that another step reads by their index, and nothing else of it. */
+export interface ChosenItems {
+  step: StepId;
+  /** Ascending, without repeats. */
+  indices: number[];
 }
 
 /** A `uses:` step: its input is the recipe's `with:`. */

@@ -14,13 +14,29 @@ import { setExitCode } from './io.js';
 // Every command's module is loaded when the program starts: what only `plan` needs (the analyzer,
 // the cache, schemas, YAML) is imported when it runs, so that `validate` and `--help` start quickly.
 
-/** `badge[i] ← bg[i]` for an item-by-item step; `collage ← all of bg (…)` for one that iterates a whole step. */
-function describeLineage(step: PlanEstimate['steps'][number]): string | undefined {
+/**
+ * `badge[i] ← bg[i]` for an item-by-item step; `collage ← all of bg (…)` for one that iterates a
+ * whole step; `branded ← hero[0]` for one that reads chosen items.
+ */
+function describeLineage(step: PlanEstimate['steps'][number]): string[] {
+  const lines = step.chosen_items.map(
+    ({ step: from, indices }) => `${step.id} ← ${indices.map((index) => `${from}[${index}]`).join(', ')}`,
+  );
   const from = step.items_from;
-  if (!from) return undefined;
-  return from.per_item
-    ? `${step.id}[i] ← ${from.step}[i]`
-    : `${step.id}[i] ← ${from.step}[i], after all of ${from.step}${from.because ? ` (${from.because})` : ''}`;
+  if (!from) return lines;
+  return [
+    from.per_item
+      ? `${step.id}[i] ← ${from.step}[i]`
+      : `${step.id}[i] ← ${from.step}[i], after all of ${from.step}${from.because ? ` (${from.because})` : ''}`,
+    ...lines,
+  ];
+}
+
+/** A dependency in the NEEDS column: `bg[i]` item by item, `hero[0]` for chosen items, else the step. */
+function neededAs(step: PlanEstimate['steps'][number], dep: string): string {
+  if (step.items_from?.per_item && step.items_from.step === dep) return `${dep}[i]`;
+  const chosen = step.chosen_items.find((c) => c.step === dep);
+  return chosen ? chosen.indices.map((index) => `${dep}[${index}]`).join(', ') : dep;
 }
 
 function printText(
@@ -45,11 +61,11 @@ function printText(
       s.runs,
       ...(cached ? [s.cached] : []),
       describeStepCost(s.cost),
-      s.depends_on.map((dep) => (s.items_from?.per_item && s.items_from.step === dep ? `${dep}[i]` : dep)).join(', '),
+      s.depends_on.map((dep) => neededAs(s, dep)).join(', '),
     ]),
   );
   printLine();
-  const lineages = estimate.steps.map(describeLineage).filter((line) => line !== undefined);
+  const lineages = estimate.steps.flatMap(describeLineage);
   if (lineages.length > 0) {
     printLine(`items      ${lineages.join('; ')}`);
     printLine();

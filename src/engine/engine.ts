@@ -205,7 +205,21 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
   const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
   const awaitDeps = (ids: string[]) =>
     Promise.all(ids.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)));
-  const deps = await awaitDeps(step.dependsOn.filter((dep) => dep !== flowsFrom));
+  // An `if` with success(), failure()… reads how every earlier step ended: it waits for them whole.
+  const chosen = readsStatus(step) ? [] : (step.chosenItems ?? []);
+  const deps = await awaitDeps(
+    step.dependsOn.filter((dep) => dep !== flowsFrom && !chosen.some((c) => c.step === dep)),
+  );
+  // Chosen items (`branded ← hero[0]`): the step starts once they have succeeded, whatever the other
+  // items of their step do; when one of them did not, it waits for the whole step and goes as it says.
+  let wholeOnly = true;
+  for (const { step: from, indices } of chosen) {
+    const items = await chosenOutputs(state.feeds.get(from)!, indices);
+    if (items) {
+      deps.push([from, { status: 'succeeded', outputs: items, ms: 0, runs: 0 }]);
+      wholeOnly = false;
+    } else deps.push(...(await awaitDeps([from])));
+  }
   const skip = (status: 'skipped' | 'cancelled', reason: string): StepOutcome => {
     emit(ctx, { type: status === 'skipped' ? 'step-skipped' : 'step-cancelled', at: stepAt(row, step), reason });
     return { status, outputs: null, reason, ms: 0, runs: 0 };
@@ -235,10 +249,28 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     const ended = await awaitDeps(ancestors);
     status = statusAfter(ctx.plan, ended);
   } else {
-    const blocked = blockedBy(ctx, deps, state);
+    // A failure elsewhere stops the steps that wait for whole steps; one that went on chosen items
+    // goes on, as items that flow do: only the steps it waits for can stop it.
+    const blocked = blockedBy(ctx, deps, wholeOnly ? state : { stopped: false });
     if (blocked) return skip(blocked.status, blocked.reason);
   }
   return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state);
+}
+
+/**
+ * The outputs of a step's chosen items, in a list as long as the step's (the others null), once
+ * every chosen item has succeeded; undefined when one did not, or the step has fewer items or none.
+ */
+async function chosenOutputs(feed: ItemFeed, indices: readonly number[]): Promise<unknown[] | undefined> {
+  const count = await feed.count();
+  if (count === undefined || indices.some((index) => index >= count)) return undefined;
+  const outputs = new Array<unknown>(count).fill(null);
+  for (const index of indices) {
+    const end = await feed.item(index);
+    if (end.status !== 'succeeded') return undefined;
+    outputs[index] = end.outputs;
+  }
+  return outputs;
 }
 
 /** The implicit `success()` of an `if` without status functions: why the step does not run, if it does not. */

@@ -86,7 +86,10 @@ export async function runModel(
     // On workers, each worker's --concurrency caps its tasks in flight, not this process's task slots.
     started?.();
     ended = await submitAndWaitRemotely(ctx, ctx.remote, item, input, resumed.value, signal, inputForJournal(input));
-  } else ended = await ctx.tasks.add(inSlot, { priority: taskPriority(ctx.plan, step.id) });
+  } else
+    ended = await ctx.tasks.add(inSlot, {
+      priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
+    });
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {

@@ -1,43 +1,81 @@
-import type { Plan } from '../plan.js';
+import type { Plan, PlannedStep } from '../plan.js';
 import { expectedMs, kindOf } from '../actions/durations.js';
 
-const cache = new WeakMap<Plan, Map<string, number>>();
+/** A step's priority, and its items' where steps downstream read only some of them. */
+interface StepPriority {
+  level: number;
+  /** Priorities by item index, for the items chosen by a step downstream (`branded ← hero[0]`). */
+  chosen?: Map<number, number>;
+  /** The priority of the items no step downstream chooses, when some are chosen. */
+  unchosen?: number;
+}
+
+const cache = new WeakMap<Plan, Map<string, StepPriority>>();
 
 /**
- * Each step's priority for a task slot: the longest expected work from the step to the end of the
- * DAG, its own included ("highest level first"). A task that has the most still waiting behind it
- * goes first, so the long chains start early and the slots stay full to the end.
+ * The priority of a task of step `stepId` (item `index` of a for_each step) for a task slot: the
+ * longest expected work from it to the end of the DAG, its own included ("highest level first").
+ * A task that has the most still waiting behind it goes first, so the long chains start early and
+ * the slots stay full to the end.
  *
  * Items that flow one by one (`badge[i] ← bg[i]`) are the exception: there, highest level first
  * would run every `bg` item before any `badge`, one kind of task at a time (a burst of short,
  * request-heavy images, then the long videos), which is the step barrier again. Each such step
  * goes just ahead of the step it flows from, so a chain that has begun is carried on before a new
  * one starts, and the slots hold a mix of short and long tasks all along.
+ *
+ * Where a step downstream reads chosen items only (`branded ← hero[0]`), only those items have its
+ * work behind them: the others have their own time alone, and go after the chains, filling the
+ * slots between and after the long tasks rather than holding them up.
  */
-export function taskPriority(plan: Plan, stepId: string): number {
-  let levels = cache.get(plan);
-  if (!levels) {
-    levels = highestLevelFirst(plan);
+export function taskPriority(plan: Plan, stepId: string, index?: number): number {
+  let priorities = cache.get(plan);
+  if (!priorities) {
+    priorities = highestLevelFirst(plan);
     if (plan.settings.itemFlow)
       // In topological order, so that a chain's upstream step has its final level first.
       for (const step of plan.steps) {
         const from = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
-        if (from !== undefined) levels.set(step.id, Math.max(levels.get(step.id)!, levels.get(from)! + 1));
+        if (from !== undefined) {
+          const own = priorities.get(step.id)!;
+          const ahead = priorities.get(from)!.level + 1;
+          own.level = Math.max(own.level, ahead);
+          if (own.unchosen !== undefined) own.unchosen = Math.max(own.unchosen, ahead);
+          for (const [index, level] of own.chosen ?? []) own.chosen!.set(index, Math.max(level, ahead));
+        }
       }
-    cache.set(plan, levels);
+    cache.set(plan, priorities);
   }
-  return levels.get(stepId) ?? 0;
+  const priority = priorities.get(stepId);
+  if (!priority) return 0;
+  if (index === undefined || priority.unchosen === undefined) return priority.level;
+  return priority.chosen?.get(index) ?? priority.unchosen;
 }
 
-function highestLevelFirst(plan: Plan): Map<string, number> {
-  const levels = new Map<string, number>();
-  const dependants = new Map<string, string[]>();
+function highestLevelFirst(plan: Plan): Map<string, StepPriority> {
+  const priorities = new Map<string, StepPriority>();
+  const dependants = new Map<string, PlannedStep[]>();
   for (const step of plan.steps)
-    for (const dep of step.dependsOn) dependants.set(dep, [...(dependants.get(dep) ?? []), step.id]);
+    for (const dep of step.dependsOn) dependants.set(dep, [...(dependants.get(dep) ?? []), step]);
   // Steps are in topological order, so walking them backwards sees every dependant first.
   for (const step of [...plan.steps].reverse()) {
-    const after = Math.max(0, ...(dependants.get(step.id) ?? []).map((id) => levels.get(id) ?? 0));
-    levels.set(step.id, expectedMs(kindOf(step)) + after);
+    const own = expectedMs(kindOf(step));
+    let whole = 0;
+    const chosen = new Map<number, number>();
+    for (const dependant of dependants.get(step.id) ?? []) {
+      const after = priorities.get(dependant.id)?.level ?? 0;
+      const reads = dependant.chosenItems?.find((c) => c.step === step.id);
+      if (!reads) whole = Math.max(whole, after);
+      else for (const index of reads.indices) chosen.set(index, Math.max(chosen.get(index) ?? 0, after));
+    }
+    const level = own + Math.max(whole, ...chosen.values());
+    if (chosen.size === 0) priorities.set(step.id, { level });
+    else
+      priorities.set(step.id, {
+        level,
+        chosen: new Map([...chosen].map(([index, after]) => [index, own + Math.max(whole, after)])),
+        unchosen: own + whole,
+      });
   }
-  return levels;
+  return priorities;
 }

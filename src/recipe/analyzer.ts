@@ -19,7 +19,7 @@ import { topologicalOrder } from './step-order.js';
 import { checkStepExpressions, valueShape } from './step-shapes.js';
 import { compileValue, type Reference, type TypeScope } from './templates.js';
 import { countThroughChains } from './item-counts.js';
-import { itemLineages } from './lineage.js';
+import { chosenItemReads, itemLineages } from './lineage.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -76,6 +76,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   for (const d of drafts) outputShapes.set(d.id, d.forEach ? list(d.outputs) : d.outputs);
   const settings = resolveSettings(recipe, file, diagnostics, modelSchema);
   const lineages = itemLineages(drafts, outputShapes, settings.itemFlow, file, diagnostics);
+  const chosenItems = chosenItemReads(drafts, lineages, settings.itemFlow);
   const scope = { inputs: inputShapes, steps: outputShapes, names };
   for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics, lineages.get(draft.id)?.perItem);
   const outputs = compileOutputs(recipe, scope, file, diagnostics);
@@ -84,7 +85,10 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const steps = (order ?? drafts).map((draft) => {
     const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics);
     const lineage = lineages.get(draft.id);
-    return lineage ? { ...step, itemsFrom: lineage } : step;
+    const chosen = chosenItems.get(draft.id);
+    if (lineage) step.itemsFrom = lineage;
+    if (chosen) step.chosenItems = chosen;
+    return step;
   });
   if (order) countThroughChains(steps, rows);
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));

@@ -18,6 +18,8 @@ export interface PlanEstimate {
     depends_on: string[];
     /** The step whose items this step's for_each iterates; `per_item`: item i waits for that step's item i only. */
     items_from: { step: string; per_item: boolean; because?: string } | null;
+    /** The items of earlier steps this one waits for, where it reads chosen items only. */
+    chosen_items: Array<{ step: string; indices: number[] }>;
     runs: number | 'dynamic';
     runs_per_row: Array<number | 'dynamic'>;
     cached: number;
@@ -139,7 +141,11 @@ function estimateStep(
   const runMs = allCached ? 0 : each;
   const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
   let start = 0;
-  for (const dep of step.dependsOn) if (dep !== flowsFrom) start = Math.max(start, tally.finish.get(dep) ?? 0);
+  // A step that reads chosen items of a dependency starts, at the least, when its first item is done.
+  const chosen = (dep: string) => step.chosenItems?.some((c) => c.step === dep);
+  for (const dep of step.dependsOn)
+    if (dep !== flowsFrom)
+      start = Math.max(start, (chosen(dep) ? tally.firstDone.get(dep) : tally.finish.get(dep)) ?? 0);
   if (flowsFrom) {
     // Item by item: the first item starts when the first upstream item is done, and the last one
     // ends no sooner than one run after the last upstream item.
@@ -166,6 +172,7 @@ function estimateStep(
           ...(step.itemsFrom.wholeBecause ? { because: step.itemsFrom.wholeBecause } : {}),
         }
       : null,
+    chosen_items: (step.chosenItems ?? []).map(({ step, indices }) => ({ step, indices: [...indices] })),
     runs: dynamic ? ('dynamic' as const) : known,
     runs_per_row: step.runs,
     cached,

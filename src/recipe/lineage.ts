@@ -4,7 +4,7 @@
  * badge[i] descend from bg[i]; it waits for bg[i] alone unless badge also reads bg as a whole.
  */
 import { pathText, type Expr, type Segment } from '../expressions/expressions.js';
-import type { ItemLineage, StepId, ValueTemplate } from '../plan.js';
+import type { ChosenItems, ItemLineage, StepId, ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import { followPath, type Shape } from './shapes.js';
@@ -148,6 +148,51 @@ function lineageOf(
       wholeBecause: `its ${wholeRead.where} reads ${pathText('steps', [{ kind: 'field', name: wholeRead.step }, ...wholeRead.segments])} as a whole`,
     };
   return lineage;
+}
+
+/**
+ * For each step, the earlier for_each steps it reads chosen items of only: every read of X in its
+ * values is `steps.X.outputs[k]…` with a fixed k (the launch-kit's `branded` reads `hero[0]`). Such a
+ * step can start once those items have succeeded instead of waiting for all of X, and X's other
+ * items have nothing downstream waiting on them. Not with `needs: X`, which waits for all of X,
+ * nor for the step a `for_each` flows from, nor with item flow off.
+ */
+export function chosenItemReads(
+  drafts: StepDraft[],
+  lineages: ReadonlyMap<string, ItemLineage>,
+  itemFlow: boolean,
+): Map<string, ChosenItems[]> {
+  const chosen = new Map<string, ChosenItems[]>();
+  if (!itemFlow) return chosen;
+  const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
+  for (const draft of drafts) {
+    const reads = [
+      ...readsIn(draft.forEach, 'for_each', []),
+      ...readsIn(draft.if, 'if', []),
+      ...readsIn(draft.with, 'with', []),
+      ...readsIn(draft.run, 'run', []),
+      ...readsIn(draft.cacheKey, 'cache.key', []),
+    ];
+    const indicesOf = new Map<string, Set<number> | null>();
+    for (const read of reads) {
+      if (!forEachSteps.has(read.step) || read.step === draft.id) continue;
+      const [outputs, item] = read.segments;
+      const index =
+        outputs?.kind === 'field' && outputs.name === 'outputs' && item?.kind === 'index' && item.index >= 0
+          ? item.index
+          : undefined;
+      const known = indicesOf.get(read.step);
+      if (index === undefined || known === null) indicesOf.set(read.step, null);
+      else indicesOf.set(read.step, (known ?? new Set()).add(index));
+    }
+    const whole = new Set([...draft.needs.map((n) => n.step), lineages.get(draft.id)?.step]);
+    const steps: ChosenItems[] = [];
+    for (const [step, indices] of indicesOf)
+      if (indices && !whole.has(step))
+        steps.push({ step: step as StepId, indices: [...indices].sort((a, b) => a - b) });
+    if (steps.length > 0) chosen.set(draft.id, steps);
+  }
+  return chosen;
 }
 
 /** The steps item i of `id` descends from, nearest first. */

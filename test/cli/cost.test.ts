@@ -126,6 +126,12 @@ describe('pipeline plan: the cost', () => {
     const text = await pipeline(['plan', join(recipes, 'launch-kit.yaml'), '--set', 'count=5']);
     expect(text.stdout).toMatch(/hero\s+vendor-a\/vendor-a-v3-t2i\s+5\s+\$0\.3000/);
     expect(text.stdout).toMatch(/^cost\s+\$0\.6400$/m);
+    // The edit reads the first hero alone: it waits for that one, as plan says.
+    expect(estimate.steps.find((s: { id: string }) => s.id === 'branded').chosen_items).toEqual([
+      { step: 'hero', indices: [0] },
+    ]);
+    expect(text.stdout).toMatch(/^items\s+branded ← hero\[0\]$/m);
+    expect(text.stdout).toMatch(/branded\s+vendor-b\/vendor-b-5\.0-lite-edit\s+1\s+\$0\.0400\s+hero\[0\]/);
   });
 
   it('prices a fan-out over an LLM list the schema leaves open per run, as a lower bound', async () => {

@@ -275,3 +275,67 @@ describe('the time limit of a step whose items flow', () => {
     ).toEqual([0, 1, 2, 4, 5, 6, 7, 8, 9]);
   });
 });
+
+/** Three heroes, the first a 1k image (3.5 s) and the others 2k (5.5 s); an edit of the first alone. */
+const CHOSEN = (settings = '') => `version: 1
+name: chosen
+settings: { concurrency: 4${settings} }
+steps:
+  hero:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: [{ p: "hero zero", r: 1k }, { p: "hero one", r: 2k }, { p: "hero two", r: 2k }]
+    retry: { attempts: 0 }
+    with: { prompt: "\${{ item.p }}", resolution: "\${{ item.r }}" }
+  branded:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    with: { prompt: add the logo, image: ["\${{ steps.hero.outputs[0].images[0].url }}"] }
+`;
+
+async function runChosen(recipe: string, failPrompt?: string) {
+  const clock = new ManualClock();
+  gateway = await startLocalGateway({ clock, latencyScale: 1, latencyJitter: 0, seed: 7, useFfmpeg: false });
+  if (failPrompt !== undefined)
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: failPrompt });
+  const engine = await engineFor(recipe, gateway, clock);
+  const result = await runPlanSkippingTime(engine, gateway, clock);
+  const events = engine.events();
+  await engine.close();
+  return { result, events };
+}
+
+describe('a step that reads chosen items of another: branded ← hero[0]', () => {
+  it('is submitted once hero[0] is done, before the other heroes finish', async () => {
+    const { result, events } = await runChosen(CHOSEN());
+    expect(result.status).toBe('succeeded');
+    const branded = submissions(events, 'branded');
+    expect(branded).toHaveLength(1);
+    const heroes = finishedItems(events, 'hero');
+    expect(heroes.map((e) => e.index)).toEqual([0, 1, 2]);
+    expect(events.indexOf(branded[0]!)).toBeGreaterThan(events.indexOf(heroes[0]!));
+    expect(events.indexOf(branded[0]!)).toBeLessThan(events.indexOf(heroes[1]!));
+    const image = (heroes[0]!.outputs as { images: Array<{ url: string }> }).images[0]!.url;
+    expect(branded[0]!.input).toMatchObject({ image: [image] });
+  });
+
+  it('keeps the barrier with settings.item_flow: false: no edit before the last hero', async () => {
+    const { events } = await runChosen(CHOSEN(', item_flow: false'));
+    const lastHero = events.indexOf(finishedItems(events, 'hero').at(-1)!);
+    expect(events.indexOf(submissions(events, 'branded')[0]!)).toBeGreaterThan(lastHero);
+  });
+
+  it('runs when another hero fails (the run still fails), and is cancelled when its own hero[0] fails', async () => {
+    const other = await runChosen(CHOSEN(), 'hero one');
+    expect(other.result.status).toBe('failed');
+    expect(other.result.rows[0]!.steps.hero!.failedItems!.map((f) => f.index)).toEqual([1]);
+    expect(other.result.rows[0]!.steps.branded).toMatchObject({ status: 'succeeded' });
+    await gateway?.close();
+    gateway = undefined;
+    const own = await runChosen(CHOSEN(), 'hero zero');
+    expect(own.result.status).toBe('failed');
+    expect(own.result.rows[0]!.steps.branded).toMatchObject({
+      status: 'cancelled',
+      reason: 'it needs hero, which failed',
+    });
+    expect(submissions(own.events, 'branded')).toHaveLength(0);
+  });
+});

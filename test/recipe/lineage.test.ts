@@ -72,6 +72,34 @@ describe('item lineage in the plan', () => {
     expect(steps.sheet!.itemsFrom).toBeUndefined();
   });
 
+  it('lets a step that reads chosen items of another wait for those items alone, and no step that reads more', () => {
+    const extra = `  first:
+    uses: ${EDIT}
+    with: { prompt: "edit", image: ["\${{ steps.bg.outputs[0].url }}", "\${{ steps.bg.outputs[2].url }}"] }
+  needed:
+    uses: ${EDIT}
+    needs: bg
+    with: { prompt: "edit", image: ["\${{ steps.bg.outputs[0].url }}"] }
+  outcome:
+    uses: ${EDIT}
+    if: \${{ steps.bg.outcome == 'success' }}
+    with: { prompt: "edit", image: ["\${{ steps.bg.outputs[0].url }}"] }
+  starred:
+    uses: ${EDIT}
+    with: { prompt: "\${{ join(steps.bg.outputs[*].url, ' ') }}", image: ["\${{ steps.bg.outputs[0].url }}"] }
+`;
+    const planned = plan(chain() + extra);
+    const steps = Object.fromEntries(planned.steps.map((s) => [s.id, s]));
+    expect(steps.first!.chosenItems).toEqual([{ step: 'bg', indices: [0, 2] }]);
+    for (const id of ['needed', 'outcome', 'starred', 'numbered', 'badge', 'sheet'])
+      expect(steps[id]!.chosenItems, id).toBeUndefined();
+    const estimate = estimatePlan(planned, { rpm: 60, concurrency: 4, pricing });
+    expect(estimate.steps.find((s) => s.id === 'first')!.chosen_items).toEqual([{ step: 'bg', indices: [0, 2] }]);
+    // With item flow off, it waits for all of bg.
+    const barrier = plan(chain('settings: { item_flow: false }\n') + extra);
+    expect(barrier.steps.find((s) => s.id === 'first')!.chosenItems).toBeUndefined();
+  });
+
   it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
     const withIf = (step: string) => chain().replace(`  ${step}:\n`, `  ${step}:\n    if: \${{ index != 2 }}\n`);
     expect(plan(withIf('badge')).steps.find((s) => s.id === 'badge')!.if).toBeDefined();
