@@ -6,6 +6,14 @@ import type { TaskResult } from '../gateway/types.js';
 import { formatDuration } from '../duration.js';
 import { err, ok, type Result } from '../result.js';
 
+/**
+ * How much longer each wait of a probe is than the one before: its read comes at most half the
+ * task's time past its end, and the tasks waiting for what it learns wait as long. Doubling let a
+ * 20 s video be seen at 26 s, holding every first video's slot 6 s; at 1.5 it is seen at 21.8 s,
+ * for one read more.
+ */
+const PROBE_GROWTH = 1.5;
+
 /** When to read a task: the first wait, then waits growing by half up to a ceiling. */
 export interface PollSchedule {
   /** Milliseconds before the first read. */
@@ -15,8 +23,9 @@ export interface PollSchedule {
   /** The longest wait between two reads. */
   maxIntervalMs: number;
   /**
-   * Until a wait reaches this length, each wait is twice the one before (a task whose time is only
-   * guessed is probed early: 1 s, 2 s, 4 s, …, in case the guess is far too long).
+   * Until a wait reaches this length, each wait is half as long again as the one before (a task
+   * whose time is only guessed is probed early: 1 s, 2 s, 3.5 s, 5.75 s, …, in case the guess is far
+   * too long).
    */
   rampToMs?: number;
   /**
@@ -59,8 +68,8 @@ export interface Waited {
  * The schedule for a task the engine submitted. Once the model's time is learned, the first poll
  * comes when a typical task is done (a standard deviation past the mean), later ones back off from
  * a fifth of that time. Before anything is learned the first guess may be far off either way, and
- * one task of the model at a time probes it (`probe`): reads at 1 s, 2 s, 4 s, … up to a quarter of
- * the guess, then every quarter until the guess has passed, and back off from there. The tasks
+ * one task of the model at a time probes it (`probe`): reads at 1 s, 2 s, 3.5 s, … (PROBE_GROWTH) up
+ * to a quarter of the guess, then every quarter until the guess has passed, and back off from there. The tasks
  * submitted meanwhile wait for what the probe learns (`learned`), or read first at the guess if it
  * has learned nothing by then: a batch's first wave costs one probe's reads, not one per task.
  * With a webhook the first poll waits three times as long: it is only there in case the delivery
@@ -154,7 +163,7 @@ export async function waitForTask(
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     delay = Math.min(interval, schedule.maxIntervalMs, left);
-    if (interval < rampTo) interval = Math.min(interval * 2, rampTo);
+    if (interval < rampTo) interval = Math.min(Math.round(interval * PROBE_GROWTH), rampTo);
     else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
   }

@@ -30,7 +30,7 @@ function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number;
 }
 
 describe('waitForTask on the model schedule', () => {
-  it('before anything is learned, the probe reads at 1 s, 2 s, 4 s, … up to a quarter of the guess, evenly until the guess, then backs off by half, capped', async () => {
+  it('before anything is learned, the probe reads at 1 s, 2 s, 3.5 s, … up to a quarter of the guess, evenly until the guess, then backs off by half, capped', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 80_000);
     const schedule = modelTaskSchedule(clock.now(), {
@@ -44,9 +44,9 @@ describe('waitForTask on the model schedule', () => {
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(200_000);
     const waited = await waiting;
-    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 11 });
+    expect(waited.ok && waited.value).toMatchObject({ result: { state: 'succeeded' }, polls: 12 });
     const seconds = reads.map((ms) => ms / 1000);
-    expect(seconds).toEqual([1, 2, 4, 8, 16, 26, 36, 46, 56, 71, 91]);
+    expect(seconds).toEqual([1, 2, 3.5, 5.75, 9.125, 14.188, 21.783, 31.783, 41.783, 51.783, 66.783, 86.783]);
   });
 
   it('a probe finds a task far shorter than the guess within a second or so', async () => {
@@ -63,7 +63,7 @@ describe('waitForTask on the model schedule', () => {
     const waiting = waitForTask(client, clock, 'task_1', schedule);
     await clock.advance(10_000);
     expect((await waiting).ok).toBe(true);
-    expect(reads).toEqual([1000, 2000, 4000]);
+    expect(reads).toEqual([1000, 2000, 3500]);
   });
 
   it('a task waiting for the probe reads nothing until the time is learned, then when a typical task is done', async () => {
