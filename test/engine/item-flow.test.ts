@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import type { JournalEvent } from '../../src/store/journal.js';
+import { replay } from '../../src/store/replay.js';
 import { summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -291,12 +292,25 @@ steps:
     with: { prompt: add the logo, image: ["\${{ steps.hero.outputs[0].images[0].url }}"] }
 `;
 
-async function runChosen(recipe: string, failPrompt?: string) {
-  const clock = new ManualClock();
-  gateway = await startLocalGateway({ clock, latencyScale: 1, latencyJitter: 0, seed: 7, useFfmpeg: false });
+/** The clock of the gateway a test started: a resume runs on the same gateway and clock. */
+let chosenClock = new ManualClock();
+
+async function runChosen(recipe: string, failPrompt?: string, resume?: JournalEvent[]) {
+  if (!gateway) {
+    chosenClock = new ManualClock();
+    gateway = await startLocalGateway({
+      clock: chosenClock,
+      latencyScale: 1,
+      latencyJitter: 0,
+      seed: 7,
+      useFfmpeg: false,
+    });
+  }
+  const clock = chosenClock;
   if (failPrompt !== undefined)
-    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: failPrompt });
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: failPrompt, times: 1 });
   const engine = await engineFor(recipe, gateway, clock);
+  if (resume) engine.ctx.resume = replay(resume);
   const result = await runPlanSkippingTime(engine, gateway, clock);
   const events = engine.events();
   await engine.close();
@@ -337,5 +351,30 @@ describe('a step that reads chosen items of another: branded ← hero[0]', () =>
       reason: 'it needs hero, which failed',
     });
     expect(submissions(own.events, 'branded')).toHaveLength(0);
+  });
+
+  it('resumes the chain that did not finish: hero[0] again, then the edit of it, and no other hero', async () => {
+    const first = await runChosen(CHOSEN(), 'hero zero');
+    expect(first.result.rows[0]!.steps.branded!.status).toBe('cancelled');
+    const started = {
+      type: 'run-started',
+      t: 0,
+      run_id: 'r',
+      recipe: 'x',
+      name: 'x',
+      rows: [{}],
+      sets: [],
+      batch: null,
+    };
+    const resumed = await runChosen(CHOSEN(), undefined, [started as JournalEvent, ...first.events]);
+    expect(resumed.result.status).toBe('succeeded');
+    expect(submissions(resumed.events, 'hero').map((e) => e.index)).toEqual([0]);
+    const branded = submissions(resumed.events, 'branded');
+    expect(branded).toHaveLength(1);
+    const hero0 = finishedItems(resumed.events, 'hero')[0]!;
+    expect(hero0.index).toBe(0);
+    expect(branded[0]!.input).toMatchObject({
+      image: [(hero0.outputs as { images: Array<{ url: string }> }).images[0]!.url],
+    });
   });
 });
