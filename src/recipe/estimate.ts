@@ -189,9 +189,16 @@ export function toMermaid(estimate: PlanEstimate): string {
   }
   for (const step of estimate.steps)
     for (const dep of step.depends_on) {
-      // An item-by-item edge: item i of the step follows item i of dep alone.
+      // An item-by-item edge: item i of the step follows item i of dep alone; a chosen-items edge:
+      // the step follows those items of dep alone.
       const perItem = step.items_from?.per_item && step.items_from.step === dep;
-      lines.push(perItem ? `  ${dep} -->|"${dep}[i] → ${step.id}[i]"| ${step.id}` : `  ${dep} --> ${step.id}`);
+      const chosen = step.chosen_items.find((c) => c.step === dep);
+      const label = perItem
+        ? `${dep}[i] → ${step.id}[i]`
+        : chosen
+          ? `${chosen.indices.map((index) => `${dep}[${index}]`).join(', ')} → ${step.id}`
+          : undefined;
+      lines.push(label ? `  ${dep} -->|"${label}"| ${step.id}` : `  ${dep} --> ${step.id}`);
     }
   return lines.join('\n');
 }

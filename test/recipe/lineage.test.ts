@@ -95,6 +95,8 @@ describe('item lineage in the plan', () => {
       expect(steps[id]!.chosenItems, id).toBeUndefined();
     const estimate = estimatePlan(planned, { rpm: 60, concurrency: 4, pricing });
     expect(estimate.steps.find((s) => s.id === 'first')!.chosen_items).toEqual([{ step: 'bg', indices: [0, 2] }]);
+    expect(toMermaid(estimate)).toContain('  bg -->|"bg[0], bg[2] → first"| first');
+    expect(toMermaid(estimate)).toContain('  bg --> needed');
     // With item flow off, it waits for all of bg.
     const barrier = plan(chain('settings: { item_flow: false }\n') + extra);
     expect(barrier.steps.find((s) => s.id === 'first')!.chosenItems).toBeUndefined();
