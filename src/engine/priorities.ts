@@ -56,7 +56,11 @@ function highestLevelFirst(plan: Plan): Map<string, StepPriority> {
   const priorities = new Map<string, StepPriority>();
   const dependants = new Map<string, PlannedStep[]>();
   for (const step of plan.steps)
-    for (const dep of step.dependsOn) dependants.set(dep, [...(dependants.get(dep) ?? []), step]);
+    for (const dep of step.dependsOn) {
+      const list = dependants.get(dep);
+      if (list) list.push(step);
+      else dependants.set(dep, [step]);
+    }
   // Steps are in topological order, so walking them backwards sees every dependant first.
   for (const step of [...plan.steps].reverse()) {
     const own = expectedMs(kindOf(step));
