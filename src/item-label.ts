@@ -28,6 +28,10 @@ export function itemLabel({ step, index, row }: ItemRef, rows = 1): string {
   return `${where}${step}${index === undefined ? '' : `[${index}]`}`;
 }
 
+/** Chosen items of one step, as `plan` names them: `hero[0]`, or `bg[0], bg[2]`. */
+export const chosenItemsLabel = (step: string, indices: readonly number[]): string =>
+  indices.map((index) => itemLabel({ step, index })).join(', ');
+
 /** The item's step, in the same row: `hero[2]` belongs to `hero`, `row 2 hero[0]` to `row 2 hero`. */
 export const stepOf = ({ step, row }: RunItemRef): StepRef => ({ step, row });
 

@@ -3,6 +3,7 @@ import type { Plan } from '../plan.js';
 import type { RemoteFlags } from '../session/cache-setup.js';
 import type { CacheForecast } from '../session/plan-cache.js';
 import { formatDuration } from '../duration.js';
+import { chosenItemsLabel } from '../item-label.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
@@ -19,9 +20,7 @@ import { setExitCode } from './io.js';
  * whole step; `branded ← hero[0]` for one that reads chosen items.
  */
 function describeLineage(step: PlanEstimate['steps'][number]): string[] {
-  const lines = step.chosen_items.map(
-    ({ step: from, indices }) => `${step.id} ← ${indices.map((index) => `${from}[${index}]`).join(', ')}`,
-  );
+  const lines = step.chosen_items.map(({ step: from, indices }) => `${step.id} ← ${chosenItemsLabel(from, indices)}`);
   const from = step.items_from;
   if (!from) return lines;
   return [
@@ -36,7 +35,7 @@ function describeLineage(step: PlanEstimate['steps'][number]): string[] {
 function neededAs(step: PlanEstimate['steps'][number], dep: string): string {
   if (step.items_from?.per_item && step.items_from.step === dep) return `${dep}[i]`;
   const chosen = step.chosen_items.find((c) => c.step === dep);
-  return chosen ? chosen.indices.map((index) => `${dep}[${index}]`).join(', ') : dep;
+  return chosen ? chosenItemsLabel(dep, chosen.indices) : dep;
 }
 
 function printText(

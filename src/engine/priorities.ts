@@ -3,11 +3,14 @@ import { expectedMs, kindOf } from '../actions/durations.js';
 
 /** A step's priority, and its items' where steps downstream read only some of them. */
 interface StepPriority {
+  /** The step's: its most urgent item's. */
   level: number;
   /** Priorities by item index, for the items chosen by a step downstream (`branded ← hero[0]`). */
   chosen?: Map<number, number>;
   /** The priority of the items no step downstream chooses, when some are chosen. */
   unchosen?: number;
+  /** No item goes below this: just ahead of the step its items flow from. */
+  floor?: number;
 }
 
 const cache = new WeakMap<Plan, Map<string, StepPriority>>();
@@ -38,10 +41,8 @@ export function taskPriority(plan: Plan, stepId: string, index?: number): number
         const from = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
         if (from !== undefined) {
           const own = priorities.get(step.id)!;
-          const ahead = priorities.get(from)!.level + 1;
-          own.level = Math.max(own.level, ahead);
-          if (own.unchosen !== undefined) own.unchosen = Math.max(own.unchosen, ahead);
-          for (const [index, level] of own.chosen ?? []) own.chosen!.set(index, Math.max(level, ahead));
+          own.floor = priorities.get(from)!.level + 1;
+          own.level = Math.max(own.level, own.floor);
         }
       }
     cache.set(plan, priorities);
@@ -49,7 +50,7 @@ export function taskPriority(plan: Plan, stepId: string, index?: number): number
   const priority = priorities.get(stepId);
   if (!priority) return 0;
   if (index === undefined || priority.unchosen === undefined) return priority.level;
-  return priority.chosen?.get(index) ?? priority.unchosen;
+  return Math.max(priority.chosen?.get(index) ?? priority.unchosen, priority.floor ?? 0);
 }
 
 function highestLevelFirst(plan: Plan): Map<string, StepPriority> {

@@ -1,6 +1,7 @@
 import { expectedMs, kindOf } from '../actions/durations.js';
 import { plannerOf } from '../actions/planners.js';
 import type { Plan, PlannedStep } from '../plan.js';
+import { chosenItemsLabel } from '../item-label.js';
 import type { Pricing } from '../model-schemas/prices.js';
 import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
 import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
@@ -196,7 +197,7 @@ export function toMermaid(estimate: PlanEstimate): string {
       const label = perItem
         ? `${dep}[i] → ${step.id}[i]`
         : chosen
-          ? `${chosen.indices.map((index) => `${dep}[${index}]`).join(', ')} → ${step.id}`
+          ? `${chosenItemsLabel(dep, chosen.indices)} → ${step.id}`
           : undefined;
       lines.push(label ? `  ${dep} -->|"${label}"| ${step.id}` : `  ${dep} --> ${step.id}`);
     }

@@ -59,6 +59,25 @@ function readsIn(value: ValueTemplate | undefined, where: string, path: PathPart
   return reads;
 }
 
+type ReadingValue = 'for_each' | 'if' | 'with' | 'run' | 'cache.key';
+
+/** A step's values that may read other steps, by the name a message gives each, and where each is written. */
+const READING_VALUES: Record<ReadingValue, { of: (d: StepDraft) => ValueTemplate | undefined; at: PathPart[] }> = {
+  for_each: { of: (d) => d.forEach, at: ['for_each'] },
+  if: { of: (d) => d.if, at: ['if'] },
+  with: { of: (d) => d.with, at: ['with'] },
+  run: { of: (d) => d.run, at: ['run'] },
+  'cache.key': { of: (d) => d.cacheKey, at: ['cache', 'key'] },
+};
+
+/** What `draft` reads of other steps in the values named. */
+function readsOf(draft: StepDraft, values: readonly ReadingValue[]): StepRead[] {
+  return values.flatMap((where) => {
+    const { of, at } = READING_VALUES[where];
+    return readsIn(of(draft), where, ['steps', draft.id, ...at]);
+  });
+}
+
 /** The `steps.X.outputs…` path a `for_each` is made of, alone; undefined when it is anything else. */
 function forEachPath(value: ValueTemplate | undefined): Extract<Expr, { kind: 'path' }> | undefined {
   if (value?.kind !== 'template' || !value.template.whole) return undefined;
@@ -135,12 +154,9 @@ function lineageOf(
   }
   const lineage: ItemLineage = { step: upstream.id as StepId, projection, perItem: itemFlow };
   if (!itemFlow) return { ...lineage, wholeBecause: 'settings.item_flow is false' };
-  const wholeRead = [
-    ...readsIn(draft.if, 'if', ['steps', draft.id, 'if']),
-    ...readsIn(draft.with, 'with', ['steps', draft.id, 'with']),
-    ...readsIn(draft.run, 'run', ['steps', draft.id, 'run']),
-    ...readsIn(draft.cacheKey, 'cache.key', ['steps', draft.id, 'cache', 'key']),
-  ].find((read) => read.step === upstream.id && !isStepField(read));
+  const wholeRead = readsOf(draft, ['if', 'with', 'run', 'cache.key']).find(
+    (read) => read.step === upstream.id && !isStepField(read),
+  );
   if (wholeRead)
     return {
       ...lineage,
@@ -166,13 +182,7 @@ export function chosenItemReads(
   if (!itemFlow) return chosen;
   const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
   for (const draft of drafts) {
-    const reads = [
-      ...readsIn(draft.forEach, 'for_each', []),
-      ...readsIn(draft.if, 'if', []),
-      ...readsIn(draft.with, 'with', []),
-      ...readsIn(draft.run, 'run', []),
-      ...readsIn(draft.cacheKey, 'cache.key', []),
-    ];
+    const reads = readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key']);
     const indicesOf = new Map<string, Set<number> | null>();
     for (const read of reads) {
       if (!forEachSteps.has(read.step) || read.step === draft.id) continue;
@@ -217,13 +227,9 @@ function checkItemConditions(
   const lineage = lineages.get(draft.id);
   if (!lineage?.perItem || !draft.if) return;
   const chain = lineageChain(draft.id, lineages);
-  const others = [
-    ...readsIn(draft.with, 'with', []),
-    ...readsIn(draft.run, 'run', []),
-    ...readsIn(draft.cacheKey, 'cache.key', []),
-  ];
+  const others = readsOf(draft, ['with', 'run', 'cache.key']);
   const wholeSteps = new Set([...draft.needs.map((n) => n.step), ...others.map((r) => r.step)]);
-  for (const read of readsIn(draft.if, 'if', ['steps', draft.id, 'if'])) {
+  for (const read of readsOf(draft, ['if'])) {
     if (!isStepField(read) || chain.includes(read.step) || wholeSteps.has(read.step)) continue;
     if (!byId.get(read.step)?.forEach) continue;
     const field = (read.segments[0] as { name: string }).name;

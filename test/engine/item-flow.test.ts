@@ -47,6 +47,32 @@ afterEach(async () => {
 type Submitted = Extract<JournalEvent, { type: 'task-submitted' }>;
 type ItemFinished = Extract<JournalEvent, { type: 'item-finished' }>;
 
+/** The journal's first line, which the command line writes before the engine's events. */
+const RUN_STARTED: JournalEvent = {
+  type: 'run-started',
+  t: 0,
+  run_id: 'r',
+  recipe: 'x',
+  name: 'x',
+  rows: [{}],
+  sets: [],
+  batch: null,
+};
+
+/** Runs `recipe` to its end on the test's gateway and `clock`; its result and the engine's events. */
+async function runOnGateway(
+  recipe: string,
+  clock: ManualClock,
+  options: { report?: ConsoleReporter; resume?: JournalEvent[] } = {},
+) {
+  const engine = await engineFor(recipe, gateway!, clock, options.report ? { report: options.report } : {});
+  if (options.resume) engine.ctx.resume = replay(options.resume);
+  const result = await runPlanSkippingTime(engine, gateway!, clock);
+  const events = engine.events();
+  await engine.close();
+  return { result, events };
+}
+
 async function runChain(recipe: string, failItem?: number) {
   const clock = new ManualClock();
   // Jittered latencies: items finish out of order, as they do on a real gateway.
@@ -58,11 +84,7 @@ async function runChain(recipe: string, failItem?: number) {
     (text) => lines.push(text),
     () => clock.now(),
   );
-  const engine = await engineFor(recipe, gateway, clock, { report });
-  const result = await runPlanSkippingTime(engine, gateway, clock);
-  const events = engine.events();
-  await engine.close();
-  return { result, events, console: lines.join('') };
+  return { ...(await runOnGateway(recipe, clock, { report })), console: lines.join('') };
 }
 
 const submissions = (events: JournalEvent[], step: string) =>
@@ -124,10 +146,7 @@ describe('items flow one by one through a chain', () => {
     expect(console).toContain('– edit[3] skipped: t2i[3] failed\n');
     expect(console).toContain('– v2v[3] skipped: t2i[3] failed\n');
     // What `runs show` reads: the journal's summary names the failed and the skipped items.
-    const summary = summarise([
-      { type: 'run-started', t: 0, run_id: 'r', recipe: 'x', name: 'x', rows: [{}], sets: [], batch: null },
-      ...events,
-    ]);
+    const summary = summarise([RUN_STARTED, ...events]);
     const record = (step: string) => summary.steps.find((s) => s.step === step)!;
     expect(record('t2i')).toMatchObject({ status: 'failed', failed_items: [{ index: 3 }] });
     expect(record('edit')).toMatchObject({
@@ -258,11 +277,8 @@ describe('the time limit of a step whose items flow', () => {
   it('limits each item from its own start: only the item that runs past it fails', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 1, latencyJitter: 0, seed: 19, useFfmpeg: false });
-    const engine = await engineFor(TIMED, gateway, clock);
     const started = clock.now();
-    const result = await runPlanSkippingTime(engine, gateway, clock);
-    const events = engine.events();
-    await engine.close();
+    const { result, events } = await runOnGateway(TIMED, clock);
     // Far past one limit from the step's start: a limit on the whole step would have failed most items.
     expect(clock.now() - started).toBeGreaterThan(150_000);
     const v2v = result.rows[0]!.steps.v2v!;
@@ -306,15 +322,9 @@ async function runChosen(recipe: string, failPrompt?: string, resume?: JournalEv
       useFfmpeg: false,
     });
   }
-  const clock = chosenClock;
   if (failPrompt !== undefined)
     gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: failPrompt, times: 1 });
-  const engine = await engineFor(recipe, gateway, clock);
-  if (resume) engine.ctx.resume = replay(resume);
-  const result = await runPlanSkippingTime(engine, gateway, clock);
-  const events = engine.events();
-  await engine.close();
-  return { result, events };
+  return runOnGateway(recipe, chosenClock, resume ? { resume } : {});
 }
 
 describe('a step that reads chosen items of another: branded ← hero[0]', () => {
@@ -356,17 +366,8 @@ describe('a step that reads chosen items of another: branded ← hero[0]', () =>
   it('resumes the chain that did not finish: hero[0] again, then the edit of it, and no other hero', async () => {
     const first = await runChosen(CHOSEN(), 'hero zero');
     expect(first.result.rows[0]!.steps.branded!.status).toBe('cancelled');
-    const started = {
-      type: 'run-started',
-      t: 0,
-      run_id: 'r',
-      recipe: 'x',
-      name: 'x',
-      rows: [{}],
-      sets: [],
-      batch: null,
-    };
-    const resumed = await runChosen(CHOSEN(), undefined, [started as JournalEvent, ...first.events]);
+
+    const resumed = await runChosen(CHOSEN(), undefined, [RUN_STARTED, ...first.events]);
     expect(resumed.result.status).toBe('succeeded');
     expect(submissions(resumed.events, 'hero').map((e) => e.index)).toEqual([0]);
     const branded = submissions(resumed.events, 'branded');
