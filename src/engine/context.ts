@@ -5,6 +5,7 @@ import type { JsonSchema } from '../model-schemas/bundled.js';
 import type { Plan } from '../plan.js';
 import type { Clock } from '../clock.js';
 import type { ReplayedState } from '../store/replay.js';
+import type { ReadForecast } from '../scheduler/read-forecast.js';
 import type { DurationModel } from './durations.js';
 import type { EventConsumer } from './events.js';
 import type { SpendMeter } from './spend.js';
@@ -32,6 +33,10 @@ export interface EngineContext {
   /** Caps the tasks in flight: a slot is held from submission until the task ends. */
   tasks: PQueue;
   durations: DurationModel;
+  /** Told when each task's reads are due, for the budget to leave room for them. */
+  reads?: ReadForecast;
+  /** Whether the budget has room no known request needs, now: spare reads go only then. */
+  hasSpareRoom?: () => boolean;
   uploads: Uploads;
   /** Generated resources by their gateway URL: where the local copy is, and when the URL expires. */
   downloads: Map<string, { path: string; expiresAt: number | null }>;

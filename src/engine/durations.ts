@@ -2,6 +2,12 @@ import { expectedMs } from '../actions/durations.js';
 import type { LearnedDuration } from '../expected-durations.js';
 import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
 
+/**
+ * The least standard deviation of a model's durations for spare reads: below it the first read,
+ * 100 ms past a deviation past the mean, is already close to every task's end.
+ */
+const SPARE_SPREAD_MS = 200;
+
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
   if (type === 'text-to-image')
@@ -53,6 +59,22 @@ export class DurationModel {
   }
 
   /**
+   * Spare reads before the first (milliseconds after the submission; see PollSchedule.spareAt): from
+   * a standard deviation before the mean to half of one past it, every half deviation. None while
+   * the model's durations are steady (a deviation under SPARE_SPREAD_MS: the first read is just past
+   * the mean anyway) or not yet learned.
+   */
+  spareReads(slug: string, type: string, input: Record<string, unknown>): number[] {
+    const learned = this.perUnit.get(slug);
+    if (!learned) return [];
+    const units = workUnits(type, input);
+    const spread = Math.sqrt(learned.variance) * units;
+    if (!(spread >= SPARE_SPREAD_MS)) return [];
+    const mean = learned.mean * units;
+    return [-1, -0.5, 0, 0.5].map((deviations) => Math.round(mean + deviations * spread)).filter((ms) => ms > 0);
+  }
+
+  /**
    * How to read a task of `slug` submitted at `submittedAt` (see `modelTaskSchedule`): learned, on
    * a guess as the model's probe, or on a guess waiting for what the probe learns. `guess` is what
    * the submitter knew when this model knows nothing (a worker's job carries the coordinator's).
@@ -86,11 +108,20 @@ export class DurationModel {
       webhook: task.webhook,
       probe,
     });
+    // Spare reads as clock times, where there are any.
+    const spares = (): { spareAt?: number[] } => {
+      const offsets = this.spareReads(slug, type, input);
+      return offsets.length > 0 ? { spareAt: offsets.map((ms) => task.submittedAt + ms) } : {};
+    };
+    if (known && !task.webhook) Object.assign(schedule, spares());
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {
       wake = () =>
-        resolve(learnedReads(task.submittedAt + this.firstPoll(slug, type, input)!, this.expected(slug, type, input)));
+        resolve({
+          ...learnedReads(task.submittedAt + this.firstPoll(slug, type, input)!, this.expected(slug, type, input)),
+          ...spares(),
+        });
     });
     const waiting = this.onFirstLearned.get(slug) ?? new Set();
     waiting.add(wake);

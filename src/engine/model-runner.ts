@@ -17,6 +17,7 @@ import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
 import { recordDownload } from './row-downloads.js';
 import { itemLabel } from '../item-label.js';
+import type { TaskReads } from '../scheduler/read-forecast.js';
 
 /** What a media model's step gives to later steps: the task, its files (downloaded), its metadata. */
 export interface ModelOutputs {
@@ -133,13 +134,19 @@ async function submitAndWait(
   resumedTaskId: string | undefined,
   signal: AbortSignal,
 ): Promise<Result<TaskResult, StepFailure>> {
-  if (resumedTaskId) {
+  const expectedReads = ctx.reads?.task();
+  try {
     // A task from before a resume is read at once: it may have ended long ago.
-    return awaitTask(ctx, item, input, resumedTaskId, 0, signal);
+    if (resumedTaskId) return await awaitTask(ctx, item, input, resumedTaskId, 0, signal, expectedReads);
+    // The task will need a read, perhaps soon (its schedule is known once it is submitted): counted
+    // from now, so that no spare read of another task takes the room it may need.
+    if (!ctx.webhook) expectedReads?.expect(ctx.clock.now());
+    const submitted = await submit(ctx, item, input, signal);
+    if (!submitted.ok) return submitted;
+    return await awaitTask(ctx, item, input, submitted.value, ctx.clock.now(), signal, expectedReads);
+  } finally {
+    expectedReads?.end();
   }
-  const submitted = await submit(ctx, item, input, signal);
-  if (!submitted.ok) return submitted;
-  return awaitTask(ctx, item, input, submitted.value, ctx.clock.now(), signal);
 }
 
 /** Sends the paid submission, journaled durably first; the task's id. */
@@ -177,6 +184,7 @@ async function awaitTask(
   taskId: string,
   submittedAt: number,
   signal: AbortSignal,
+  expectedReads: TaskReads | undefined,
 ): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
@@ -191,6 +199,8 @@ async function awaitTask(
       ...schedule,
       signal,
       ...(delivered ? { delivered } : {}),
+      ...(expectedReads ? { expectedReads } : {}),
+      ...(ctx.hasSpareRoom ? { hasSpareRoom: ctx.hasSpareRoom } : {}),
     });
     if (!waited.ok) {
       if (signal.aborted) return err(interrupted());

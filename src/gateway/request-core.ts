@@ -9,7 +9,7 @@ import {
   malformedResponse,
   type GatewayFailure,
 } from './failures.js';
-import { openGate, type RequestGate } from './gate.js';
+import { openGate, type RequestGate, type RequestPurpose } from './gate.js';
 import { isObject } from './parse.js';
 import { parseRateLimit, type RateLimitListener } from './rate-limit-headers.js';
 import { DEFAULT_RETRY, mayRetry, retryDelay, type RequestClass, type RetryPolicy } from './retry.js';
@@ -54,6 +54,8 @@ export interface SentRequest {
 
 export interface Exchange {
   kind: RequestClass;
+  /** `task-read` for a read of a task in flight (see RequestGate). Default `other`. */
+  purpose?: RequestPurpose;
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
   /** Built anew for each attempt: a multipart body is a one-shot stream. */
@@ -128,7 +130,7 @@ export class GatewayRequester {
   private async attempt(exchange: Exchange, authorised: boolean): Promise<Result<unknown, GatewayFailure>> {
     let release: () => void;
     try {
-      release = await this.gate.acquire(exchange.signal);
+      release = await this.gate.acquire(exchange.signal, exchange.purpose);
     } catch {
       return err(abortedFailure(false));
     }

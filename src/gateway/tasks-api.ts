@@ -72,6 +72,7 @@ export async function submit(
   const { beforeSend } = options;
   const answer = await core.json({
     kind: 'submit',
+    purpose: 'submit',
     method: 'POST',
     url: `${core.base}/${slugPath(slug)}`,
     body: beforeSend
@@ -101,6 +102,7 @@ export async function task(
 ): Promise<Result<TaskResult, GatewayFailure>> {
   const answer = await core.json({
     kind: 'read',
+    purpose: 'task-read',
     method: 'GET',
     url: `${core.base}/tasks/${encodeURIComponent(taskId)}`,
     signal,

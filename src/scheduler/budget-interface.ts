@@ -19,6 +19,11 @@ export interface BudgetSnapshot {
 export interface Budget extends RequestGate {
   readonly observe: RateLimitListener;
   snapshot(): BudgetSnapshot;
+  /**
+   * Whether a request sent now would take room in the window that no request known or expected
+   * needs (see RateBudget): spare reads go only then.
+   */
+  hasSpareRoom(): boolean;
   /** Lets go of timers and connections; requests already granted may still be released. */
   close(): Promise<void>;
 }

@@ -1,7 +1,8 @@
-import type { RequestGate } from '../gateway/gate.js';
+import type { RequestGate, RequestPurpose } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Clock } from '../clock.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
+import type { ReadForecast } from './read-forecast.js';
 import { type Waiter, waitForGrant } from './waiters.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -37,6 +38,11 @@ export interface BudgetOptions {
    * Default: this budget's own release.
    */
   onGrant?: (sentAt: number) => () => void;
+  /**
+   * The reads the run's tasks in flight are expected to make, for `hasSpareRoom` to leave room for.
+   * Default: none known, no spare room ever.
+   */
+  forecast?: ReadForecast;
 }
 
 /**
@@ -44,6 +50,9 @@ export interface BudgetOptions {
  * window from `X-RateLimit-Limit`, `-Remaining` and `-Reset` on every answer and never sends
  * more than the window has left, counting requests still unanswered as spent. Before the first
  * answer it is cautious: one request at a time. A 429 pauses everything until the reset.
+ *
+ * Reads of tasks in flight go first, then submissions, then the rest: a read may find a task ended
+ * and free its slot, and a submission puts a free slot to work.
  */
 export class RateBudget implements RequestGate, Budget {
   private readonly clock: Clock;
@@ -60,6 +69,7 @@ export class RateBudget implements RequestGate, Budget {
   private readonly sentAt: number[];
   private readonly waiters: Waiter[];
   private readonly onGrant: ((sentAt: number) => () => void) | undefined;
+  private readonly forecast: ReadForecast | undefined;
   private readonly wake: WakeTimer;
   private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
@@ -83,6 +93,7 @@ export class RateBudget implements RequestGate, Budget {
     this.sentAt = [...(options.sentAt ?? [])].sort((a, b) => a - b);
     this.waiters = options.waiters ?? [];
     this.onGrant = options.onGrant;
+    this.forecast = options.forecast;
   }
 
   /** This process's part of a count of requests the whole key has left. */
@@ -118,8 +129,28 @@ export class RateBudget implements RequestGate, Budget {
     };
   }
 
-  acquire(signal?: AbortSignal): Promise<() => void> {
-    return waitForGrant(this.waiters, signal, () => this.pump());
+  /**
+   * Whether a request sent now would take room no one is expected to need before the window resets:
+   * what is left of it beyond the requests unanswered and waiting and the reads the forecast expects
+   * (and a tenth of the window, for requests not foreseen: submissions into the slots those reads free).
+   * A poll of a task whose end is near but not yet due goes only then: a spare read costs nothing a
+   * known request needs, and may free a slot early.
+   */
+  hasSpareRoom(): boolean {
+    const now = this.clock.now();
+    if (!this.forecast || now < this.pausedUntil || this.closed) return false;
+    if (this.remaining === undefined || this.resetAt === undefined || now >= this.resetAt) return false;
+    if (this.maxPerMinute !== undefined) {
+      while (this.sentAt.length > 0 && this.sentAt[0]! <= now - 60_000) this.sentAt.shift();
+      if (this.sentAt.length >= this.maxPerMinute) return false;
+    }
+    const free =
+      this.remaining - this.unanswered - this.waiters.length - Math.ceil((this.limit ?? this.remaining) / 10);
+    return free > 0 && this.forecast.readsBefore(this.resetAt, free) < free;
+  }
+
+  acquire(signal?: AbortSignal, purpose?: RequestPurpose): Promise<() => void> {
+    return waitForGrant(this.waiters, signal, () => this.pump(), purpose);
   }
 
   /** The rate-limit listener: every answer's headers come through here. */

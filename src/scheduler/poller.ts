@@ -5,6 +5,7 @@ import { abortedFailure, type GatewayFailure } from '../gateway/failures.js';
 import type { TaskResult } from '../gateway/types.js';
 import { formatDuration } from '../duration.js';
 import { err, ok, type Result } from '../result.js';
+import type { TaskReads } from './read-forecast.js';
 
 /**
  * How much longer each wait of a probe is than the one before: its read comes at most half the
@@ -43,12 +44,23 @@ export interface PollSchedule {
   /** How long after the call a task still running is given up on (a `timeout` failure). */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Told when each read is due, for the budget to leave room for it (see ReadForecast). */
+  expectedReads?: TaskReads;
+  /**
+   * Clock times before the first read, ascending, at which the task is read only if `hasSpareRoom`
+   * says the budget has room no known request needs: where durations vary, a task that ends early is
+   * seen early, at no cost to anything else.
+   */
+  spareAt?: readonly number[];
+  hasSpareRoom?: () => boolean;
 }
 
 /** How a task is read once its model's time is known. */
 export interface LearnedReads {
   /** The clock time of the first read: when a typical task submitted with this one is done. */
   firstAt: number;
+  /** Clock times of spare reads before it (see PollSchedule.spareAt). */
+  spareAt?: readonly number[];
   /** The wait after a read that finds it still running, growing by half from there. */
   intervalMs: number;
 }
@@ -133,27 +145,38 @@ export async function waitForTask(
   taskId: string,
   schedule: PollSchedule,
 ): Promise<Result<Waited, GatewayFailure>> {
-  const { signal, delivered, timeoutMs } = schedule;
+  const { signal, delivered, timeoutMs, expectedReads } = schedule;
   const deadline = timeoutMs === undefined ? undefined : clock.now() + timeoutMs;
   let learned = schedule.learned;
   let polls = 0;
-  let delay = schedule.firstDelayMs;
+  /** The clock time of the next read of the schedule; spare reads come before it, if they may. */
+  let readAt = clock.now() + schedule.firstDelayMs;
+  let spare = sparesBefore(schedule.spareAt, clock.now(), readAt);
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
   let growFrom = schedule.growFrom;
   for (;;) {
-    const arrived = await pause(clock, delay, signal, delivered, learned);
+    const now = clock.now();
+    // Waiting for what the probe learns, the read may come at any moment: once.
+    expectedReads?.expect(learned ? now : readAt, learned ? undefined : interval);
+    const spareAt = spare[0];
+    const arrived = await pause(clock, Math.max(0, (spareAt ?? readAt) - now), signal, delivered, learned);
     if (!arrived.ok) return arrived;
     if (arrived.value?.kind === 'delivered') return ok({ result: arrived.value.result, polls });
     if (arrived.value?.kind === 'learned') {
       // Read when a typical task submitted with this one is done, and as a learned task from then on.
       const reads = arrived.value.reads;
       learned = undefined;
-      delay = Math.max(0, reads.firstAt - clock.now());
+      readAt = Math.max(clock.now(), reads.firstAt);
+      spare = sparesBefore(reads.spareAt, clock.now(), readAt);
       interval = reads.intervalMs;
       rampTo = 0;
       growFrom = Number.NEGATIVE_INFINITY;
       continue;
+    }
+    if (spareAt !== undefined) {
+      spare = spare.slice(1);
+      if (!schedule.hasSpareRoom?.()) continue;
     }
     const read = await client.task(taskId, signal);
     polls++;
@@ -162,11 +185,19 @@ export async function waitForTask(
     if (task.state !== 'running') return ok({ result: task, polls });
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
-    delay = Math.min(interval, schedule.maxIntervalMs, left);
+    // A spare read that finds the task running leaves the schedule as it was.
+    if (spareAt !== undefined) continue;
+    let delay = Math.min(interval, schedule.maxIntervalMs, left);
     if (interval < rampTo) interval = Math.min(Math.round(interval * PROBE_GROWTH), rampTo);
     else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
+    readAt = clock.now() + delay;
   }
+}
+
+/** The spare reads still to come before the schedule's next read. */
+function sparesBefore(spareAt: readonly number[] | undefined, now: number, readAt: number): number[] {
+  return spareAt ? spareAt.filter((at) => at > now && at < readAt) : [];
 }
 
 type Interruption = { kind: 'delivered'; result: TaskResult } | { kind: 'learned'; reads: LearnedReads };

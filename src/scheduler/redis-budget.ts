@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock, ClockTimer } from '../clock.js';
+import type { RequestPurpose } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
 import { RateBudget } from './budget.js';
 import type { RedisPair } from './redis-connection.js';
+import type { ReadForecast } from './read-forecast.js';
 import { ACQUIRE, OBSERVE, RELEASE, RENEW, RESTORE } from './redis-scripts.js';
 import { type Waiter, waitForGrant } from './waiters.js';
 import { WakeTimer } from './wake-timer.js';
@@ -24,6 +26,8 @@ export interface RedisBudgetOptions {
   /** How long a grant holds its place when its process stops renewing it (it died). Default 30 s. */
   leaseMs?: number;
   random?: () => number;
+  /** The reads of tasks in flight, for the budget of an outage to keep room for (see RateBudget). */
+  forecast?: ReadForecast;
 }
 
 type Commands = Redis & {
@@ -128,8 +132,16 @@ export class RedisBudget implements Budget {
     return { ...this.last, unanswered: this.live.size, waiting: this.waiters.length };
   }
 
-  acquire(signal?: AbortSignal): Promise<() => void> {
-    return waitForGrant(this.waiters, signal, () => this.pump());
+  /**
+   * Only in an outage, from the local budget: the shared window's spare room would be judged on
+   * every process's expected reads, which this process does not know.
+   */
+  hasSpareRoom(): boolean {
+    return this.local?.hasSpareRoom() ?? false;
+  }
+
+  acquire(signal?: AbortSignal, purpose?: RequestPurpose): Promise<() => void> {
+    return waitForGrant(this.waiters, signal, () => this.pump(), purpose);
   }
 
   readonly observe = (observation: RateLimitObservation): void => {
@@ -318,6 +330,7 @@ export class RedisBudget implements Budget {
       sentAt: carried,
       waiters: this.waiters,
       onGrant: (at) => this.track(`${this.member}:${this.nextGrant++}`, local, at),
+      ...(this.options.forecast ? { forecast: this.options.forecast } : {}),
     });
     for (const id of this.live.keys()) this.live.set(id, local);
     this.local = local;

@@ -3,6 +3,7 @@ import type { DurationStore } from '../expected-durations.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget } from '../scheduler/budget-interface.js';
 import type { RedisPair } from '../scheduler/redis-connection.js';
+import { ReadForecast } from '../scheduler/read-forecast.js';
 import { TrafficMeter } from '../engine/traffic.js';
 import type { Clock } from '../clock.js';
 import { join } from 'node:path';
@@ -52,6 +53,8 @@ export interface Connection {
   check(): Promise<number | undefined>;
   /** Learned task durations of this gateway, from earlier runs (in Redis, or a file under home). */
   durations: DurationStore;
+  /** The reads the run's tasks in flight expect to make: the budget keeps room for them (see ReadForecast). */
+  reads: ReadForecast;
   close(): Promise<void>;
 }
 
@@ -145,12 +148,13 @@ export async function connect(
   secrets.register(apiKey);
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const { maxPerMinute } = budgetOptions;
+  const reads = new ReadForecast();
   const budget = await makeBudget(
     clock,
     apiKey,
     endpoints.baseUrl,
     redis,
-    maxPerMinute === undefined ? {} : { maxPerMinute },
+    { ...(maxPerMinute === undefined ? {} : { maxPerMinute }), forecast: reads },
     (text) => environment.warn(secrets.redact(text)),
   );
   const observers: Connection['observers'] = [];
@@ -172,6 +176,7 @@ export async function connect(
   return {
     client,
     budget,
+    reads,
     observers,
     traffic,
     endpoints,
@@ -218,7 +223,7 @@ async function makeBudget(
   apiKey: string,
   baseUrl: string,
   redis: { pair: RedisPair; shownUrl: string } | undefined,
-  options: { maxPerMinute?: number },
+  options: { maxPerMinute?: number; forecast: ReadForecast },
   warn: (text: string) => void,
 ): Promise<Budget> {
   if (!redis) {

@@ -250,6 +250,8 @@ export async function execute(
       runDir: paths.dir,
       outputsDir: paths.outputs,
       tasks: new PQueue({ concurrency }),
+      reads: connection.reads,
+      hasSpareRoom: () => connection.budget.hasSpareRoom(),
       durations: new DurationModel(await connection.durations.load(), (slug, learned) =>
         connection.durations.record(slug, learned),
       ),

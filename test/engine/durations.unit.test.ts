@@ -54,4 +54,26 @@ describe('DurationModel.pollSchedule', () => {
     expect(schedule).toMatchObject({ firstDelayMs: 120_000 });
     expect(schedule.rampToMs).toBeUndefined();
   });
+
+  it('where durations vary, spare reads come from a deviation before the mean to half of one past it; none where they are steady or with webhooks', async () => {
+    // 10 s of video is 2 units: mean 20 s, deviation 3 s.
+    const varied = new DurationModel({ [SLUG]: { mean: 10_000, variance: 1500 ** 2, samples: 9 } });
+    const long = { duration: 10 };
+    const { schedule } = varied.pollSchedule(SLUG, TYPE, long, task(1000));
+    expect(schedule).toMatchObject({ firstDelayMs: 23_100, spareAt: [18_000, 19_500, 21_000, 22_500] });
+    expect(varied.pollSchedule(SLUG, TYPE, long, { ...task(0), webhook: true }).schedule.spareAt).toBeUndefined();
+    const steady = new DurationModel({ [SLUG]: { mean: 10_000, variance: 50 ** 2, samples: 9 } });
+    expect(steady.pollSchedule(SLUG, TYPE, long, task(0)).schedule.spareAt).toBeUndefined();
+
+    // One task's time tells no spread: the tasks that waited for the probe get none; later ones do.
+    const learning = new DurationModel();
+    const probe = learning.pollSchedule(SLUG, TYPE, input, task(0));
+    const follower = learning.pollSchedule(SLUG, TYPE, input, task(0));
+    learning.observe(SLUG, TYPE, input, 8_000);
+    probe.done();
+    expect((await follower.schedule.learned)?.spareAt).toBeUndefined();
+    learning.observe(SLUG, TYPE, input, 12_000);
+    expect(learning.pollSchedule(SLUG, TYPE, input, task(0)).schedule.spareAt).toHaveLength(4);
+    follower.done();
+  });
 });

@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import type { RequestPurpose } from '../../src/gateway/gate.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
+import { ReadForecast } from '../../src/scheduler/read-forecast.js';
 import { waitForGrant } from '../../src/scheduler/waiters.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 
 /** Acquires without waiting for the grant; `granted()` tells whether it came. */
-function request(budget: RateBudget) {
+function request(budget: RateBudget, purpose?: RequestPurpose) {
   let release: (() => void) | undefined;
-  const pending = budget.acquire().then((r) => (release = r));
+  const pending = budget.acquire(undefined, purpose).then((r) => (release = r));
   return { pending, granted: () => release !== undefined, release: () => release!() };
 }
 
@@ -148,5 +150,56 @@ describe('RateBudget', () => {
     second.grantWaiting();
     await Promise.all(waiting);
     expect(granted).toEqual([0, 1, 2]);
+  });
+
+  it('grants the reads of tasks in flight first, then submissions, then the rest, each in order of arrival', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 0 });
+    budget.observe({ status: 200, observedAt: T0, limit: 6, remaining: 0, resetAt: T0 + 1_000 });
+    const purposes: RequestPurpose[] = ['other', 'submit', 'task-read', 'other', 'task-read', 'submit'];
+    const order: string[] = [];
+    const waiting = purposes.map((purpose, n) =>
+      budget.acquire(undefined, purpose).then((release) => {
+        order.push(`${purpose} ${n}`);
+        release();
+      }),
+    );
+    await settle();
+    expect(order).toEqual([]);
+    await clock.advance(1_000);
+    await Promise.all(waiting);
+    expect(order).toEqual(['task-read 2', 'task-read 4', 'submit 1', 'submit 5', 'other 0', 'other 3']);
+  });
+
+  it('has spare room only beyond what waits, what is unanswered, the reads expected before the reset and a tenth of the window', async () => {
+    const clock = new ManualClock(T0);
+    const forecast = new ReadForecast();
+    const budget = new RateBudget({ clock, resetMarginMs: 0, forecast });
+    // Nothing known of the window yet: no room to spare.
+    expect(budget.hasSpareRoom()).toBe(false);
+    budget.observe({ status: 200, observedAt: T0, limit: 20, remaining: 6, resetAt: T0 + 6_000 });
+    // 6 left, 2 kept for requests not foreseen.
+    expect(budget.hasSpareRoom()).toBe(true);
+    // A task read at 1 s, then every 2 s: reads at 1, 3 and 5 s before the reset at 6 s.
+    const task = forecast.task();
+    task.expect(T0 + 1_000, 2_000);
+    expect(budget.hasSpareRoom()).toBe(true);
+    const other = forecast.task();
+    other.expect(T0 + 5_500);
+    // 6 - 2 kept - 4 reads expected: none to spare.
+    expect(budget.hasSpareRoom()).toBe(false);
+    // A read expected after the reset takes nothing of this window.
+    other.expect(T0 + 6_000);
+    expect(budget.hasSpareRoom()).toBe(true);
+    const held = request(budget);
+    await settle();
+    expect(held.granted()).toBe(true);
+    expect(budget.hasSpareRoom()).toBe(false);
+    held.release();
+    task.end();
+    expect(budget.hasSpareRoom()).toBe(true);
+    // At the reset the count of the next window is not known until an answer tells it.
+    await clock.advance(6_000);
+    expect(budget.hasSpareRoom()).toBe(false);
   });
 });

@@ -121,6 +121,56 @@ describe('waitForTask on the model schedule', () => {
     expect(reads).toEqual([30_000, 38_000, 50_000]);
   });
 
+  it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const { client, reads } = fakeClient(clock, 32_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 30_000,
+      firstPollMs: 33_000,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    // No room at 27 s; room at 29 s and 31 s (both find it running); 33 s is the schedule's own read.
+    const roomAt = new Set([29_000, 31_000]);
+    const expected: number[] = [];
+    const waiting = waitForTask(client, clock, 'task_1', {
+      ...schedule,
+      spareAt: [27_000, 29_000, 31_000, 34_000].map((ms) => start + ms),
+      hasSpareRoom: () => roomAt.has(clock.now() - start),
+      expectedReads: { expect: (at) => expected.push(at - start), end: () => {} },
+    });
+    await clock.advance(100_000);
+    const waited = await waiting;
+    expect(reads).toEqual([29_000, 31_000, 33_000]);
+    expect(waited.ok && waited.value.polls).toBe(3);
+    // The budget is told of the schedule's read, not of the spare ones.
+    expect(new Set(expected)).toEqual(new Set([33_000]));
+  });
+
+  it('a spare read that finds the task ended ends the wait at once', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const { client, reads } = fakeClient(clock, 26_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 30_000,
+      firstPollMs: 33_000,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', {
+      ...schedule,
+      spareAt: [27_000, 29_000].map((ms) => start + ms),
+      hasSpareRoom: () => true,
+    });
+    await clock.advance(100_000);
+    const waited = await waiting;
+    expect(reads).toEqual([27_000]);
+    expect(waited.ok && waited.value.result.state).toBe('succeeded');
+  });
+
   it('a task from before a resume (submitted long ago) is read almost at once', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 0);

@@ -18,6 +18,7 @@ import { readBundledSchema, readRecipeLanguageSchemas } from '../../src/model-sc
 import { analyze } from '../../src/recipe/analyzer.js';
 import { formatDiagnostics } from '../../src/recipe/diagnostics.js';
 import { RateBudget } from '../../src/scheduler/budget.js';
+import { ReadForecast } from '../../src/scheduler/read-forecast.js';
 import type { Clock } from '../../src/clock.js';
 import { FileJournal, readJournal } from '../../src/store/journal.js';
 
@@ -34,7 +35,9 @@ export async function engineFor(
   );
   if (!analyzed.ok) throw new Error(formatDiagnostics(analyzed.error));
   const plan = analyzed.value;
-  const budget = new RateBudget({ clock, random: () => 0.5 });
+  // Wired as a run's session wires them: the budget knows the reads the tasks expect.
+  const reads = new ReadForecast();
+  const budget = new RateBudget({ clock, random: () => 0.5, forecast: reads });
   const client = new HttpGatewayClient({
     endpoints: endpointsOf(gateway),
     apiKey: gateway.apiKey,
@@ -58,6 +61,8 @@ export async function engineFor(
     outputsDir: dir,
     tasks: new PQueue({ concurrency: options.concurrency ?? plan.settings.concurrency }),
     durations: new DurationModel(),
+    reads,
+    hasSpareRoom: () => budget.hasSpareRoom(),
     // Through ctx.emit, so that a test that gives the run a stream of its own sees the uploads too.
     uploads: new Uploads(client, (event) => ctx.emit(event), clock),
     downloads: new Map(),
