@@ -8,6 +8,13 @@ import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule }
  */
 const SPARE_SPREAD_MS = 200;
 
+/**
+ * The least time between two spare reads of a task: a read saves at most the time since the one
+ * before, so a model whose times vary little is read less often, and the room goes to the tasks
+ * whose end is least certain.
+ */
+const SPARE_STEP_MS = 500;
+
 /** How much work a model input is, in the units the model's time grows with. */
 export function workUnits(type: string, input: Record<string, unknown>): number {
   if (type === 'text-to-image')
@@ -59,10 +66,11 @@ export class DurationModel {
   }
 
   /**
-   * Spare reads before the first (milliseconds after the submission; see PollSchedule.spareAt): from
-   * a standard deviation before the mean to half of one past it, every half deviation. None while
-   * the model's durations are steady (a deviation under SPARE_SPREAD_MS: the first read is just past
-   * the mean anyway) or not yet learned.
+   * Spare reads (milliseconds after the submission; see PollSchedule.spareAt): from a standard
+   * deviation before the mean to two past it, every half deviation and SPARE_STEP_MS at least, but
+   * none just at the first read (a deviation past the mean). None while the model's durations are
+   * steady (a deviation under SPARE_SPREAD_MS: the first read is just past the mean anyway) or not
+   * yet learned.
    */
   spareReads(slug: string, type: string, input: Record<string, unknown>): number[] {
     const learned = this.perUnit.get(slug);
@@ -71,7 +79,12 @@ export class DurationModel {
     const spread = Math.sqrt(learned.variance) * units;
     if (!(spread >= SPARE_SPREAD_MS)) return [];
     const mean = learned.mean * units;
-    return [-1, -0.5, 0, 0.5].map((deviations) => Math.round(mean + deviations * spread)).filter((ms) => ms > 0);
+    const step = Math.max(spread / 2, SPARE_STEP_MS);
+    const firstRead = this.firstPoll(slug, type, input)!;
+    const reads: number[] = [];
+    for (let at = mean - spread; at < mean + 2 * spread; at += step)
+      if (at > 0 && Math.abs(at - firstRead) >= step / 2) reads.push(Math.round(at));
+    return reads;
   }
 
   /**

@@ -47,9 +47,9 @@ export interface PollSchedule {
   /** Told when each read is due, for the budget to leave room for it (see ReadForecast). */
   expectedReads?: TaskReads;
   /**
-   * Clock times before the first read, ascending, at which the task is read only if `hasSpareRoom`
-   * says the budget has room no known request needs: where durations vary, a task that ends early is
-   * seen early, at no cost to anything else.
+   * Clock times, ascending, at which the task is read besides its schedule, but only if
+   * `hasSpareRoom` says the budget has room no known request needs: where durations vary, a task that
+   * ends early (or late, between two reads of the schedule) is seen sooner, at no cost to anything else.
    */
   spareAt?: readonly number[];
   hasSpareRoom?: () => boolean;
@@ -59,7 +59,7 @@ export interface PollSchedule {
 export interface LearnedReads {
   /** The clock time of the first read: when a typical task submitted with this one is done. */
   firstAt: number;
-  /** Clock times of spare reads before it (see PollSchedule.spareAt). */
+  /** Clock times of spare reads (see PollSchedule.spareAt). */
   spareAt?: readonly number[];
   /** The wait after a read that finds it still running, growing by half from there. */
   intervalMs: number;
@@ -151,7 +151,8 @@ export async function waitForTask(
   let polls = 0;
   /** The clock time of the next read of the schedule; spare reads come before it, if they may. */
   let readAt = clock.now() + schedule.firstDelayMs;
-  let spare = sparesBefore(schedule.spareAt, clock.now(), readAt);
+  let spares = schedule.spareAt;
+  let spare = sparesBefore(spares, clock.now(), readAt);
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
   let growFrom = schedule.growFrom;
@@ -168,7 +169,8 @@ export async function waitForTask(
       const reads = arrived.value.reads;
       learned = undefined;
       readAt = Math.max(clock.now(), reads.firstAt);
-      spare = sparesBefore(reads.spareAt, clock.now(), readAt);
+      spares = reads.spareAt;
+      spare = sparesBefore(spares, clock.now(), readAt);
       interval = reads.intervalMs;
       rampTo = 0;
       growFrom = Number.NEGATIVE_INFINITY;
@@ -192,6 +194,7 @@ export async function waitForTask(
     else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
     readAt = clock.now() + delay;
+    spare = sparesBefore(spares, clock.now(), readAt);
   }
 }
 

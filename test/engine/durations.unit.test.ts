@@ -55,13 +55,17 @@ describe('DurationModel.pollSchedule', () => {
     expect(schedule.rampToMs).toBeUndefined();
   });
 
-  it('where durations vary, spare reads come from a deviation before the mean to half of one past it; none where they are steady or with webhooks', async () => {
+  it('where durations vary, spare reads come every half deviation (half a second at least) from a deviation before the mean to two after; none where times are steady or with webhooks', async () => {
     // 10 s of video is 2 units: mean 20 s, deviation 3 s.
     const varied = new DurationModel({ [SLUG]: { mean: 10_000, variance: 1500 ** 2, samples: 9 } });
     const long = { duration: 10 };
     const { schedule } = varied.pollSchedule(SLUG, TYPE, long, task(1000));
-    expect(schedule).toMatchObject({ firstDelayMs: 23_100, spareAt: [18_000, 19_500, 21_000, 22_500] });
+    // None just at the first read (24.1 s), and some after it, for a task that runs long.
+    expect(schedule).toMatchObject({ firstDelayMs: 23_100, spareAt: [18_000, 19_500, 21_000, 22_500, 25_500] });
     expect(varied.pollSchedule(SLUG, TYPE, long, { ...task(0), webhook: true }).schedule.spareAt).toBeUndefined();
+    // A deviation of 400 ms: spare reads half a second apart at least, two of them.
+    const close = new DurationModel({ [SLUG]: { mean: 10_000, variance: 200 ** 2, samples: 9 } });
+    expect(close.pollSchedule(SLUG, TYPE, long, task(0)).schedule.spareAt).toEqual([19_600, 20_100]);
     const steady = new DurationModel({ [SLUG]: { mean: 10_000, variance: 50 ** 2, samples: 9 } });
     expect(steady.pollSchedule(SLUG, TYPE, long, task(0)).schedule.spareAt).toBeUndefined();
 
@@ -73,7 +77,7 @@ describe('DurationModel.pollSchedule', () => {
     probe.done();
     expect((await follower.schedule.learned)?.spareAt).toBeUndefined();
     learning.observe(SLUG, TYPE, input, 12_000);
-    expect(learning.pollSchedule(SLUG, TYPE, input, task(0)).schedule.spareAt).toHaveLength(4);
+    expect(learning.pollSchedule(SLUG, TYPE, input, task(0)).schedule.spareAt).toHaveLength(5);
     follower.done();
   });
 });

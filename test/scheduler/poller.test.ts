@@ -149,6 +149,28 @@ describe('waitForTask on the model schedule', () => {
     expect(new Set(expected)).toEqual(new Set([33_000]));
   });
 
+  it('spare reads between the reads of the schedule see a task that runs long sooner', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const { client, reads } = fakeClient(clock, 36_000);
+    const schedule = modelTaskSchedule(clock.now(), {
+      expectedMs: 30_000,
+      firstPollMs: 33_000,
+      submittedAt: clock.now(),
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    // The schedule reads at 33 s, then 6 s later; the spare reads at 35 s and 37 s come between.
+    const waiting = waitForTask(client, clock, 'task_1', {
+      ...schedule,
+      spareAt: [35_000, 37_000].map((ms) => start + ms),
+      hasSpareRoom: () => true,
+    });
+    await clock.advance(100_000);
+    await waiting;
+    expect(reads).toEqual([33_000, 35_000, 37_000]);
+  });
+
   it('a spare read that finds the task ended ends the wait at once', async () => {
     const clock = new ManualClock();
     const start = clock.now();
