@@ -181,6 +181,8 @@ export function chosenItemReads(
   const chosen = new Map<string, ChosenItems[]>();
   if (!itemFlow) return chosen;
   const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
+  // Without a for_each step nothing has items to choose, and no step's values need reading.
+  if (forEachSteps.size === 0) return chosen;
   for (const draft of drafts) {
     const reads = readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key']);
     const indicesOf = new Map<string, Set<number> | null>();
