@@ -29,6 +29,37 @@ function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number;
   return { client, reads };
 }
 
+/**
+ * A task of a model learned to take 30 s (first read at 33 s, then every 6 s), ending at `endsAt`,
+ * with spare reads at `spareAt` (ms after its submission) taken when `hasSpareRoom` (given the ms
+ * elapsed) allows; `expected` collects the reads told to the budget. Its reads, as ms elapsed.
+ */
+async function spareReadsOfLearnedTask(options: {
+  endsAt: number;
+  spareAt: number[];
+  hasSpareRoom?: (elapsed: number) => boolean;
+  expected?: number[];
+}) {
+  const clock = new ManualClock();
+  const start = clock.now();
+  const { client, reads } = fakeClient(clock, options.endsAt);
+  const schedule = modelTaskSchedule(start, {
+    expectedMs: 30_000,
+    firstPollMs: 33_000,
+    submittedAt: start,
+    maxIntervalMs: 60_000,
+    webhook: false,
+  });
+  const waiting = waitForTask(client, clock, 'task_1', {
+    ...schedule,
+    spareAt: options.spareAt.map((ms) => start + ms),
+    hasSpareRoom: () => options.hasSpareRoom?.(clock.now() - start) ?? true,
+    expectedReads: { expect: (at) => options.expected?.push(at - start), end: () => {} },
+  });
+  await clock.advance(100_000);
+  return { reads, waited: await waiting };
+}
+
 describe('waitForTask on the model schedule', () => {
   it('before anything is learned, the probe reads at 1 s, 2 s, 3.5 s, … up to a quarter of the guess, evenly until the guess, then backs off by half, capped', async () => {
     const clock = new ManualClock();
@@ -122,27 +153,15 @@ describe('waitForTask on the model schedule', () => {
   });
 
   it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {
-    const clock = new ManualClock();
-    const start = clock.now();
-    const { client, reads } = fakeClient(clock, 32_000);
-    const schedule = modelTaskSchedule(clock.now(), {
-      expectedMs: 30_000,
-      firstPollMs: 33_000,
-      submittedAt: clock.now(),
-      maxIntervalMs: 60_000,
-      webhook: false,
-    });
     // No room at 27 s; room at 29 s and 31 s (both find it running); 33 s is the schedule's own read.
     const roomAt = new Set([29_000, 31_000]);
     const expected: number[] = [];
-    const waiting = waitForTask(client, clock, 'task_1', {
-      ...schedule,
-      spareAt: [27_000, 29_000, 31_000, 34_000].map((ms) => start + ms),
-      hasSpareRoom: () => roomAt.has(clock.now() - start),
-      expectedReads: { expect: (at) => expected.push(at - start), end: () => {} },
+    const { reads, waited } = await spareReadsOfLearnedTask({
+      endsAt: 32_000,
+      spareAt: [27_000, 29_000, 31_000, 34_000],
+      hasSpareRoom: (elapsed) => roomAt.has(elapsed),
+      expected,
     });
-    await clock.advance(100_000);
-    const waited = await waiting;
     expect(reads).toEqual([29_000, 31_000, 33_000]);
     expect(waited.ok && waited.value.polls).toBe(3);
     // The budget is told of the schedule's read, not of the spare ones.
@@ -150,45 +169,13 @@ describe('waitForTask on the model schedule', () => {
   });
 
   it('spare reads between the reads of the schedule see a task that runs long sooner', async () => {
-    const clock = new ManualClock();
-    const start = clock.now();
-    const { client, reads } = fakeClient(clock, 36_000);
-    const schedule = modelTaskSchedule(clock.now(), {
-      expectedMs: 30_000,
-      firstPollMs: 33_000,
-      submittedAt: clock.now(),
-      maxIntervalMs: 60_000,
-      webhook: false,
-    });
     // The schedule reads at 33 s, then 6 s later; the spare reads at 35 s and 37 s come between.
-    const waiting = waitForTask(client, clock, 'task_1', {
-      ...schedule,
-      spareAt: [35_000, 37_000].map((ms) => start + ms),
-      hasSpareRoom: () => true,
-    });
-    await clock.advance(100_000);
-    await waiting;
+    const { reads } = await spareReadsOfLearnedTask({ endsAt: 36_000, spareAt: [35_000, 37_000] });
     expect(reads).toEqual([33_000, 35_000, 37_000]);
   });
 
   it('a spare read that finds the task ended ends the wait at once', async () => {
-    const clock = new ManualClock();
-    const start = clock.now();
-    const { client, reads } = fakeClient(clock, 26_000);
-    const schedule = modelTaskSchedule(clock.now(), {
-      expectedMs: 30_000,
-      firstPollMs: 33_000,
-      submittedAt: clock.now(),
-      maxIntervalMs: 60_000,
-      webhook: false,
-    });
-    const waiting = waitForTask(client, clock, 'task_1', {
-      ...schedule,
-      spareAt: [27_000, 29_000].map((ms) => start + ms),
-      hasSpareRoom: () => true,
-    });
-    await clock.advance(100_000);
-    const waited = await waiting;
+    const { reads, waited } = await spareReadsOfLearnedTask({ endsAt: 26_000, spareAt: [27_000, 29_000] });
     expect(reads).toEqual([27_000]);
     expect(waited.ok && waited.value.result.state).toBe('succeeded');
   });
