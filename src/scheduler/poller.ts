@@ -151,7 +151,9 @@ export async function waitForTask(
   let polls = 0;
   /** The clock time of the next read of the schedule; spare reads come before it, if they may. */
   let readAt = clock.now() + schedule.firstDelayMs;
-  let spares = schedule.spareAt;
+  // Spare reads need a budget to say when there is room: without one, none (and no wake-up for them).
+  const { hasSpareRoom } = schedule;
+  let spares = hasSpareRoom ? schedule.spareAt : undefined;
   let spare = sparesBefore(spares, clock.now(), readAt);
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
@@ -169,7 +171,7 @@ export async function waitForTask(
       const reads = arrived.value.reads;
       learned = undefined;
       readAt = Math.max(clock.now(), reads.firstAt);
-      spares = reads.spareAt;
+      spares = hasSpareRoom ? reads.spareAt : undefined;
       spare = sparesBefore(spares, clock.now(), readAt);
       interval = reads.intervalMs;
       rampTo = 0;
@@ -178,7 +180,7 @@ export async function waitForTask(
     }
     if (spareAt !== undefined) {
       spare = spare.slice(1);
-      if (!schedule.hasSpareRoom?.()) continue;
+      if (!hasSpareRoom?.()) continue;
     }
     const read = await client.task(taskId, signal);
     polls++;

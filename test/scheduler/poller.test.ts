@@ -180,6 +180,29 @@ describe('waitForTask on the model schedule', () => {
     expect(waited.ok && waited.value.result.state).toBe('succeeded');
   });
 
+  it('without a budget to judge the room (a worker), spare read times are left alone: no read, no wake-up', async () => {
+    const clock = new ManualClock();
+    const start = clock.now();
+    const { client, reads } = fakeClient(clock, 32_000);
+    const schedule = modelTaskSchedule(start, {
+      expectedMs: 30_000,
+      firstPollMs: 33_000,
+      submittedAt: start,
+      maxIntervalMs: 60_000,
+      webhook: false,
+    });
+    const waiting = waitForTask(client, clock, 'task_1', {
+      ...schedule,
+      spareAt: [27_000, 29_000].map((ms) => start + ms),
+    });
+    await clock.advance(0);
+    // The one timer is the schedule's own first read.
+    expect(clock.dues()).toEqual([start + 33_000]);
+    await clock.advance(100_000);
+    await waiting;
+    expect(reads).toEqual([33_000]);
+  });
+
   it('a task from before a resume (submitted long ago) is read almost at once', async () => {
     const clock = new ManualClock();
     const { client, reads } = fakeClient(clock, 0);
