@@ -126,7 +126,7 @@ export class DurationModel {
       const offsets = this.spareReads(slug, type, input);
       return offsets.length > 0 ? { spareAt: offsets.map((ms) => task.submittedAt + ms) } : {};
     };
-    if (known && !task.webhook) Object.assign(schedule, spares());
+    if (!task.webhook) Object.assign(schedule, spares());
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {

@@ -54,7 +54,7 @@ export interface SentRequest {
 
 export interface Exchange {
   kind: RequestClass;
-  /** `task-read` for a read of a task in flight (see RequestGate). Default `other`. */
+  /** Its turn at the gate (see RequestGate): `task-read` for a read of a task in flight. Default: `submit` for a submission, else `other`. */
   purpose?: RequestPurpose;
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
@@ -130,7 +130,10 @@ export class GatewayRequester {
   private async attempt(exchange: Exchange, authorised: boolean): Promise<Result<unknown, GatewayFailure>> {
     let release: () => void;
     try {
-      release = await this.gate.acquire(exchange.signal, exchange.purpose);
+      release = await this.gate.acquire(
+        exchange.signal,
+        exchange.purpose ?? (exchange.kind === 'submit' ? 'submit' : 'other'),
+      );
     } catch {
       return err(abortedFailure(false));
     }

@@ -72,7 +72,6 @@ export async function submit(
   const { beforeSend } = options;
   const answer = await core.json({
     kind: 'submit',
-    purpose: 'submit',
     method: 'POST',
     url: `${core.base}/${slugPath(slug)}`,
     body: beforeSend

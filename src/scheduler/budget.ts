@@ -137,13 +137,11 @@ export class RateBudget implements RequestGate, Budget {
    * known request needs, and may free a slot early.
    */
   hasSpareRoom(): boolean {
+    if (!this.forecast || this.closed) return false;
     const now = this.clock.now();
-    if (!this.forecast || now < this.pausedUntil || this.closed) return false;
+    // A pause, the per-minute cap or a spent window: no request may go now, spare or not.
+    if (this.nextSendTime(now) > now) return false;
     if (this.remaining === undefined || this.resetAt === undefined || now >= this.resetAt) return false;
-    if (this.maxPerMinute !== undefined) {
-      while (this.sentAt.length > 0 && this.sentAt[0]! <= now - 60_000) this.sentAt.shift();
-      if (this.sentAt.length >= this.maxPerMinute) return false;
-    }
     const free =
       this.remaining - this.unanswered - this.waiters.length - Math.ceil((this.limit ?? this.remaining) / 10);
     return free > 0 && this.forecast.readsBefore(this.resetAt, free) < free;

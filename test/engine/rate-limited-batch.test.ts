@@ -2,19 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { imagePerPrompt } from '../support/recipes.js';
 import { runPlanSkippingTime } from '../support/run-engine.js';
 
-const BATCH = `version: 1
-name: batch
-inputs:
-  prompts: { type: array }
-settings: { concurrency: 8 }
-steps:
-  image:
-    uses: vendor-a/vendor-a-v3-t2i
-    for_each: \${{ inputs.prompts }}
-    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }
-`;
+const BATCH = imagePerPrompt('batch');
 
 let gateway: LocalGateway | undefined;
 afterEach(async () => {

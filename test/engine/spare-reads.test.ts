@@ -3,20 +3,10 @@ import { DurationModel } from '../../src/engine/durations.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
+import { IMAGE_SLUG, imagePerPrompt } from '../support/recipes.js';
 import { runPlanSkippingTime } from '../support/run-engine.js';
 
-const SLUG = 'vendor-a/vendor-a-v3-t2i';
-const BATCH = `version: 1
-name: spare-reads
-inputs:
-  prompts: { type: array }
-settings: { concurrency: 8 }
-steps:
-  image:
-    uses: ${SLUG}
-    for_each: \${{ inputs.prompts }}
-    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }
-`;
+const BATCH = imagePerPrompt('spare-reads');
 
 let gateway: LocalGateway | undefined;
 afterEach(async () => {
@@ -41,7 +31,7 @@ async function batchOnJitteredGateway(spareReads: boolean) {
   });
   const prompts = JSON.stringify(Array.from({ length: 32 }, (_, i) => `tile number ${i}`));
   const engine = await engineFor(BATCH, gateway, clock, { sets: [`prompts=${prompts}`] });
-  engine.ctx.durations = new DurationModel({ [SLUG]: { mean: 3500, variance: 600 ** 2, samples: 20 } });
+  engine.ctx.durations = new DurationModel({ [IMAGE_SLUG]: { mean: 3500, variance: 600 ** 2, samples: 20 } });
   if (!spareReads) delete engine.ctx.hasSpareRoom;
   const result = await runPlanSkippingTime(engine, gateway, clock);
   expect(result.status).toBe('succeeded');

@@ -32,7 +32,8 @@ function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number;
 /**
  * A task of a model learned to take 30 s (first read at 33 s, then every 6 s), ending at `endsAt`,
  * with spare reads at `spareAt` (ms after its submission) taken when `hasSpareRoom` (given the ms
- * elapsed) allows; `expected` collects the reads told to the budget. Its reads, as ms elapsed.
+ * elapsed) allows, and none without it (no budget to judge, as a worker's poll); `expected` collects
+ * the reads told to the budget. Its reads and the timers due at its start, as ms elapsed.
  */
 async function spareReadsOfLearnedTask(options: {
   endsAt: number;
@@ -50,14 +51,17 @@ async function spareReadsOfLearnedTask(options: {
     maxIntervalMs: 60_000,
     webhook: false,
   });
+  const { hasSpareRoom, expected } = options;
   const waiting = waitForTask(client, clock, 'task_1', {
     ...schedule,
     spareAt: options.spareAt.map((ms) => start + ms),
-    hasSpareRoom: () => options.hasSpareRoom?.(clock.now() - start) ?? true,
-    expectedReads: { expect: (at) => options.expected?.push(at - start), end: () => {} },
+    ...(hasSpareRoom ? { hasSpareRoom: () => hasSpareRoom(clock.now() - start) } : {}),
+    expectedReads: { expect: (at) => expected?.push(at - start), end: () => {} },
   });
+  await clock.advance(0);
+  const duesAtStart = clock.dues().map((due) => due - start);
   await clock.advance(100_000);
-  return { reads, waited: await waiting };
+  return { reads, duesAtStart, waited: await waiting };
 }
 
 describe('waitForTask on the model schedule', () => {
@@ -170,36 +174,28 @@ describe('waitForTask on the model schedule', () => {
 
   it('spare reads between the reads of the schedule see a task that runs long sooner', async () => {
     // The schedule reads at 33 s, then 6 s later; the spare reads at 35 s and 37 s come between.
-    const { reads } = await spareReadsOfLearnedTask({ endsAt: 36_000, spareAt: [35_000, 37_000] });
+    const { reads } = await spareReadsOfLearnedTask({
+      endsAt: 36_000,
+      spareAt: [35_000, 37_000],
+      hasSpareRoom: () => true,
+    });
     expect(reads).toEqual([33_000, 35_000, 37_000]);
   });
 
   it('a spare read that finds the task ended ends the wait at once', async () => {
-    const { reads, waited } = await spareReadsOfLearnedTask({ endsAt: 26_000, spareAt: [27_000, 29_000] });
+    const { reads, waited } = await spareReadsOfLearnedTask({
+      endsAt: 26_000,
+      spareAt: [27_000, 29_000],
+      hasSpareRoom: () => true,
+    });
     expect(reads).toEqual([27_000]);
     expect(waited.ok && waited.value.result.state).toBe('succeeded');
   });
 
   it('without a budget to judge the room (a worker), spare read times are left alone: no read, no wake-up', async () => {
-    const clock = new ManualClock();
-    const start = clock.now();
-    const { client, reads } = fakeClient(clock, 32_000);
-    const schedule = modelTaskSchedule(start, {
-      expectedMs: 30_000,
-      firstPollMs: 33_000,
-      submittedAt: start,
-      maxIntervalMs: 60_000,
-      webhook: false,
-    });
-    const waiting = waitForTask(client, clock, 'task_1', {
-      ...schedule,
-      spareAt: [27_000, 29_000].map((ms) => start + ms),
-    });
-    await clock.advance(0);
+    const { reads, duesAtStart } = await spareReadsOfLearnedTask({ endsAt: 32_000, spareAt: [27_000, 29_000] });
     // The one timer is the schedule's own first read.
-    expect(clock.dues()).toEqual([start + 33_000]);
-    await clock.advance(100_000);
-    await waiting;
+    expect(duesAtStart).toEqual([33_000]);
     expect(reads).toEqual([33_000]);
   });
 

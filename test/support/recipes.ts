@@ -14,6 +14,21 @@ steps:
 `;
 }
 
+/** One square picture per element of the `prompts` input, eight tasks at once. */
+export function imagePerPrompt(name: string): string {
+  return `version: 1
+name: ${name}
+inputs:
+  prompts: { type: array }
+settings: { concurrency: 8 }
+steps:
+  image:
+    uses: ${IMAGE_SLUG}
+    for_each: \${{ inputs.prompts }}
+    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }
+`;
+}
+
 /** One square picture per batch row (`--batch` with a `prompt` column), two tasks at once. */
 export function tilePerRow(name: string): string {
   return `version: 1
