@@ -53,6 +53,16 @@ const ONE_OF_MESSAGES: Array<[RegExp, string]> = [
   [/(timeout|backoff|poll)$/, 'must be a duration such as 90s or 15m'],
 ];
 
+/** What a value that does not match a schema pattern must be, in words: by the pattern, not by where it is. */
+function patternRule(pattern: string): string {
+  if (pattern.includes('(ms|s|m|h|d)')) return 'must be a duration such as 12h or 7d';
+  if (pattern.includes('(ms|s|m|h)')) return 'must be a duration such as 90s or 15m';
+  if (pattern === '^s3://') return 'must be an s3:// address such as s3://bucket/prefix';
+  if (pattern.includes('\\*?$'))
+    return 'must be an environment variable name (letters, digits and _, not starting with a digit), or a prefix of one ending in * such as AWS_*';
+  return `must match the pattern ${pattern}`;
+}
+
 function value(data: unknown, path: readonly PathPart[]): unknown {
   let current = data;
   for (const part of path) current = (current as Record<string | number, unknown> | undefined)?.[part];
@@ -121,7 +131,7 @@ function describeError(
           at: 'value',
           message: `name must be lowercase letters, digits and -, starting with a letter or digit (got ${JSON.stringify(value(data, path))})`,
         };
-      return { path, at: 'value', message: `${where} must be a duration such as 90s or 15m` };
+      return { path, at: 'value', message: `${where} ${patternRule(String(params.pattern))}` };
     case 'maxLength':
       if (e.propertyName !== undefined)
         return {

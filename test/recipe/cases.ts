@@ -121,6 +121,18 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:28: error: steps.a.timeout must be a duration such as 90s or 15m\n  |\n4 |   a: { run: echo, timeout: soon }\n  |                            ~~~~',
   },
   {
+    name: 'pass_env entry that is no variable name',
+    yaml: `${head}settings: { pass_env: ["*"] }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:3:24: error: settings.pass_env[0] must be an environment variable name (letters, digits and _, not starting with a digit), or a prefix of one ending in * such as AWS_*\n  |\n3 | settings: { pass_env: ["*"] }\n  |                        ~~~',
+  },
+  {
+    name: 'cache_remote that is no s3 address',
+    yaml: `${head}settings: { cache_remote: "http://bucket/x" }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:3:27: error: settings.cache_remote must be an s3:// address such as s3://bucket/prefix\n  |\n3 | settings: { cache_remote: "http://bucket/x" }\n  |                           ~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'bad rpm setting',
     yaml: `${head}settings: { rpm: fast }\nsteps:\n  a: { run: echo }\n`,
     expected:
