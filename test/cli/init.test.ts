@@ -40,9 +40,16 @@ describe('pipeline init', () => {
     expect(schema.properties.steps).toBeDefined();
 
     const workflow = parse(readFileSync(join(project, '.github', 'workflows', 'assets.yml'), 'utf8'));
-    const steps = workflow.jobs.assets.steps as Array<{ uses?: string; with?: Record<string, string> }>;
+    const steps = workflow.jobs.assets.steps as Array<{
+      uses?: string;
+      with?: Record<string, string>;
+      env?: Record<string, string>;
+    }>;
     const action = steps.find((step) => step.uses?.startsWith('media-pipeline/media-pipeline@'));
     expect(action?.with).toMatchObject({ recipe: 'recipes/assets.yaml', 'api-key': '${{ secrets.PIPELINE_API_KEY }}' });
+    // Without a gateway address the tool stops before it sends anything: the workflow must give one.
+    expect(action?.env).toEqual({ PIPELINE_BASE_URL: '${{ secrets.PIPELINE_BASE_URL }}' });
+    expect(init.stdout).toContain('add the secrets PIPELINE_API_KEY and PIPELINE_BASE_URL');
 
     expect(readFileSync(join(project, '.gitignore'), 'utf8')).toBe(
       'node_modules/\n# media-pipeline: runs, logs and the step cache\n.pipeline/\n',
