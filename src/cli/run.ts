@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
+import { parseListenAddress } from '../engine/listen-address.js';
 import { checkRedisUrl } from '../scheduler/redis-url.js';
 import { addConnectionOptions } from './connection.js';
 import { UsageError } from './errors.js';
@@ -83,6 +84,10 @@ function checkExecution(flags: RunFlags): RunFlags {
   const address = remote && parseRemoteUrl(remote.url);
   if (address && !address.ok) throw new UsageError(`${remote!.source}: ${address.error}`);
   checkWorkers(flags);
+  if (flags.webhookListen !== undefined) {
+    const listen = parseListenAddress(flags.webhookListen);
+    if (!listen.ok) throw new UsageError(`--webhook-listen ${listen.error}`);
+  }
   if (flags.webhookUrl && !flags.webhookListen)
     throw new UsageError('--webhook-url needs --webhook-listen: where this process listens for what that URL forwards');
   if (flags.webhookUrl && !/^https?:\/\//.test(flags.webhookUrl))

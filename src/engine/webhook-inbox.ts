@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { parseTaskResult } from '../gateway/parse.js';
 import type { TaskResult } from '../gateway/types.js';
 import type { WebhookInbox } from './context.js';
+import { parseListenAddress } from './listen-address.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
 
@@ -50,9 +51,9 @@ export async function openWebhookInbox(
       reply(204);
     });
   });
-  const [host, port] = listen.includes(':')
-    ? [listen.slice(0, listen.lastIndexOf(':')), Number(listen.slice(listen.lastIndexOf(':') + 1))]
-    : ['127.0.0.1', Number(listen)];
+  const address = parseListenAddress(listen);
+  if (!address.ok) throw new Error(`the webhook address ${address.error}`);
+  const { host, port } = address.value;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -96,6 +96,19 @@ describe('pipeline run --local', () => {
 });
 
 describe('pipeline run --webhook-listen', () => {
+  it('refuses an address that is not HOST:PORT before anything starts: exit 2, no run', async () => {
+    const runIds = () => readdir(join(home, 'runs')).catch(() => [] as string[]);
+    const before = await runIds();
+    for (const listen of ['nonsense', ':8080', '127.0.0.1:99999', 'localhost:abc']) {
+      const result = await run(['recipes/starter.yaml', '--local', '--webhook-listen', listen]);
+      expect(result.exitCode, listen).toBe(2);
+      expect(result.stderr).toContain(
+        `pipeline: --webhook-listen must be HOST:PORT, such as 127.0.0.1:9000 (port 0 takes a free one), got ${JSON.stringify(listen)}`,
+      );
+    }
+    expect(await runIds()).toEqual(before);
+  });
+
   it('takes every result by webhook at a free port it binds itself, with no --webhook-url', async () => {
     const gateway = await startLocalGateway({ clock, latencyScale: 0.02, seed: 5 });
     try {
