@@ -25,6 +25,12 @@ export function programName(argv1 = cliIo().argv1): string {
 }
 
 /**
+ * A project's `node_modules/.bin`: npm puts it on the PATH of what `npx` and `npm run` start, so a
+ * name found there is not one the user's own shell would find.
+ */
+const NPM_BIN = /(^|[\\/])node_modules[\\/]\.bin[\\/]?$/;
+
+/**
  * How the user can run this tool again from a shell: `pipeline` (or `media-pipeline`) when that
  * name on PATH is this very program (installed globally or linked), else `npx media-pipeline`.
  */
@@ -35,7 +41,7 @@ export function commandName(argv1 = cliIo().argv1, path = cliIo().env.PATH ?? ''
   const names = [preferred, ...BIN_NAMES.filter((name) => name !== preferred)];
   for (const name of names) {
     for (const dir of path.split(delimiter)) {
-      if (!dir) continue;
+      if (!dir || NPM_BIN.test(dir)) continue;
       const candidate = join(dir, name);
       try {
         if (!statSync(candidate).isFile()) continue;
