@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { formatBytes } from '../format.js';
 import type { MediaFile } from '../gateway/types.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
+import { UPLOAD_LIMIT_BYTES } from '../recipe/inputs.js';
+import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
 import { printJson, printLine, printTable } from './output.js';
 import { unwrap } from './unwrap.js';
@@ -27,8 +29,14 @@ export function registerFilesCommand(program: Command): void {
       .argument('<path...>', 'files to upload'),
   )
     .option('--json', 'print JSON')
-    .action(async (paths: string[], flags: ConnectionFlags & { json?: boolean }) =>
-      withConnection(flags, async ({ client }) => {
+    .action(async (paths: string[], flags: ConnectionFlags & { json?: boolean }) => {
+      // Every file is checked before any is sent: a bad one last in the list must not leave the
+      // others uploaded, their ids never printed.
+      const { checkUploadable } = await import('../gateway/files-api.js');
+      const checks = await Promise.all(paths.map((path) => checkUploadable(path, UPLOAD_LIMIT_BYTES)));
+      const problems = checks.flatMap((check) => (check.ok ? [] : [check.error.message]));
+      if (problems.length > 0) throw new UsageError(`${problems.join('\n')}\nnothing was uploaded`);
+      return withConnection(flags, async ({ client }) => {
         const uploaded: MediaFile[] = [];
         for (const path of paths) uploaded.push(unwrap(await client.upload(path), `upload of ${path}`));
         if (flags.json) return printJson(uploaded.map(fileJson));
@@ -36,8 +44,8 @@ export function registerFilesCommand(program: Command): void {
           ['FILE ID', 'TYPE', 'SIZE', 'URL'],
           uploaded.map((f) => [f.fileId, f.type, f.size === undefined ? '' : formatBytes(f.size), f.url]),
         );
-      }),
-    );
+      });
+    });
 
   addConnectionOptions(files.command('list').description("List the team's unexpired files, newest first."))
     .option(

@@ -79,6 +79,17 @@ describe('commands that talk to the gateway', () => {
     expect((await pipeline(['files', 'list', '--limit', '101'])).exitCode).toBe(2);
   });
 
+  it('files upload checks every file before it sends any: a bad one anywhere in the list, nothing uploaded, exit 2', async () => {
+    const readme = fileURLToPath(new URL('../../README.md', import.meta.url));
+    const before = gateway.stats().requests.total;
+    const refused = await pipeline(['files', 'upload', logo, readme, join(home, 'nofile.png')]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toBe(
+      `pipeline: ${readme} is not an image, video or audio file\n${join(home, 'nofile.png')} does not exist\nnothing was uploaded`,
+    );
+    expect(gateway.stats().requests.total).toBe(before);
+  });
+
   it('task get and task wait --download', async () => {
     const submitted = await fetch(`${gateway.baseUrl}/vendor-a/vendor-a-v3-t2i`, {
       method: 'POST',
