@@ -120,7 +120,7 @@ export async function commandLine(args: string[], options: InProcessOptions = {}
   return { exitCode, stdout: trimmed(stdout.text()), stderr: trimmed(stderr.text()) };
 }
 
-const builtCli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const builtCli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
  * `pipeline …` as a process of its own (the built dist/cli/main.js), on real time: for what only a
@@ -128,9 +128,10 @@ const builtCli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url
  */
 export async function pipelineProcess(
   args: string[],
-  options: { env?: Record<string, string | undefined>; cwd?: string } = {},
+  /** `bin`: the path it is started by, a link to the built CLI as npm installs one; default the CLI itself. */
+  options: { env?: Record<string, string | undefined>; cwd?: string; bin?: string } = {},
 ): Promise<CliResult> {
-  const result = await execa('node', [builtCli, ...args], {
+  const result = await execa('node', [options.bin ?? builtCli, ...args], {
     reject: false,
     env: options.env ?? {},
     extendEnv: false,
