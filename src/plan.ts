@@ -164,9 +164,22 @@ export interface PlanSettings {
  */
 export interface InputRows extends Iterable<Record<string, unknown>> {
   readonly length: number;
+  /** The rows of a `--batch` file: true even for one row (see isBatch). */
+  readonly batch?: boolean;
   at(index: number): Record<string, unknown> | undefined;
   entries(): Iterable<[number, Record<string, unknown>]>;
 }
+
+/**
+ * Whether the rows are a batch's, even of one row: its outputs are then a list, one per row, and
+ * its files are named by row (`row-1-hero.png`, `--out DIR/row-1/`), so that a script reads a
+ * one-row batch as it reads any other.
+ */
+export const isBatch = (rows: InputRows): boolean => rows.batch === true || rows.length > 1;
+
+/** The file name an item's output starts with: `row-2-hero-3` for row 2's `hero[2]` in a batch. */
+export const outputFilePrefix = (rows: InputRows, row: number, step: PlannedStep, index: number): string =>
+  `${isBatch(rows) ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
 
 export interface Plan {
   state: 'valid';

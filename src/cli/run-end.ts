@@ -3,7 +3,7 @@
 import { describeItems } from './item-lines.js';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
-import type { Plan } from '../plan.js';
+import { isBatch, type Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
 import { notListedLine, spendFigures } from '../store/summary.js';
 import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
@@ -58,14 +58,14 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
       status: run.status,
       run_dir: run.runDir,
       outputs_dir: run.outputsDir,
-      outputs: plan.rows.length > 1 ? outputs : outputs[0],
+      outputs: isBatch(plan.rows) ? outputs : outputs[0],
       files: summary.files.map((f) => f.path),
       copied,
       cache: summary.cache,
       skipped_rows: summary.skipped_rows,
       // Each step's end; `items_from`: item i of the step comes from item i of that step.
       steps: summary.steps.map((s) => ({
-        ...(plan.rows.length > 1 ? { row: s.row } : {}),
+        ...(isBatch(plan.rows) ? { row: s.row } : {}),
         step: s.step,
         status: s.status,
         ...(s.items_from !== undefined ? { items_from: s.items_from } : {}),

@@ -1,7 +1,7 @@
 import { extname, join, sep } from 'node:path';
 import { runnerOf } from '../actions/runners.js';
 import type { Scope } from '../expressions/expressions.js';
-import type { PlannedStep } from '../plan.js';
+import { outputFilePrefix, type PlannedStep } from '../plan.js';
 import { ok, type Result } from '../result.js';
 import { CACHED_TASK_ID } from '../store/journal.js';
 import { stepKey } from '../store/replay.js';
@@ -131,8 +131,7 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
 
 /** `row-2-hero-3.png` as the model runner names a fresh download of the same item. */
 function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number, file: StoredFile): string {
-  const prefix = `${ctx.plan.rows.length > 1 ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
-  return `${prefix}${count > 1 ? `-${n + 1}` : ''}${extname(file.path)}`;
+  return `${outputFilePrefix(ctx.plan.rows, row, step, index)}${count > 1 ? `-${n + 1}` : ''}${extname(file.path)}`;
 }
 
 /**

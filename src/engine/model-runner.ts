@@ -1,7 +1,7 @@
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
-import type { ModelStep } from '../plan.js';
+import { type ModelStep, outputFilePrefix } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
@@ -223,7 +223,7 @@ async function downloadOutputs(
   signal: AbortSignal,
 ): Promise<Result<ModelOutputs, StepFailure>> {
   const { row, step, index } = item;
-  const prefix = `${ctx.plan.rows.length > 1 ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;
+  const prefix = outputFilePrefix(ctx.plan.rows, row, step, index);
   const saved = await downloadResources(ctx.client, result, {
     dir: ctx.outputsDir,
     name: (n, count, extension) => `${prefix}${count > 1 ? `-${n + 1}` : ''}.${extension}`,

@@ -6,13 +6,17 @@ const isFileValue = (value: unknown): value is { path: string } =>
 
 /**
  * Copies a run's recipe outputs into `dir` under stable names: a resource as `NAME.ext`, a list of
- * them as `NAME-1.ext`, `NAME-2.ext`…, anything else as `NAME.json`. With several rows, each row
- * gets `row-N/`. Answers the files written.
+ * them as `NAME-1.ext`, `NAME-2.ext`…, anything else as `NAME.json`. In a batch (even of one row),
+ * each row gets `row-N/`. Answers the files written.
  */
-export async function copyOutputs(dir: string, rows: Array<Record<string, unknown>>): Promise<string[]> {
+export async function copyOutputs(
+  dir: string,
+  rows: Array<Record<string, unknown>>,
+  batch = rows.length > 1,
+): Promise<string[]> {
   const written: string[] = [];
   for (const [index, outputs] of rows.entries()) {
-    const target = rows.length > 1 ? join(dir, `row-${index + 1}`) : dir;
+    const target = batch ? join(dir, `row-${index + 1}`) : dir;
     await mkdir(target, { recursive: true });
     for (const [name, value] of Object.entries(outputs)) {
       const list = Array.isArray(value) ? value : [value];

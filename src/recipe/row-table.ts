@@ -18,6 +18,7 @@ const PAGE_ROWS = 4096;
  * `--set` overrides, in the key order the analysis first made it in.
  */
 export class RowTable implements InputRows {
+  readonly batch = true;
   private readonly chunks: Buffer[] = [];
   /** Bytes used of the last buffer. */
   private used = 0;

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import type { CacheCounts } from '../engine/run-cache.js';
-import type { Plan } from '../plan.js';
+import { isBatch, type Plan } from '../plan.js';
 import type { Journal } from '../store/journal.js';
 import { type RunPaths, writeAtomically } from '../store/run-store.js';
 import type { JournalFold } from '../store/fold.js';
@@ -57,7 +57,7 @@ export async function endRun(
     journal.append({
       type: 'run-finished',
       status: result.status,
-      outputs: plan.rows.length > 1 ? outputs : outputs[0],
+      outputs: isBatch(plan.rows) ? outputs : outputs[0],
     });
   journal.close();
   const summarised = run.summary ? summariseFold(run.summary) : summariseJournalFile(paths.journal);
@@ -69,6 +69,8 @@ export async function endRun(
   log.info({ status: result.status }, 'run ended');
   const reportPath = options.report !== false ? await writeRunReport(paths, log, options.warn) : undefined;
   const copied =
-    options.out && result.status === 'succeeded' ? await copyOutputs(resolve(options.cwd, options.out), outputs) : [];
+    options.out && result.status === 'succeeded'
+      ? await copyOutputs(resolve(options.cwd, options.out), outputs, isBatch(plan.rows))
+      : [];
   return { summary, reportPath, copied };
 }

@@ -301,8 +301,8 @@ export const NO_OUTPUTS: Record<string, unknown> = Object.freeze({}) as Record<s
  * The outputs of a run whose recipe has no `outputs:`, which its run-finished line leaves out: `{}`,
  * or one for each row of a batch, all the same object (a million rows hold a list, not a million objects).
  */
-function emptyOutputs(rowCount: number): unknown {
-  return rowCount > 1 ? new Array<unknown>(rowCount).fill(NO_OUTPUTS) : NO_OUTPUTS;
+function emptyOutputs(rowCount: number, batch: boolean): unknown {
+  return batch || rowCount > 1 ? new Array<unknown>(rowCount).fill(NO_OUTPUTS) : NO_OUTPUTS;
 }
 
 function emptyState(start: RunStartedEvent, rowCount: number, damagedLines: number[]): RunState {
@@ -467,7 +467,7 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
     case 'run-finished':
       state.status = event.status;
       state.finishedAt = event.t;
-      state.outputs = 'outputs' in event ? event.outputs : emptyOutputs(state.rowCount);
+      state.outputs = 'outputs' in event ? event.outputs : emptyOutputs(state.rowCount, state.start.batch !== null);
       return;
     case 'run-interrupted':
       state.status = 'interrupted';

@@ -1,6 +1,6 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
@@ -85,6 +85,21 @@ describe('pipeline run --local', () => {
     expect(report.outputs).toHaveLength(6);
     expect(report.outputs[3].thumbnail).toMatchObject({ width: 1024, height: 440 });
     expect(report.files).toHaveLength(6);
+  });
+
+  it('reads a one-row batch as any batch: outputs a list, files and --out folders named by row', async () => {
+    const csv = join(home, 'one-row.csv');
+    await writeFile(csv, 'title,style,aspect_ratio\nSourdough in a weekend,warm kitchen photograph,4:3\n');
+    const out = join(home, 'one-row-out');
+    const result = await run(['recipes/batch-thumbnails.yaml', '--local', '--batch', csv, '--out', out, '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.outputs).toHaveLength(1);
+    expect(report.outputs[0].thumbnail).toMatchObject({ width: 1024, height: 768 });
+    expect(report.files.map((path: string) => basename(path))).toEqual(['row-1-thumbnail.png']);
+    expect(report.steps.every((step: { row?: number }) => step.row === 0)).toBe(true);
+    expect(await readdir(out)).toEqual(['row-1']);
+    expect(await readdir(join(out, 'row-1'))).toEqual(['thumbnail.png']);
   });
 
   it('refuses an invalid recipe with exit 2 and runs nothing', async () => {
