@@ -13,7 +13,7 @@ import {
   type Template,
 } from '../expressions/expressions.js';
 import { callShape, operatorShape } from './expression-shapes.js';
-import { ownEntry } from './known-values.js';
+import { ownEntry, UNKNOWN } from './known-values.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -44,7 +44,9 @@ export function compileValue(
       const close = value.indexOf('}}', Math.max(open, 0));
       const needle = open >= 0 ? value.slice(open, close >= 0 ? close + 2 : undefined) : value;
       diagnostics.push(error(file, file.locateWithin(path, needle), `invalid expression: ${cause.message}`));
-      return { kind: 'literal', value };
+      // Not its text: checked as a value (a file to look for, a model field), it would add errors
+      // that are only this one again. A recipe with an error never runs, so nothing reads it after.
+      return { kind: 'literal', value: UNKNOWN };
     }
     for (const part of template.parts)
       if (typeof part !== 'string') collectReferences(part.expr, part.source, path, references);

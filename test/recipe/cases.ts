@@ -293,6 +293,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:19: error: item is defined only in a step with for_each\n  |\n4 |   a: { run: "echo ${{ item }}" }\n  |                   ~~~~~~~~~~~',
   },
   {
+    name: 'expression syntax error in a media field: that error alone, no file looked for',
+    yaml: `${head}steps:\n  a: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: x, image: ["\${{ inputs.url ==  }}"], size: 2048x1152 } }\n`,
+    expected:
+      'recipes/broken.yaml:4:75: error: invalid expression: \'==\' needs a value on its right\n  |\n4 |   a: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: x, image: ["${{ inputs.url ==  }}"], size: 2048x1152 } }\n  |                                                                           ~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'expression syntax error',
     yaml: `${head}steps:\n  a: { run: "echo \${{ steps.a.outputs[ }}" }\n`,
     expected:
