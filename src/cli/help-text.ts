@@ -60,6 +60,12 @@ const EXAMPLES: Record<string, string[]> = {
 
 /** What the exit codes mean; a run and a resume also end 130 when stopped. */
 function exitCodes(path: string): string[] {
+  if (path === 'gateway serve')
+    return [
+      '  0    stopped by SIGINT or SIGTERM, after serving',
+      '  1    it could not start: the port is taken, or the data folder cannot be used',
+      '  2    a usage error: a bad flag or argument (nothing was started)',
+    ];
   const codes = [
     '  0    it worked',
     '  1    it failed: a step failed or was cancelled, or the gateway refused or could not be reached',

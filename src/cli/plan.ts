@@ -3,6 +3,7 @@ import type { Plan } from '../plan.js';
 import type { RemoteFlags } from '../session/cache-setup.js';
 import type { CacheForecast } from '../session/plan-cache.js';
 import { formatDuration } from '../duration.js';
+import { plural } from '../format.js';
 import { chosenItemsLabel } from '../item-label.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
 import { UsageError } from './errors.js';
@@ -46,7 +47,7 @@ function printText(
   const { describeStepCost, describeTotalCost } = describe;
   const { totals } = estimate;
   printLine(
-    `${estimate.name}: ${estimate.steps.length} steps in ${estimate.layers.length} layers, ${estimate.rows} run${estimate.rows === 1 ? '' : 's'}`,
+    `${estimate.name}: ${plural(estimate.steps.length, 'step')} in ${plural(estimate.layers.length, 'layer')}, ${plural(estimate.rows, 'run')}`,
   );
   printLine();
   // The CACHED column appears only when the step cache holds some of the runs.
@@ -79,7 +80,7 @@ function printText(
   const r = totals.requests;
   printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}`);
   printLine(
-    `requests   at least ${r.total}: ${r.submissions} submissions, ${r.polls} polls, ${r.uploads} uploads, ${r.tool_calls} tool calls, ${r.text_calls} text calls${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`,
+    `requests   at least ${r.total}: ${plural(r.submissions, 'submission')}, ${plural(r.polls, 'poll')}, ${plural(r.uploads, 'upload')}, ${plural(r.tool_calls, 'tool call')}, ${plural(r.text_calls, 'text call')}${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`,
   );
   printLine(`cost       ${describeTotalCost(totals.cost)}`);
   printLine(
@@ -117,7 +118,7 @@ export function registerPlanCommand(program: Command): void {
     )
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
-    .option('--batch <file>', 'input rows, one run each (.csv or .jsonl)')
+    .option('--batch <file>', 'input rows, one run each (.csv, or .jsonl / .ndjson)')
     .option('--format <format>', 'text, json or mermaid (default: text)')
     .option('--json', 'print JSON: the same as --format json')
     .option(

@@ -116,7 +116,10 @@ export function registerRunCommands(program: Command): void {
       .argument('<recipe>', 'the recipe file'),
   )
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
-    .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl), all under one budget')
+    .option(
+      '--batch <file>',
+      'input rows, one run each (.csv with a header row, or .jsonl / .ndjson), all under one budget',
+    )
     .option('--yes', "start even when the estimate is over the team's balance or --confirm-above, without asking")
     .option(
       '--confirm-above <usd>',

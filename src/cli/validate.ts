@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { plural } from '../format.js';
 import { collectSet } from './flags.js';
 import { printError, printJson, printLine, shown } from './output.js';
 import {
@@ -25,7 +26,7 @@ export function registerValidateCommand(program: Command): void {
     )
     .argument('<recipe>', 'the recipe file')
     .option('--set <name=value>', 'give an input (repeatable)', collectSet, [])
-    .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl)')
+    .option('--batch <file>', 'input rows, one run each (.csv with a header row, or .jsonl / .ndjson)')
     .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP} as warnings; they make no error`)
     .option('--json', 'print JSON')
     .action(async (recipe: string, flags: ValidateFlags) => {
@@ -66,7 +67,7 @@ export function registerValidateCommand(program: Command): void {
       const leftOut = skippedRowCount(plan);
       const rowsLeftOut = leftOut ? ` (${leftOut} row${leftOut === 1 ? '' : 's'} left out)` : '';
       printLine(
-        `${recipe}: valid: ${summary.steps} step${summary.steps === 1 ? '' : 's'} in ${summary.layers} layer${summary.layers === 1 ? '' : 's'}, ${summary.inputs} input${summary.inputs === 1 ? '' : 's'}, ${summary.rows} run${summary.rows === 1 ? '' : 's'}${rowsLeftOut}`,
+        `${recipe}: valid: ${plural(summary.steps, 'step')} in ${plural(summary.layers, 'layer')}, ${plural(summary.inputs, 'input')}, ${plural(summary.rows, 'run')}${rowsLeftOut}`,
       );
     });
 }

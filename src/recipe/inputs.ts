@@ -266,7 +266,7 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
     }
   } else {
     diagnostics.push(
-      error(file, { start: 0, end: Math.min(1, text.length) }, 'a batch file must end in .csv or .jsonl'),
+      error(file, { start: 0, end: Math.min(1, text.length) }, 'a batch file must end in .csv, .jsonl or .ndjson'),
     );
   }
   if (rows === 0 && diagnostics.length === 0)

@@ -155,7 +155,7 @@ describe('validate and plan with --skip-invalid-rows', () => {
     const text = await pipeline(['plan', recipe, '--batch', rows, '--skip-invalid-rows', '--no-cache']);
     expect(text.exitCode, text.stderr).toBe(0);
     const lines = text.stdout.split('\n');
-    expect(lines[0]).toBe('posters: 1 steps in 1 layers, 2 runs');
+    expect(lines[0]).toBe('posters: 1 step in 1 layer, 2 runs');
     expect(lines).toContain('cost       $0.0600');
     expect(lines.at(-1)).toBe(
       `left out   3 rows (--skip-invalid-rows): ${rowMessages(recipe)

@@ -124,7 +124,7 @@ describe('pipeline plan', () => {
         'items      icon ← backgrounds[0]',
         '',
         'tasks      3 × vendor-a/vendor-a-v3-t2i, 1 × vendor-b/vendor-b-5.0-lite-edit',
-        'requests   at least 9: 4 submissions, 4 polls, 1 uploads, 0 tool calls, 0 text calls',
+        'requests   at least 9: 4 submissions, 4 polls, 1 upload, 0 tool calls, 0 text calls',
         'cost       $0.2200',
         'wall time  at least 54.0s at 10 requests a minute and 2 tasks at once',
       ].join('\n'),
