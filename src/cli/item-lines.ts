@@ -10,9 +10,21 @@ const itemName = (step: StepSummary, index: number, rows: number) =>
  */
 export function describeItems(steps: StepSummary[], rows: number): string[] {
   const lines: string[] = [];
+  // Items that failed for the same reason, told once: a spending cap stops every item left alike.
+  const byMessage = new Map<string, { names: string[]; message: string }>();
   for (const step of steps)
-    for (const failed of step.failed_items ?? [])
-      lines.push(`✗ ${itemName(step, failed.index, rows)} failed: ${failed.message}`);
+    for (const failed of step.failed_items ?? []) {
+      const name = itemName(step, failed.index, rows);
+      const own = failed.message.startsWith(`${name} `) ? failed.message.slice(name.length + 1) : undefined;
+      const key = own ?? `${name}\u0000${failed.message}`;
+      const group = byMessage.get(key) ?? { names: [], message: failed.message };
+      group.names.push(name);
+      byMessage.set(key, group);
+    }
+  for (const [key, { names, message }] of byMessage) {
+    if (names.length === 1) lines.push(`✗ ${names[0]} failed: ${message}`);
+    else lines.push(`✗ ${names.join(', ')} failed, each: ${key}`);
+  }
   const byReason = new Map<string, string[]>();
   for (const step of steps)
     for (const skipped of step.skipped_items ?? [])

@@ -1,5 +1,6 @@
 // The end of a run as the command line shows it: what it prints, and what GitHub Actions shows.
 // The session wrote its last journal line, run.json, the report and the copy to `--out`.
+import { itemLabel } from '../item-label.js';
 import { describeItems } from './item-lines.js';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
@@ -85,10 +86,12 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
     const failed = summary.steps.filter((s) => s.status === 'failed');
+    // A step whose items failed is told by its items' lines below; the others here, by row in a batch.
     for (const step of failed)
-      cliIo().stderr.write(
-        `  ${step.step}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
-      );
+      if (!step.failed_items?.length)
+        cliIo().stderr.write(
+          `  ${itemLabel(step, plan.rows.length)}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
+        );
     if (cancelled) cliIo().stderr.write(`  ${cancelled}\n`);
     const items = describeItems(summary.steps, plan.rows.length);
     for (const line of items) cliIo().stderr.write(`  ${line}\n`);

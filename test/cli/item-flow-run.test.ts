@@ -36,7 +36,34 @@ steps:
     run: ["node", "-e", "console.log(process.argv[1] + '?')", "\${{ item.stdout }}"]
 `;
 
+/** Five prompts of a length the plan cannot know: the run starts under a cap that three images pass. */
+const CAPPED = `version: 1
+name: capped
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write 5 image prompts about bikes.
+      schema: { type: object, required: [prompts], properties: { prompts: { type: array, items: { type: string } } } }
+  hero:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ steps.brief.outputs.json.prompts }}
+    with: { prompt: "\${{ item }}", aspect_ratio: "1:1" }
+`;
+
 describe('pipeline run: items that flow one by one', () => {
+  it('tells the items a spending cap stopped in one line, and the step they belong to not again', async () => {
+    const recipe = join(home, 'capped.yaml');
+    await writeFile(recipe, CAPPED);
+    const run = await pipeline(['run', recipe, '--local', '--max-cost', '0.05', '--yes']);
+    expect(run.exitCode, run.stderr).toBe(3);
+    const stopped = run.stderr.split('\n').filter((line) => line.startsWith('  ✗ '));
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]).toMatch(/^ {2}✗ hero\[\d\](, hero\[\d\])+ failed, each: was not sent: it costs \$0\.0300 /);
+    expect(run.stderr).not.toMatch(/^ {2}hero: /m);
+  });
+
   it('exits 1, lists the failed item and the items it skipped, and run.json and --json carry the lineage', async () => {
     const recipe = join(home, 'commands.yaml');
     await writeFile(recipe, COMMANDS);
