@@ -97,7 +97,12 @@ function checkExecution(flags: RunFlags): RunFlags {
 
 /** `--workers`: a Redis URL, and a gateway the workers reach too (not one inside this process). */
 function checkWorkers(flags: RunFlags): void {
-  if (flags.workers === undefined) return;
+  if (flags.workers === undefined) {
+    // As --webhook-url without --webhook-listen: a flag that would do nothing is a mistake to say.
+    if (flags.workersQueue !== undefined)
+      throw new UsageError('--workers-queue names the queue of --workers REDIS_URL, which is not given');
+    return;
+  }
   const url = checkRedisUrl(flags.workers, '--workers');
   if (!url.ok) throw new UsageError(url.error);
   if (flags.local)

@@ -167,6 +167,8 @@ function describeError(
         boolean: 'true or false',
       };
       const got = value(data, path);
+      if (path.length === 0 && (got === null || got === undefined))
+        return { path, at: 'value', message: 'the recipe is empty; a recipe starts with version: 1, a name and its steps' };
       return {
         path,
         at: 'value',

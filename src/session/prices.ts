@@ -24,7 +24,9 @@ export function readPriceFile(
     // YAML is a superset of JSON: one parser reads both.
     value = yamlLibrary().parse(text);
   } catch (e) {
-    throw new UsageError(`--prices: ${path} is not YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
+    // The parser's first line names the place, ending in a colon before the excerpt it adds.
+    const first = (e as Error).message.split('\n')[0]!.replace(/:\s*$/, '');
+    throw new UsageError(`--prices: ${path} is not YAML or JSON: ${first}`);
   }
   const table = parsePriceTable(value, `--prices ${path}`, pricingOf(schemaOf, {}, readBundledSchema).rule);
   if (!table.ok) throw new UsageError(table.error);

@@ -239,7 +239,8 @@ describe('bad money input', () => {
     await writeFile(join(home, 'broken.yaml'), `${T2I}: [0.03\n`);
     const broken = await pipeline(['plan', recipe, '--set', 'title=x', '--prices', join(home, 'broken.yaml')]);
     expect(broken.exitCode).toBe(2);
-    expect(broken.stderr).toMatch(/--prices: .*broken\.yaml is not YAML or JSON/);
+    // The parser's own words, whole: not cut off at the colon that led to its excerpt.
+    expect(broken.stderr).toMatch(/--prices: .*broken\.yaml is not YAML or JSON: .*line \d+, column \d+$/);
     await writeFile(join(home, 'negative.json'), JSON.stringify({ [T2I]: -1 }));
     const negative = await pipeline([
       'run',

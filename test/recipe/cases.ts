@@ -29,6 +29,12 @@ export const INVALID_CASES: InvalidCase[] = [
       "recipes/broken.yaml:5:3: error: the key 'a' appears twice in this mapping\n  |\n5 |   a: { run: echo }\n  |   ~",
   },
   {
+    name: 'empty recipe',
+    yaml: '\n',
+    expected:
+      'recipes/broken.yaml:1:1: error: the recipe is empty; a recipe starts with version: 1, a name and its steps\n  |\n1 | \n  | ~',
+  },
+  {
     name: 'not a mapping',
     yaml: '- just\n- a list\n',
     expected: 'recipes/broken.yaml:1:1: error: the recipe must be a mapping, got a list\n  |\n1 | - just\n  | ~~~~~~',

@@ -206,6 +206,14 @@ describe('pipeline run --workers at the door', () => {
     });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--workers needs a gateway the workers reach too');
+    const queueAlone = await execa('node', [cli, 'run', recipe, '--local', '--workers-queue', 'assets'], {
+      reject: false,
+      env: { PIPELINE_HOME: join(tmpdir(), `workers-local-${process.pid}`), CI: 'true' },
+    });
+    expect(queueAlone.exitCode).toBe(2);
+    expect(queueAlone.stderr).toBe(
+      'pipeline: --workers-queue names the queue of --workers REDIS_URL, which is not given',
+    );
     await rm(recipe, { force: true });
   });
 });
