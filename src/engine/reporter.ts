@@ -154,7 +154,7 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         report.note(`⚡ ${itemLabel({ step: event.item.step, index: event.item.index })} cached`);
         return;
       case 'task-submitted': {
-        const item = itemLabel({ step: event.item.step, index: event.item.index });
+        const item = itemLabel(event.item, rows);
         if (event.how === 'recalled')
           report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
         // A large batch counts its rows instead (BatchProgress).

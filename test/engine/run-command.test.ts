@@ -84,6 +84,8 @@ describe('pipeline run --local', () => {
     const report = JSON.parse(result.stdout);
     expect(report.outputs).toHaveLength(6);
     expect(report.outputs[3].thumbnail).toMatchObject({ width: 1024, height: 440 });
+    // Each submission names its row: six rows have six tasks of one step.
+    expect(result.stderr).toMatch(/^ {2}row 4 thumbnail: task task_\w+ submitted$/m);
     expect(report.files).toHaveLength(6);
   });
 
