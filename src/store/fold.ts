@@ -63,6 +63,13 @@ export interface RunState {
   /** The process that started or last resumed the run, when the journal names it. */
   owner: RunOwner | null;
   finishedAt: number | null;
+  /**
+   * The time the run has run: each earlier session's span (from its start or resume to its last
+   * record) in `ranMs`, the current one's from `sessionStartedAt`. A resume a day later does not
+   * make the run a day long.
+   */
+  ranMs: number;
+  sessionStartedAt: number;
   outputs: unknown;
   /** `row/step` → the step's record, in the order the steps first appeared. */
   steps: Map<string, StepRecord>;
@@ -167,6 +174,8 @@ export class JournalFold {
   /** Events before the run-started record (none in a sound journal): folded once it comes. */
   private readonly early: JournalEvent[] = [];
   private sawEvents = false;
+  /** The time of the latest record: where a session that a resume follows ended. */
+  private lastAt = 0;
   readonly unlisted: UnlistedCounts = { steps: 0, tasks: 0, files: 0, bytes: 0 };
 
   /** `forResume`: only what a resume reads (no item records, file list or traffic: the report's and the summary's). */
@@ -206,8 +215,14 @@ export class JournalFold {
   }
 
   private apply(event: JournalEvent): void {
-    if (event.type === 'run-resumed') for (const line of event.accepted_damage ?? []) this.accepted.add(line);
-    applyEvent(this.state!, event, this.index);
+    const state = this.state!;
+    if (event.type === 'run-resumed') {
+      for (const line of event.accepted_damage ?? []) this.accepted.add(line);
+      state.ranMs += Math.max(0, this.lastAt - state.sessionStartedAt);
+      state.sessionStartedAt = event.t;
+    }
+    this.lastAt = Math.max(this.lastAt, event.t);
+    applyEvent(state, event, this.index);
   }
 
   end(ownerAlive: OwnerCheck = ownerAliveHere): Result<RunState, UnreadableJournal> {
@@ -312,6 +327,8 @@ function emptyState(start: RunStartedEvent, rowCount: number, damagedLines: numb
     status: 'running',
     owner: null,
     finishedAt: null,
+    ranMs: 0,
+    sessionStartedAt: start.t,
     outputs: null,
     steps: new Map(),
     files: [],

@@ -82,7 +82,7 @@ export function summaryOf(run: RunState, unlisted?: UnlistedCounts): RunSummary 
     status: run.status,
     started_at: start.t,
     finished_at: run.finishedAt,
-    duration_ms: run.finishedAt === null ? null : run.finishedAt - start.t,
+    duration_ms: run.finishedAt === null ? null : run.ranMs + run.finishedAt - run.sessionStartedAt,
     rows: run.rowCount,
     steps: [...run.steps.values()],
     outputs: run.outputs,

@@ -94,6 +94,21 @@ describe('one fold of the journal', () => {
     expect(state.finishedSteps.get('0/img')).toEqual([1, 2]);
   });
 
+  it("times a resumed run by its sessions: the time between a stop and the resume is not the run's", () => {
+    const summary = summariseJournal({
+      events: [
+        ...EVENTS,
+        // The first session's last record is at 130; the run is resumed a minute later.
+        { type: 'run-resumed', t: 60_130 },
+        { type: 'step-finished', t: 60_150, row: 0, step: 'img', outputs: [1, 2], duration_ms: 30 },
+        { type: 'run-finished', t: 60_160, status: 'succeeded' },
+      ],
+      damagedLines: [],
+    });
+    if (!summary.ok) throw new Error('expected a summary');
+    expect(summary.value).toMatchObject({ started_at: 100, finished_at: 60_160, duration_ms: 30 + 30 });
+  });
+
   it('gives the run summary from the same events', () => {
     const summary = summariseJournal({ events: EVENTS, damagedLines: [] });
     if (!summary.ok) throw new Error('expected a summary');
