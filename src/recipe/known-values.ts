@@ -42,6 +42,15 @@ const onlyInputs = (expr: Expr) => readsOnly(expr, INPUTS_ONLY, { files: false }
 /** Whether each template reads inputs only, found once: a step's values are evaluated for every row. */
 const knownByTemplate = new WeakMap<Template, boolean>();
 
+/**
+ * A template with an error of its own (an unknown input, a function given the wrong type): what it
+ * gives is not worked out before the run, so that its error is not followed by others it caused
+ * (`prompt must be a string, got null` after `unknown input 'titel'`). Such a recipe never runs.
+ */
+export const unknownAtPlanTime = (template: Template): void => {
+  knownByTemplate.set(template, false);
+};
+
 export const knownAtPlanTime = (template: Template): boolean => {
   let known = knownByTemplate.get(template);
   if (known === undefined) {

@@ -168,7 +168,11 @@ function describeError(
       };
       const got = value(data, path);
       if (path.length === 0 && (got === null || got === undefined))
-        return { path, at: 'value', message: 'the recipe is empty; a recipe starts with version: 1, a name and its steps' };
+        return {
+          path,
+          at: 'value',
+          message: 'the recipe is empty; a recipe starts with version: 1, a name and its steps',
+        };
       return {
         path,
         at: 'value',

@@ -13,7 +13,7 @@ import {
   type Template,
 } from '../expressions/expressions.js';
 import { callShape, operatorShape } from './expression-shapes.js';
-import { ownEntry, UNKNOWN } from './known-values.js';
+import { ownEntry, UNKNOWN, unknownAtPlanTime } from './known-values.js';
 import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
@@ -129,12 +129,17 @@ export function checkTemplate(
   diagnostics: Diagnostic[],
 ): Shape {
   let shape: Shape = STRING;
+  let wrong = false;
   for (const part of template.parts) {
     if (typeof part === 'string') continue;
-    const report = (message: string) => diagnostics.push(error(file, file.locateWithin(path, part.source), message));
+    const report = (message: string) => {
+      wrong = true;
+      diagnostics.push(error(file, file.locateWithin(path, part.source), message));
+    };
     const exprShape = shapeOf(part.expr, scope, report);
     if (template.whole) shape = exprShape;
   }
+  if (wrong) unknownAtPlanTime(template);
   return shape;
 }
 

@@ -221,6 +221,12 @@ export const INVALID_CASES: InvalidCase[] = [
       "recipes/broken.yaml:6:19: error: unknown input 'topc'; did you mean 'topic'? The inputs are topic\n  |\n6 |   a: { run: \"echo ${{ inputs.topc }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~",
   },
   {
+    name: 'unknown input in a model field: that error alone, not the null it gives the model',
+    yaml: `${head}inputs:\n  title: { type: string, default: x }\nsteps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "\${{ inputs.titel }}", aspect_ratio: "1:1" } }\n`,
+    expected:
+      'recipes/broken.yaml:6:57: error: unknown input \'titel\'; did you mean \'title\'? The inputs are title\n  |\n6 |   a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "${{ inputs.titel }}", aspect_ratio: "1:1" } }\n  |                                                         ~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'unknown step in an expression',
     yaml: `${head}steps:\n  a: { run: "echo \${{ steps.nothing.outputs.stdout }}" }\n`,
     expected:
