@@ -6,9 +6,12 @@ const BOX = { width: 150, height: 38, dx: 190, dy: 54 };
 /** A label cut to what fits in a box; the box's tooltip has it whole. */
 const fit = (text: string) => (text.length > 22 ? `${text.slice(0, 21)}…` : text);
 
-const STATUS_ORDER = ['failed', 'running', 'pending'];
+const STATUS_ORDER = ['failed', 'cancelled', 'running', 'pending'];
 
-/** Each step's status over every row: failed wins, then running, then any not done yet. */
+/**
+ * Each step's status over every row: failed wins, then cancelled (it did not run where it should
+ * have), then running, then any not done yet; skipped where every row skipped it, else succeeded.
+ */
 function stepStatuses(data: ReportData): Map<string, string> {
   const seen = new Map<string, Set<string>>();
   for (const s of data.steps) {

@@ -61,6 +61,7 @@ export const STATUS_COLOURS: Record<string, string> = {
   running: '#1c7ed6',
   unknown: '#f08c00',
   skipped: '#adb5bd',
+  cancelled: '#868e96',
   pending: '#ced4da',
 };
 

@@ -15,11 +15,15 @@ describe("the report's DAG", () => {
           { id: 'a', action: 'llm', depends_on: [] },
           { id: 'b', action: 'llm', depends_on: ['a'] },
           { id: 'c', action: 'llm', depends_on: ['a', 'b'] },
+          { id: 'd', action: 'llm', depends_on: ['a'] },
         ],
         [
           { step: 'a', status: 'succeeded' },
           { step: 'b', status: 'succeeded' },
           { step: 'b', status: 'failed' },
+          // Cancelled in one row (an item it needed failed): not green, whatever the other rows did.
+          { step: 'd', status: 'succeeded' },
+          { step: 'd', status: 'cancelled' },
         ],
       ),
     )!.text;
@@ -28,6 +32,8 @@ describe("the report's DAG", () => {
     expect(box('a').slice(1)).toEqual(['succeeded', '10']);
     expect(box('b').slice(1)).toEqual(['failed', '200']);
     expect(box('c').slice(1)).toEqual(['pending', '390']);
+    expect(box('d').slice(1)).toEqual(['cancelled', '200']);
+    expect(svg).toMatch(/data-step="d" data-status="cancelled">[\s\S]*?fill="#868e96"/);
   });
 
   it('draws a chain of 100,000 steps listed last first: no recursion as deep as the chain', () => {
