@@ -1,6 +1,6 @@
 import { roundUsd, type Pricing } from '../model-schemas/prices.js';
 import type { ModelStep, Plan } from '../plan.js';
-import { knownValue, ownEntry, UNKNOWN } from './known-values.js';
+import { type KnownItem, knownValue, ownEntry, UNKNOWN } from './known-values.js';
 
 /**
  * A model step's estimated cost. `usd` counts the runs known at plan time (less those a cache
@@ -26,10 +26,10 @@ export interface TotalCost {
 }
 
 /** A model's input as far as the plan knows it; values known only at run time take the schema's defaults. */
-function knownInput(step: ModelStep, row: Record<string, unknown>): Record<string, unknown> {
+function knownInput(step: ModelStep, row: Record<string, unknown>, item?: KnownItem): Record<string, unknown> {
   let value: unknown;
   try {
-    value = knownValue(step.with, row);
+    value = knownValue(step.with, row, item);
   } catch {
     return {};
   }
@@ -42,6 +42,19 @@ function knownInput(step: ModelStep, row: Record<string, unknown>): Record<strin
   return known;
 }
 
+/** The items of the step's `for_each` in this row, when the list is known before the run and has `runs` items. */
+function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number): KnownItem[] | undefined {
+  if (!step.forEach) return undefined;
+  let list: unknown;
+  try {
+    list = knownValue(step.forEach, row);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(list) || list.length !== runs) return undefined;
+  return list.map((item, index) => ({ item, index }));
+}
+
 /**
  * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
  * step, so they are taken off at the step's mean price per known run.
@@ -52,13 +65,19 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
   let knownRuns = 0;
   let perRun: number | undefined;
   for (const [row, inputs] of plan.rows.entries()) {
-    const cost = pricing?.cost(step.model.slug, knownInput(step, inputs));
-    if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
-    perRun ??= cost;
     const runs = step.runs[row];
-    if (typeof runs !== 'number') continue;
-    knownRuns += runs;
-    usd += runs * cost;
+    // Each item of a list known before the run priced as itself: `for_each: [1k, 2k]` into
+    // `resolution` costs a 1K and a 2K image, not two of the first.
+    const items = typeof runs === 'number' && runs > 0 ? knownItems(step, inputs, runs) : undefined;
+    for (const item of items ?? [undefined]) {
+      const cost = pricing?.cost(step.model.slug, knownInput(step, inputs, item));
+      if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
+      perRun ??= cost;
+      if (typeof runs !== 'number') continue;
+      const count = item ? 1 : runs;
+      knownRuns += count;
+      usd += count * cost;
+    }
   }
   const cachedRuns = Math.min(cached, knownRuns);
   const paid = knownRuns === 0 ? 0 : usd * ((knownRuns - cachedRuns) / knownRuns);

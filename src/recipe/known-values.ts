@@ -42,6 +42,16 @@ const onlyInputs = (expr: Expr) => readsOnly(expr, INPUTS_ONLY, { files: false }
 /** Whether each template reads inputs only, found once: a step's values are evaluated for every row. */
 const knownByTemplate = new WeakMap<Template, boolean>();
 
+const INPUTS_AND_ITEM: ReadonlySet<string> = new Set(['inputs', 'item', 'index']);
+/** Whether each template reads inputs, `item` and `index` only: known for an item of a list known before the run. */
+const knownForItemByTemplate = new WeakMap<Template, boolean>();
+
+/** One item of a `for_each` whose list is known before the run (a literal list, or one made of inputs). */
+export interface KnownItem {
+  item: unknown;
+  index: number;
+}
+
 /**
  * A template with an error of its own (an unknown input, a function given the wrong type): what it
  * gives is not worked out before the run, so that its error is not followed by others it caused
@@ -49,6 +59,16 @@ const knownByTemplate = new WeakMap<Template, boolean>();
  */
 export const unknownAtPlanTime = (template: Template): void => {
   knownByTemplate.set(template, false);
+  knownForItemByTemplate.set(template, false);
+};
+
+const knownForItem = (template: Template): boolean => {
+  let known = knownForItemByTemplate.get(template);
+  if (known === undefined) {
+    known = template.parts.every((p) => typeof p === 'string' || readsOnly(p.expr, INPUTS_AND_ITEM, { files: false }));
+    knownForItemByTemplate.set(template, known);
+  }
+  return known;
 };
 
 export const knownAtPlanTime = (template: Template): boolean => {
@@ -62,21 +82,27 @@ export const knownAtPlanTime = (template: Template): boolean => {
 
 /**
  * The value as far as the plan knows it: literals, and expressions over inputs evaluated with this
- * row's inputs; anything else is UNKNOWN. Throws ExpressionError when an input-only expression
- * cannot be evaluated (join() of a number, say).
+ * row's inputs (and, for an item of a list known before the run, its `item` and `index`); anything
+ * else is UNKNOWN. Throws ExpressionError when such an expression cannot be evaluated (join() of a
+ * number, say).
  */
-export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>): unknown {
+export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>, item?: KnownItem): unknown {
   switch (value.kind) {
     case 'literal':
       return value.value;
     case 'list':
-      return value.items.map((item) => knownValue(item, inputs));
+      return value.items.map((entry) => knownValue(entry, inputs, item));
     case 'map': {
       const known: Record<string, unknown> = {};
-      for (const key of Object.keys(value.entries)) ownEntry(known, key, knownValue(value.entries[key]!, inputs));
+      for (const key of Object.keys(value.entries)) ownEntry(known, key, knownValue(value.entries[key]!, inputs, item));
       return known;
     }
     case 'template':
+      if (item) {
+        if (!knownForItem(value.template)) return UNKNOWN;
+        const scope = { inputs, steps: {}, run: { id: '', dir: '' }, env: {}, item: item.item, index: item.index };
+        return render(value.template, scope);
+      }
       if (!knownAtPlanTime(value.template)) return UNKNOWN;
       return render(value.template, { inputs, steps: {}, run: { id: '', dir: '' }, env: {} });
   }

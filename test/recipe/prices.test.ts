@@ -103,6 +103,32 @@ describe('the spend meter', () => {
   });
 });
 
+describe('the estimate of a for_each known before the run', () => {
+  it('prices each item as itself: a 1K and a 2K image from for_each: [1k, 2k], not two 1K', () => {
+    const text = [
+      'version: 1',
+      'name: sizes',
+      'inputs:',
+      '  sizes: { type: array, default: [1k, 2k, 2k] }',
+      'steps:',
+      '  literal:',
+      `    uses: ${T2I}`,
+      '    for_each: [1k, 2k]',
+      '    with: { prompt: a lighthouse, resolution: "${{ item }}" }',
+      '  from_input:',
+      `    uses: ${T2I}`,
+      '    for_each: ${{ inputs.sizes }}',
+      '    with: { prompt: "lighthouse ${{ index }}", resolution: "${{ item }}" }',
+      '',
+    ].join('\n');
+    const plan = analyze({ path: 'sizes.yaml', text, cwd: process.cwd() }, bundledDeps);
+    if (!plan.ok) throw new Error('the recipe should be valid');
+    const estimate = estimatePlan(plan.value, { pricing: bundled });
+    expect(estimate.steps.map((step) => step.cost?.usd)).toEqual([0.09, 0.15]);
+    expect(estimate.totals.cost).toMatchObject({ usd: 0.24, lower_bound: false });
+  });
+});
+
 describe('the estimate and a step cache', () => {
   it('counts runs a cache answers as costing nothing', () => {
     const text = [
