@@ -125,7 +125,9 @@ function estimateStep(
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
   const each = expectedMs(kindOf(step));
   const toolCalls = tally.requests.tool_calls;
-  plannerOf(step).estimate(step, { plan, known: known - cached, dynamic, eachMs: each }, tally);
+  // A dynamic step's cached runs may be runs of its dynamic rows, not of the known ones: never below none.
+  const uncached = Math.max(0, known - cached);
+  plannerOf(step).estimate(step, { plan, known: uncached, dynamic, eachMs: each }, tally);
   // A cached tool call is one request fewer (web-fetch counts its calls per row, not per run).
   tally.requests.tool_calls = Math.max(toolCalls, tally.requests.tool_calls - cached);
   const allCached = !dynamic && cached >= known;

@@ -148,4 +148,26 @@ describe('the estimate and a step cache', () => {
     expect(cached.steps[0]!.cost).toEqual({ usd: 0.03, per_run_usd: 0.03, dynamic: false, cached_runs: 3 });
     expect(cached.totals.cost.usd).toBe(0.03);
   });
+
+  it("never counts below no request when a dynamic step's runs are cached", () => {
+    const text = [
+      'version: 1',
+      'name: dynamic',
+      'steps:',
+      '  brief: { uses: llm, with: { model: vendor-x/writer-1, prompt: "Write 3 prompts" } }',
+      '  image:',
+      `    uses: ${T2I}`,
+      '    for_each: ${{ steps.brief.outputs.json.prompts }}',
+      '    with: { prompt: "${{ item }}" }',
+      '',
+    ].join('\n');
+    const plan = analyze({ path: 'dynamic.yaml', text, cwd: process.cwd() }, bundledDeps);
+    if (!plan.ok) throw new Error('the recipe should be valid');
+    const cached = new Map([
+      ['brief', 1],
+      ['image', 3],
+    ]);
+    const { requests } = estimatePlan(plan.value, { pricing: bundled, cached }).totals;
+    expect(requests).toMatchObject({ submissions: 0, polls: 0, text_calls: 0, total: 0, dynamic_steps: ['image'] });
+  });
 });
