@@ -76,7 +76,9 @@ export function registerModelsCommand(program: Command): void {
         throw new UsageError(`a model slug has the form provider/model_id, got ${JSON.stringify(slug)}`);
       await withConnection(flags, async ({ client, clock }) => {
         const { CachedSchemaSource } = await import('../gateway/schema-source.js');
-        const source = new CachedSchemaSource(client, schemaCacheDir(), clock);
+        // Asked of the gateway every time (a cached copy of any age is taken only when it cannot
+        // answer): this command is how a user sees, and refreshes, the schema a run will check.
+        const source = new CachedSchemaSource(client, schemaCacheDir(), clock, 0);
         const found = await source.get(slug);
         if (!found)
           throw new GatewayRefusal({

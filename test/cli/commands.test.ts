@@ -54,6 +54,15 @@ describe('commands that talk to the gateway', () => {
     expect(schema.stdout).toMatch(/^n\s+integer\s+1\.\.9\s+1$/m);
     // The live schema is now cached under PIPELINE_HOME.
     expect(await readdir(join(home, 'cache', 'schemas'))).toEqual(['vendor-a--vendor-a-v3-t2i.json']);
+    // Asked again within the day: the gateway answers again, and nothing says it could not.
+    const reads = () =>
+      Object.entries(gateway.stats().requests.by_route)
+        .filter(([route]) => route.endsWith('/api_schema'))
+        .reduce((sum, [, count]) => sum + count, 0);
+    const before = reads();
+    const again = await pipeline(['models', 'schema', 'vendor-a/vendor-a-v3-t2i']);
+    expect(again.stderr).toBe('');
+    expect(reads()).toBe(before + 1);
     const bad = await pipeline(['models', 'list', '--type', 'audio']);
     expect(bad.exitCode).toBe(2);
   });
