@@ -1,3 +1,4 @@
+import { shownRedisUrl } from '../scheduler/redis-url.js';
 import { commandName } from './invocation.js';
 
 /** What a run was started with that a resume needs again to reach the same gateway, budget and cache. */
@@ -11,6 +12,9 @@ export interface ResumeContext {
   redis?: string;
   cacheDir?: string;
   cache?: boolean;
+  /** `--workers` and `--workers-queue`: a resume without them would run every item in this process. */
+  workers?: string;
+  workersQueue?: string;
 }
 
 /** A shell word: bare when it is safe so, else in single quotes. */
@@ -33,9 +37,24 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
   ] as const)
     if (value) words.push(flag, word(value));
   if (flags.redis) words.push('--redis', hasPassword(flags.redis) ? '"$PIPELINE_REDIS_URL"' : word(flags.redis));
+  // No variable holds the workers' URL: its password is never printed, but named for the user to fill in.
+  if (flags.workers) words.push('--workers', word(withoutPassword(flags.workers)));
+  if (flags.workersQueue) words.push('--workers-queue', word(flags.workersQueue));
   if (flags.cacheDir) words.push('--cache-dir', word(flags.cacheDir));
   if (flags.cache === false) words.push('--no-cache');
   return [...words, ...extra].join(' ');
+}
+
+/** The URL with `REDIS_PASSWORD` where its password is. */
+function withoutPassword(url: string): string {
+  if (!hasPassword(url)) return url;
+  try {
+    const parsed = new URL(url);
+    parsed.password = 'REDIS_PASSWORD';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return shownRedisUrl(url);
+  }
 }
 
 function hasPassword(url: string): boolean {

@@ -17,6 +17,7 @@ import { SpendMeter } from '../engine/spend.js';
 import { Uploads } from '../engine/uploads.js';
 import { openWebhookInbox } from '../engine/webhook-inbox.js';
 import { LinkedAbort } from '../linked-abort.js';
+import { plural } from '../format.js';
 import { isBatch, type Plan } from '../plan.js';
 import { FailedStepAnnotations } from '../report/failed-step-annotations.js';
 import type { Annotation } from '../report/github-commands.js';
@@ -274,7 +275,7 @@ export async function execute(
       ...(options.keepRowOutcomes ? { withinStep: traffic.within } : {}),
     };
     report.note(
-      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plan.steps.length} steps${isBatch(plan.rows) ? ` × ${plan.rows.length} row${plan.rows.length === 1 ? '' : 's'}` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shownPath(paths.log, environment.cwd)}`,
+      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plural(plan.steps.length, 'step')}${isBatch(plan.rows) ? ` × ${plural(plan.rows.length, 'row')}` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shownPath(paths.log, environment.cwd)}`,
     );
     // A step that waited for a durable line may end the run with the journal's error itself.
     const result = await runPlan(ctx).catch((error: unknown) => {

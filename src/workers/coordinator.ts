@@ -18,7 +18,15 @@ import { RedisBlobs } from './blobs.js';
 import { workersAlive } from './heartbeats.js';
 import { retire } from './submission-record.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
-import { type CommandAnswer, type JobAnswer, type JobData, type JobFile, SILENCE_MS, submissionKey } from './jobs.js';
+import {
+  type CommandAnswer,
+  DEFAULT_QUEUE,
+  type JobAnswer,
+  type JobData,
+  type JobFile,
+  SILENCE_MS,
+  submissionKey,
+} from './jobs.js';
 
 export interface CoordinatorOptions {
   redisUrl: string;
@@ -352,7 +360,7 @@ export class Coordinator implements RemoteItems {
       this.warned = true;
       const seconds = Math.round((now - this.silentSince) / 1000);
       this.options.note(
-        `⚠ no worker alive on queue '${this.options.queue}' at ${this.options.shownUrl} for ${seconds}s, ${this.pending.size} items waiting: start one (pipeline worker --redis URL), or stop with Ctrl-C and resume the run later`,
+        `⚠ no worker alive on queue '${this.options.queue}' at ${this.options.shownUrl} for ${seconds}s, ${this.pending.size} items waiting: start one (pipeline worker --redis URL${this.options.queue === DEFAULT_QUEUE ? '' : ` --queue ${this.options.queue}`}), or stop with Ctrl-C and resume the run later`,
       );
     }
   }

@@ -90,22 +90,26 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
       await freezeAtQuietMoment('vanish', first.process.pid!);
       first.process.kill('SIGKILL');
       await waitFor(
-        () => /no worker alive on queue 'vanish'/.test(stderr),
+        () =>
+          /no worker alive on queue 'vanish'.*start one \(pipeline worker --redis URL --queue vanish\)/.test(stderr),
         () => stderr,
         60_000,
       );
       wrapped.process.kill('SIGINT');
       const stopped = await wrapped.process;
       expect(stopped.exitCode, stderr).toBe(130);
-      const runId = /run (\S+): 1 steps/.exec(stderr)?.[1];
+      const runId = /run (\S+): 1 step/.exec(stderr)?.[1];
       expect(runId, stderr).toBeDefined();
+      // The resume it prints goes to the workers again, on their queue: pasted, it is what runs here.
+      // Its password is never printed: the user puts it where the hint says.
+      const password = new URL(redis.url).password;
+      const hint = /Resume with:\n {2}npx media-pipeline resume (.+)$/m.exec(stderr)?.[1];
+      expect(hint).toBe(`${runId} --workers ${redis.url.replace(password, 'REDIS_PASSWORD')} --workers-queue vanish`);
+      expect(stderr).not.toContain(password);
       const submittedBefore = gateway.stats().tasks.submitted[SLUG] ?? 0;
       second = await startWorker(gateway, 'vanish-w2', 'vanish');
-      const resumed = await execa(
-        'node',
-        [cli, 'resume', runId!, '--workers', redis.url, '--workers-queue', 'vanish', '--json'],
-        { reject: false, env },
-      );
+      const pasted = hint!.replace('REDIS_PASSWORD', password).split(' ');
+      const resumed = await execa('node', [cli, 'resume', ...pasted, '--json'], { reject: false, env });
       expect(resumed.exitCode, String(resumed.stderr)).toBe(0);
       expect(JSON.parse(String(resumed.stdout)).files).toHaveLength(40);
       // What was submitted before the stop was polled, not submitted again.
@@ -150,7 +154,7 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
         () => stderr,
         120_000,
       );
-      const runId = /run (\S+): 1 steps/.exec(stderr)?.[1];
+      const runId = /run (\S+): 1 step/.exec(stderr)?.[1];
       expect(runId, stderr).toBeDefined();
       const resumed = await execa(
         'node',
