@@ -113,6 +113,8 @@ export interface TypeScope {
   self?: string;
   /** The element shape of the step's `for_each`, when `item` is allowed here. */
   item?: Shape;
+  /** Why `item` and `index` are not allowed here, where the step has a `for_each` all the same. */
+  noItemBecause?: string;
   /** A step's `if`: the status functions (success(), failure()…) are allowed here. */
   statusFunctions?: boolean;
 }
@@ -194,12 +196,12 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
       return stepPathShape(expr.segments, scope, report);
     case 'item':
       if (!scope.item) {
-        report('item is defined only in a step with for_each');
+        report(`item ${scope.noItemBecause ?? 'is defined only in a step with for_each'}`);
         return ANY;
       }
       return follow(scope.item, expr.segments, 'item');
     case 'index':
-      if (!scope.item) report('index is defined only in a step with for_each');
+      if (!scope.item) report(`index ${scope.noItemBecause ?? 'is defined only in a step with for_each'}`);
       if (expr.segments.length > 0) report(`index is a number and has no ${pathText('', expr.segments)}`);
       return INTEGER;
     case 'run':

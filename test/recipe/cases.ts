@@ -227,6 +227,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:6:57: error: unknown input \'titel\'; did you mean \'title\'? The inputs are title\n  |\n6 |   a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "${{ inputs.titel }}", aspect_ratio: "1:1" } }\n  |                                                         ~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'item in the if of a step whose items do not flow',
+    yaml: `${head}steps:\n  a: { for_each: [x, y], if: "\${{ item == 'x' }}", run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:4:31: error: item is not available in this step's if: its condition is decided once for the whole step. It is decided per item, and may read item and index, where the step's for_each iterates an earlier step's items (steps.X.outputs)\n  |\n4 |   a: { for_each: [x, y], if: \"${{ item == 'x' }}\", run: echo }\n  |                               ~~~~~~~~~~~~~~~~~~",
+  },
+  {
     name: 'unknown step in an expression',
     yaml: `${head}steps:\n  a: { run: "echo \${{ steps.nothing.outputs.stdout }}" }\n`,
     expected:

@@ -105,7 +105,7 @@ describe('item lineage in the plan', () => {
   it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
     const withIf = (step: string) => chain().replace(`  ${step}:\n`, `  ${step}:\n    if: \${{ index != 2 }}\n`);
     expect(plan(withIf('badge')).steps.find((s) => s.id === 'badge')!.if).toBeDefined();
-    expect(() => plan(withIf('bg'))).toThrow(/index is defined only in a step with for_each/);
+    expect(() => plan(withIf('bg'))).toThrow(/index is not available in this step's if: its condition is decided once/);
   });
 
   it('keeps the barrier with settings.item_flow: false, and says why', () => {
