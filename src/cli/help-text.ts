@@ -58,6 +58,18 @@ const EXAMPLES: Record<string, string[]> = {
   ],
 };
 
+/** What exit code 1 means for a command. */
+function failureOf(path: string): string {
+  if (path === 'run' || path === 'resume')
+    return 'it failed: a step failed or was cancelled, or the gateway refused or could not be reached';
+  if (path === 'task wait') return 'the task failed, or the gateway refused or could not be reached';
+  if (path === 'cache' || path.startsWith('cache '))
+    return 'the remote cache could not be read or written (the message says why)';
+  if (path === 'validate' || path === 'plan')
+    return "it failed for a reason that is not the recipe's (the message says why)";
+  return 'the gateway refused or could not be reached (the message says which)';
+}
+
 /** What the exit codes mean; a run and a resume also end 130 when stopped. */
 function exitCodes(path: string): string[] {
   if (path === 'gateway serve')
@@ -66,10 +78,14 @@ function exitCodes(path: string): string[] {
       '  1    it could not start: the port is taken, or the data folder cannot be used',
       '  2    a usage error: a bad flag or argument (nothing was started)',
     ];
+  // Only these read a recipe, whose errors are usage errors too.
+  const recipe = ['run', 'resume', 'validate', 'plan', 'account'].includes(path);
   const codes = [
     '  0    it worked',
-    '  1    it failed: a step failed or was cancelled, or the gateway refused or could not be reached',
-    '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)',
+    `  1    ${failureOf(path)}`,
+    recipe
+      ? '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)'
+      : '  2    a usage error: a bad flag or argument (nothing was sent)',
   ];
   if (path === 'run' || path === 'resume')
     codes.push(
