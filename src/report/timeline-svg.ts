@@ -25,10 +25,15 @@ export function packLanes(bars: Bar[]): Bar[][] {
   return lanes;
 }
 
-/** A step's bars: one per task from submission to end; a step without tasks is one bar. */
-function barsOf(step: ReportData['steps'][number], end: number): Bar[] {
-  const label = `${step.step}${step.row > 0 ? ` (row ${step.row + 1})` : ''}`;
+/**
+ * A step's bars: one per item's task from submission to end (a retried item's last task); a step
+ * without tasks is one bar. Named as everywhere else: `row 2 hero[1]`, `thumbnail`.
+ */
+function barsOf(step: ReportData['steps'][number], end: number, rows: number): Bar[] {
+  const label = itemLabel({ step: step.step, row: step.row }, rows);
   const tasks = step.items.filter((i) => i.submittedAt !== null);
+  // A step without for_each has one item, 0: its name has no index.
+  const indexed = step.items.length > 1 || step.itemsFrom !== null;
   if (tasks.length === 0) {
     if (step.startedAt === null) return [];
     const stop = step.finishedAt ?? end;
@@ -38,7 +43,8 @@ function barsOf(step: ReportData['steps'][number], end: number): Bar[] {
   }
   return tasks.map((item) => {
     const stop = item.finishedAt ?? end;
-    const title = `${itemLabel({ step: label, index: item.index })} ${item.taskId}: ${seconds(stop - item.submittedAt!)}, ${item.status}`;
+    const name = itemLabel({ step: step.step, row: step.row, index: indexed ? item.index : undefined }, rows);
+    const title = `${name} ${item.taskId}: ${seconds(stop - item.submittedAt!)}, ${item.status}`;
     return { start: item.submittedAt!, end: stop, status: item.status, title };
   });
 }
@@ -51,7 +57,7 @@ function stepGroups(data: ReportData, x: Scale, end: number): { groups: Html[]; 
   const groups: Html[] = [];
   let y = 4;
   for (const step of data.steps) {
-    const lanes = packLanes(barsOf(step, end));
+    const lanes = packLanes(barsOf(step, end, data.summary.rows));
     if (lanes.length === 0) continue;
     const top = y;
     const bars = lanes.flatMap((lane, n) =>
@@ -61,7 +67,7 @@ function stepGroups(data: ReportData, x: Scale, end: number): { groups: Html[]; 
       ),
     );
     const rule = top + lanes.length * LANE + 3;
-    const name = `${data.summary.rows > 1 ? `row ${step.row + 1} ` : ''}${step.step}`;
+    const name = itemLabel({ step: step.step, row: step.row }, data.summary.rows);
     groups.push(html`<g class="timeline-step" data-step=${step.step}>
       <text x="4" y=${top + 9} class="axis">${name}</text>${bars}
       <line x1="0" x2=${WIDTH} y1=${rule} y2=${rule} class="rule" />
