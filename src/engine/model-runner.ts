@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
@@ -87,8 +88,11 @@ export async function runModel(
     // On workers, each worker's --concurrency caps its tasks in flight, not this process's task slots.
     started?.();
     ended = await submitAndWaitRemotely(ctx, ctx.remote, item, input, resumed.value, signal, inputForJournal(input));
-  } else
-    ended = await ctx.tasks.add(inSlot, {
+  }
+  // p-queue starts a waiting item from the task whose end freed the slot: bound, the item keeps
+  // its own step's context, and the requests it makes count to that step (ctx.withinStep).
+  else
+    ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(inSlot) : inSlot, {
       priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
     });
   if (!ended.ok) return ended;

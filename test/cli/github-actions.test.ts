@@ -115,6 +115,33 @@ describe('GitHub Actions output', () => {
     expect(text).toContain('- `icon.png`');
   });
 
+  it("counts each batch row's requests to its own row, rows that waited for a task slot too", async () => {
+    const recipe = join(work, 'recipes', 'rows.yaml');
+    writeFileSync(
+      recipe,
+      [
+        'version: 1',
+        'name: rows',
+        'inputs: { title: { type: string } }',
+        'settings: { concurrency: 2 }',
+        'steps:',
+        '  thumbnail:',
+        '    uses: vendor-a/vendor-a-v3-t2i',
+        '    with: { prompt: "${{ inputs.title }}", aspect_ratio: "1:1" }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(work, 'recipes', 'rows.csv'), `title\n${['a', 'b', 'c', 'd', 'e', 'f'].join('\n')}\n`);
+    writeFileSync(summaryPath(), '');
+    const result = await pipeline(['run', 'rows.yaml', '--batch', 'rows.csv', '--no-cache']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [table] = tables(readFileSync(summaryPath(), 'utf8'));
+    const rows = table!.slice(2);
+    expect(rows).toHaveLength(6);
+    // Four of the six waited for a slot that another row's task freed: a submission and a read each, still theirs.
+    for (const row of rows) expect(Number(row[6]), row.join(' | ')).toBeGreaterThanOrEqual(2);
+  });
+
   it('prints a failed step as ::error at its line in the recipe, and its message in the summary', async () => {
     writeFileSync(summaryPath(), '');
     gateway.injectFault({ kind: 'status', status: 402, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
