@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Clock } from '../clock.js';
 import * as session from '../session/connection.js';
 import type { BudgetOptions, Connection, GatewayOptions } from '../session/connection.js';
@@ -11,9 +11,12 @@ export type { BudgetOptions, Connection } from '../session/connection.js';
 /** Flags every command that talks to the gateway takes: the session's gateway options, as the command line gives them. */
 export type ConnectionFlags = GatewayOptions;
 
-export function addConnectionOptions(command: Command): Command {
+export function addConnectionOptions(command: Command, { local = true } = {}): Command {
+  // A command that cannot use the built-in gateway (a worker) still takes --local, to refuse it with
+  // a reason, but does not offer it in its help.
+  const localOption = new Option('--local', 'start the built-in gateway in this process and use it');
   return command
-    .option('--local', 'start the built-in gateway in this process and use it')
+    .addOption(local ? localOption : localOption.hideHelp())
     .option('--base-url <url>', 'media API base, ending in /api/v1 (env PIPELINE_BASE_URL)')
     .option('--tool-url <url>', 'web tools base (env PIPELINE_TOOL_URL; default: the base origin + /tools)')
     .option('--llm-url <url>', 'text gateway base (env PIPELINE_LLM_URL; default: the base origin + /llm)')

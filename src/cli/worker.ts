@@ -23,6 +23,7 @@ export function registerWorkerCommand(program: Command): void {
       .description(
         "Run the items of any `pipeline run --workers` on the same Redis (BullMQ), with this machine's own key, until SIGINT or SIGTERM.",
       ),
+    { local: false },
   )
     .option('--redis <url>', 'the Redis the runs queue their items on, and the shared budget (env PIPELINE_REDIS_URL)')
     .option('--concurrency <n>', 'items at once', numberFlag('--concurrency', { integer: true, min: 1 }), 4)

@@ -193,6 +193,15 @@ describe('--help', () => {
       expect(help.stdout).not.toContain('a recipe with errors');
   });
 
+  it('worker --help does not offer --local, which a worker refuses', async () => {
+    const help = await pipeline(['worker', '--help']);
+    expect(help.stdout).toContain('--redis <url>');
+    expect(help.stdout).not.toContain('--local');
+    const refused = await pipeline(['worker', '--local', '--redis', 'redis://127.0.0.1:1']);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain('set PIPELINE_BASE_URL, not --local');
+  });
+
   it('run --help names PIPELINE_HOME and its default; resume describes its argument', async () => {
     const run = await pipeline(['run', '--help']);
     expect(run.stdout).toContain(
