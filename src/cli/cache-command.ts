@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RemoteTier } from '../cache/remote-tier.js';
 import type { CacheEntry, CacheStore } from '../cache/store.js';
@@ -22,14 +23,18 @@ async function cacheModules() {
   return { CacheStore, ...setup };
 }
 
-async function openStore(flags: { cacheDir?: string }): Promise<CacheStore> {
+/** The local step cache, or where it would be when there is none: listing, pruning or clearing it makes no folder. */
+async function openStore(flags: { cacheDir?: string }): Promise<CacheStore | { dir: string; missing: true }> {
   const { CacheStore, cacheDir } = await cacheModules();
   const dir = cacheDir(flags.cacheDir, pipelineHome(), cliIo().env);
+  if (!existsSync(dir)) return { dir, missing: true };
   const { clock } = cliIo();
   const store = CacheStore.open(dir, { now: () => clock.now(), warn: warning });
   if (!store.ok) throw new UsageError(store.error);
   return store.value;
 }
+
+const NOTHING_REMOVED = { entries: 0, blobs: 0, bytes: 0 };
 
 interface CacheFlags {
   cacheDir?: string;
@@ -77,7 +82,7 @@ async function list(flags: CacheFlags): Promise<void> {
     where = { remote: remote.location };
   } else {
     const store = await openStore(flags);
-    entries = await store.list();
+    entries = 'missing' in store ? [] : await store.list();
     where = { dir: store.dir };
   }
   const rows = entries.map((e) => ({
@@ -105,14 +110,19 @@ async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> 
     const remote = await openRemote(flags);
     removed = await onRemote(remote, () => remote.prune(olderThanMs));
     // What this machine remembers of the remote's entries is out of date: its next hits share them again.
-    await (await openStore(flags)).forgetShared(remote.location);
-  } else removed = await (await openStore(flags)).prune(olderThanMs);
+    const store = await openStore(flags);
+    if (!('missing' in store)) await store.forgetShared(remote.location);
+  } else {
+    const store = await openStore(flags);
+    removed = 'missing' in store ? NOTHING_REMOVED : await store.prune(olderThanMs);
+  }
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries and ${removed.blobs} files (${removed.bytes} bytes)`);
 }
 
 async function clear(flags: { cacheDir?: string; json?: boolean }): Promise<void> {
-  const removed = await (await openStore(flags)).clear();
+  const store = await openStore(flags);
+  const removed = 'missing' in store ? { entries: 0 } : await store.clear();
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries`);
 }

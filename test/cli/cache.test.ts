@@ -1,4 +1,13 @@
-import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +175,14 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     expect(run.submitted).toBe(2); // one background, one icon
     expect(run.report.outputs.backgrounds).toHaveLength(2);
+  });
+
+  it('list, prune and clear of a cache folder that does not exist say so, and make no folder', async () => {
+    const missing = join(tmpdir(), `no-cache-here-${process.pid}`);
+    expect((await pipeline(['cache', 'list', '--cache-dir', missing])).stdout).toBe(`no entries in ${missing}`);
+    expect((await pipeline(['cache', 'prune', '--older-than', '1d', '--cache-dir', missing])).exitCode).toBe(0);
+    expect((await pipeline(['cache', 'clear', '--cache-dir', missing])).stdout).toBe('removed 0 entries');
+    expect(existsSync(missing)).toBe(false);
   });
 
   it('--no-cache neither reads nor writes; --refresh writes without reading', async () => {
