@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { MODEL_SLUG } from '../model-schemas/bundled.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { GatewayRefusal, UsageError } from './errors.js';
-import { printError, printJson, printTable } from './output.js';
+import { printError, printJson, printLine, printTable } from './output.js';
 import { schemaCacheDir } from './pipeline-home.js';
 import { unwrap } from './unwrap.js';
 
@@ -57,6 +57,8 @@ export function registerModelsCommand(program: Command): void {
               description: m.description ?? null,
             })),
           );
+        if (list.length === 0)
+          return printLine(`the gateway has no model${flags.type ? ` of type ${flags.type}` : ''}`);
         printTable(
           ['SLUG', 'TYPE', 'DESCRIPTION'],
           list.map((m) => [m.slug, m.type, m.description]),

@@ -63,6 +63,7 @@ export function registerWorkerCommand(program: Command): void {
       if (!checked.ok) throw new UsageError(checked.error);
       const connection = await connect(flags, {
         redisUrl: url,
+        redisHoldsJobs: true,
         home: pipelineHome(),
         ...(flags.rpm ? { maxPerMinute: flags.rpm } : {}),
       });

@@ -33,6 +33,8 @@ export interface BudgetOptions {
   maxPerMinute?: number;
   /** `--redis` / PIPELINE_REDIS_URL: share the budget and learned durations with every process on the key. */
   redisUrl?: string;
+  /** A worker's Redis: where its jobs are, so that there is no going on without it. */
+  redisHoldsJobs?: boolean;
   /** Where learned durations are kept between runs without Redis ($PIPELINE_HOME). */
   home?: string;
 }
@@ -122,7 +124,9 @@ export async function connect(
   let apiKey: string;
   let stopLocal: (() => Promise<void>) | undefined;
   let scale = LOCAL_LATENCY_SCALE;
-  const redis = budgetOptions.redisUrl ? await openSharedRedis(budgetOptions.redisUrl, secrets) : undefined;
+  const redis = budgetOptions.redisUrl
+    ? await openSharedRedis(budgetOptions.redisUrl, secrets, budgetOptions.redisHoldsJobs === true)
+    : undefined;
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
     scale = Number(env.PIPELINE_LOCAL_LATENCY_SCALE ?? LOCAL_LATENCY_SCALE);
@@ -200,6 +204,7 @@ export async function connect(
 async function openSharedRedis(
   url: string,
   secrets: Pick<SessionEnvironment['secrets'], 'register'>,
+  holdsJobs: boolean,
 ): Promise<{ pair: RedisPair; shownUrl: string }> {
   const [{ openRedis }, { checkRedisUrl, shownRedisUrl }] = await Promise.all([
     import('../scheduler/redis-connection.js'),
@@ -213,7 +218,9 @@ async function openSharedRedis(
   const opened = await openRedis(url);
   if (!opened.ok)
     throw new UsageError(
-      `${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`,
+      holdsJobs
+        ? `${opened.error}; start Redis: the runs queue their items there`
+        : `${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`,
     );
   return { pair: opened.value, shownUrl: shownRedisUrl(url) };
 }

@@ -63,6 +63,8 @@ describe('commands that talk to the gateway', () => {
     const again = await pipeline(['models', 'schema', 'vendor-a/vendor-a-v3-t2i']);
     expect(again.stderr).toBe('');
     expect(reads()).toBe(before + 1);
+    const none = await pipeline(['models', 'list', '--type', 'text-to-video']);
+    expect(none.stdout).toBe('the gateway has no model of type text-to-video');
     const bad = await pipeline(['models', 'list', '--type', 'audio']);
     expect(bad.exitCode).toBe(2);
   });

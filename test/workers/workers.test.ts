@@ -185,6 +185,9 @@ describe('pipeline worker at the door', () => {
     });
     expect(unreachable.exitCode).toBe(2);
     expect(unreachable.stderr).toContain('cannot reach Redis at redis://:***@127.0.0.1:1');
+    // A worker cannot go on without the Redis its jobs are on: no advice to run without it.
+    expect(unreachable.stderr).toContain('start Redis: the runs queue their items there');
+    expect(unreachable.stderr).not.toContain('without --redis');
     expect(unreachable.stderr).not.toContain(PASSWORD);
     const noTakeover = await execa('node', [cli, 'worker', '--redis', 'redis://127.0.0.1:1', '--takeover-after', '0'], {
       reject: false,
