@@ -168,6 +168,9 @@ export class RedisBudget implements Budget {
     this.wake.cancel();
     if (this.heartbeat) this.clock.clearTimer(this.heartbeat);
     await this.local?.close();
+    // Out of the count of processes at once, not when its place would lapse: the others' share of
+    // the window in an outage, and of the --rpm cap, is counted from it. Redis may be gone already.
+    await this.redis.zrem(this.keys[3]!, this.member).catch(() => undefined);
   }
 
   /** Folds an answer into `last` as RateBudget.observe does, so that a later mode starts from it. */

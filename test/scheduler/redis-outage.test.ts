@@ -262,6 +262,24 @@ describe.skipIf(!redisTestsRun)('the shared budget while Redis stops and starts'
     expect(t.miscounts).toEqual([]);
   });
 
+  it('counts a process that closed its budget out at once: the one left takes the whole window in an outage', {
+    timeout: 60_000,
+  }, async () => {
+    const t = await setup({ rpm: 12, gatewayRpm: 1000, gatewayWindowSeconds: 60, processes: 2 });
+    const [left, closing] = t.processes as [(typeof t.processes)[0], (typeof t.processes)[0]];
+    await t.within(60_000, Promise.all([left.client.models(), closing.client.models()]));
+    await closing.budget.close();
+    t.processes.splice(1, 1);
+    const after = async () => {
+      await left.client.models();
+      await t.granted(t.grants.length);
+      await t.stop();
+      t.done();
+    };
+    await t.within(10 * 60_000, after());
+    expect(left.warnings).toEqual([expect.stringMatching(/\(1\/1 of the window and at most 12 requests a minute\)/)]);
+  });
+
   it('keeps --rpm over two processes while Redis is down: each takes its share, counting what both sent', {
     timeout: 60_000,
   }, async () => {
