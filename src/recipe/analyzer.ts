@@ -6,7 +6,7 @@ import { err, ok, type Result } from '../result.js';
 import type { AnalyzerDeps, AnalyzerInput, RawRecipe, StepDraft } from './analyzer-types.js';
 import { error, sortDiagnostics, type Diagnostic } from './diagnostics.js';
 import { checkInputDefinitions, resolveRows } from './input-rows.js';
-import type { InputDefinition } from './inputs.js';
+import { type FileProbe, type InputDefinition, UPLOAD_LIMIT_BYTES } from './inputs.js';
 import { RowOrigins, rowsStepsAccept } from './model-rows.js';
 import { planStep } from './plan-steps.js';
 import { RowTable } from './row-table.js';
@@ -47,10 +47,21 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const diagnostics: Diagnostic[] = [];
   const recipeDir = dirname(resolve(input.cwd, input.path));
 
-  const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, deps.probe, diagnostics);
+  const probes = fileProbes(deps.probe);
+  const definitions = checkInputDefinitions(recipe, file, recipeDir, input.cwd, probes.inputs, diagnostics);
   const skipped: Diagnostic[] = [];
   const origins = new RowOrigins();
-  const inputRows = resolveRows(recipe, definitions, input, file, recipeDir, deps.probe, diagnostics, skipped, origins);
+  const inputRows = resolveRows(
+    recipe,
+    definitions,
+    input,
+    file,
+    recipeDir,
+    probes.inputs,
+    diagnostics,
+    skipped,
+    origins,
+  );
   const modelSchema = onceEach(deps.modelSchema);
   const draftDeps = { ...deps, modelSchema };
   // Loops rather than entries and pairs: each of these runs once per step.
@@ -65,7 +76,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const order = topologicalOrder(drafts, byId, file, diagnostics);
   const rows =
     inputRows instanceof RowTable
-      ? judgeBatchRows(drafts, inputRows, origins, input, file, deps, diagnostics, skipped)
+      ? judgeBatchRows(drafts, inputRows, origins, input, file, probes.steps, diagnostics, skipped)
       : inputRows;
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
@@ -83,7 +94,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   // With a cycle there is no order, but every step's inputs can still be checked.
   const steps = (order ?? drafts).map((draft) => {
-    const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, deps.probe, diagnostics);
+    const step = planStep(draft, byId, rows, settings, file, recipeDir, input.cwd, probes.steps, diagnostics);
     const lineage = lineages.get(draft.id);
     const chosen = chosenItems.get(draft.id);
     if (lineage) step.itemsFrom = lineage;
@@ -117,11 +128,11 @@ function judgeBatchRows(
   origins: RowOrigins,
   input: AnalyzerInput,
   file: SourceFile,
-  deps: AnalyzerDeps,
+  probe: FileProbe,
   diagnostics: Diagnostic[],
   skipped: Diagnostic[],
 ): RowTable {
-  const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe: deps.probe };
+  const where = { recipeDir: dirname(resolve(input.cwd, input.path)), cwd: input.cwd, probe };
   const kept = rowsStepsAccept(drafts, rows, origins, file, where, (problems) => {
     for (const problem of problems) (input.skipInvalidRows ? skipped : diagnostics).push(problem);
   });
@@ -132,6 +143,23 @@ function judgeBatchRows(
 }
 
 /** One lookup per model, however many steps use it. */
+/**
+ * The file system as the input checks see it, and as the steps' checks do: a file an input names
+ * (a default, `--set`, a batch cell) is reported where the input is given, once. A step that uses
+ * the input sees it as present, rather than report the same file again at its own line.
+ */
+function fileProbes(probe: FileProbe): { inputs: FileProbe; steps: FileProbe } {
+  const reported = new Set<string>();
+  return {
+    inputs: (path) => {
+      const found = probe(path);
+      if (!found || found.size > UPLOAD_LIMIT_BYTES) reported.add(path);
+      return found;
+    },
+    steps: (path) => (reported.has(path) ? { size: 0 } : probe(path)),
+  };
+}
+
 function onceEach(lookup: (slug: string) => JsonSchema | undefined): (slug: string) => JsonSchema | undefined {
   const known = new Map<string, JsonSchema | undefined>();
   return (slug) => {

@@ -188,6 +188,13 @@ export const INVALID_CASES: InvalidCase[] = [
       "command line:1:7: error: unknown input 'topci'; did you mean 'topic'? The inputs are topic\n  |\n1 | --set topci=cars\n  |       ~~~~~",
   },
   {
+    name: 'a missing file given with --set, which a step uses: reported where it is given, once',
+    yaml: `${head}inputs:\n  logo: { type: file }\nsteps:\n  a: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: x, image: ["\${{ inputs.logo }}"], size: 2048x1152 } }\n`,
+    sets: ['logo=no-such-logo.png'],
+    expected:
+      "command line:1:12: error: input 'logo' names a file that is missing or too large: no-such-logo.png does not exist (looked for no-such-logo.png)\n  |\n1 | --set logo=no-such-logo.png\n  |            ~~~~~~~~~~~~~~~~",
+  },
+  {
     name: '--set value of the wrong type',
     yaml: `${head}inputs:\n  count: { type: integer, default: 3 }\nsteps:\n  a: { run: echo }\n`,
     sets: ['count=lots'],
