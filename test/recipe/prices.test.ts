@@ -103,9 +103,16 @@ describe('the spend meter', () => {
   });
 });
 
+/** The plan of a recipe given as its lines; it must be valid. */
+function planOf(lines: string[]) {
+  const plan = analyze({ path: 'recipe.yaml', text: [...lines, ''].join('\n'), cwd: process.cwd() }, bundledDeps);
+  if (!plan.ok) throw new Error('the recipe should be valid');
+  return plan.value;
+}
+
 describe('the estimate of a for_each known before the run', () => {
   it('prices each item as itself: a 1K and a 2K image from for_each: [1k, 2k], not two 1K', () => {
-    const text = [
+    const plan = planOf([
       'version: 1',
       'name: sizes',
       'inputs:',
@@ -119,11 +126,8 @@ describe('the estimate of a for_each known before the run', () => {
       `    uses: ${T2I}`,
       '    for_each: ${{ inputs.sizes }}',
       '    with: { prompt: "lighthouse ${{ index }}", resolution: "${{ item }}" }',
-      '',
-    ].join('\n');
-    const plan = analyze({ path: 'sizes.yaml', text, cwd: process.cwd() }, bundledDeps);
-    if (!plan.ok) throw new Error('the recipe should be valid');
-    const estimate = estimatePlan(plan.value, { pricing: bundled });
+    ]);
+    const estimate = estimatePlan(plan, { pricing: bundled });
     expect(estimate.steps.map((step) => step.cost?.usd)).toEqual([0.09, 0.15]);
     expect(estimate.totals.cost).toMatchObject({ usd: 0.24, lower_bound: false });
   });
@@ -131,7 +135,7 @@ describe('the estimate of a for_each known before the run', () => {
 
 describe('the estimate and a step cache', () => {
   it('counts runs a cache answers as costing nothing', () => {
-    const text = [
+    const plan = planOf([
       'version: 1',
       'name: cached',
       'steps:',
@@ -139,18 +143,15 @@ describe('the estimate and a step cache', () => {
       `    uses: ${T2I}`,
       '    for_each: [a, b, c, d]',
       '    with: { prompt: "${{ item }}" }',
-      '',
-    ].join('\n');
-    const plan = analyze({ path: 'cached.yaml', text, cwd: process.cwd() }, bundledDeps);
-    if (!plan.ok) throw new Error('the recipe should be valid');
-    expect(estimatePlan(plan.value, { pricing: bundled }).totals.cost.usd).toBe(0.12);
-    const cached = estimatePlan(plan.value, { pricing: bundled, cached: new Map([['image', 3]]) });
+    ]);
+    expect(estimatePlan(plan, { pricing: bundled }).totals.cost.usd).toBe(0.12);
+    const cached = estimatePlan(plan, { pricing: bundled, cached: new Map([['image', 3]]) });
     expect(cached.steps[0]!.cost).toEqual({ usd: 0.03, per_run_usd: 0.03, dynamic: false, cached_runs: 3 });
     expect(cached.totals.cost.usd).toBe(0.03);
   });
 
   it("never counts below no request when a dynamic step's runs are cached", () => {
-    const text = [
+    const plan = planOf([
       'version: 1',
       'name: dynamic',
       'steps:',
@@ -159,15 +160,12 @@ describe('the estimate and a step cache', () => {
       `    uses: ${T2I}`,
       '    for_each: ${{ steps.brief.outputs.json.prompts }}',
       '    with: { prompt: "${{ item }}" }',
-      '',
-    ].join('\n');
-    const plan = analyze({ path: 'dynamic.yaml', text, cwd: process.cwd() }, bundledDeps);
-    if (!plan.ok) throw new Error('the recipe should be valid');
+    ]);
     const cached = new Map([
       ['brief', 1],
       ['image', 3],
     ]);
-    const { requests } = estimatePlan(plan.value, { pricing: bundled, cached }).totals;
+    const { requests } = estimatePlan(plan, { pricing: bundled, cached }).totals;
     expect(requests).toMatchObject({ submissions: 0, polls: 0, text_calls: 0, total: 0, dynamic_steps: ['image'] });
   });
 });
