@@ -1,4 +1,4 @@
-import { roundUsd, type Pricing } from '../model-schemas/prices.js';
+import { type PriceRule, roundUsd, type Pricing } from '../model-schemas/prices.js';
 import type { ModelStep, Plan } from '../plan.js';
 import { type KnownItem, knownValue, ownEntry, UNKNOWN } from './known-values.js';
 
@@ -13,6 +13,11 @@ export interface StepCost {
   /** The step's run count is known only at run time: `usd` is a lower bound. */
   dynamic: boolean;
   cached_runs: number;
+  /**
+   * Fields the model's price depends on (`resolution`, `duration`…) whose values are known only at
+   * run time: priced at the model's defaults, so the run may cost more or less. Absent when none.
+   */
+  priced_at_defaults?: string[];
 }
 
 export interface TotalCost {
@@ -23,24 +28,39 @@ export interface TotalCost {
   dynamic_steps: string[];
   /** Models whose price is unknown: give one with --prices or settings.prices. */
   unpriced_models: string[];
+  /** `step.field` for each price field known only at run time, priced at its default (see StepCost); absent when none. */
+  priced_at_defaults?: string[];
 }
 
-/** A model's input as far as the plan knows it; values known only at run time take the schema's defaults. */
-function knownInput(step: ModelStep, row: Record<string, unknown>, item?: KnownItem): Record<string, unknown> {
+/**
+ * A model's input as far as the plan knows it (values known only at run time take the schema's
+ * defaults), and the fields it leaves out that way.
+ */
+function knownInput(
+  step: ModelStep,
+  row: Record<string, unknown>,
+  item?: KnownItem,
+): { known: Record<string, unknown>; atRunTime: string[] } {
   let value: unknown;
   try {
     value = knownValue(step.with, row, item);
   } catch {
-    return {};
+    return { known: {}, atRunTime: [] };
   }
-  if (typeof value !== 'object' || value === null) return {};
+  if (typeof value !== 'object' || value === null) return { known: {}, atRunTime: [] };
   const known: Record<string, unknown> = {};
+  const atRunTime: string[] = [];
   for (const key of Object.keys(value)) {
     const field = (value as Record<string, unknown>)[key];
-    if (field !== UNKNOWN) ownEntry(known, key, field);
+    if (field === UNKNOWN) atRunTime.push(key);
+    else ownEntry(known, key, field);
   }
-  return known;
+  return { known, atRunTime };
 }
+
+/** The input fields a price rule reads: those it multiplies by, and those with factors. */
+const priceFields = (rule: PriceRule | undefined): string[] =>
+  rule ? [...(rule.multiply ?? []), ...Object.keys(rule.factors ?? {})] : [];
 
 /** The items of the step's `for_each` in this row, when the list is known before the run and has `runs` items. */
 function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number): KnownItem[] | undefined {
@@ -64,13 +84,17 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
   let usd = 0;
   let knownRuns = 0;
   let perRun: number | undefined;
+  const fields = priceFields(pricing?.rule(step.model.slug));
+  const atDefaults = new Set<string>();
   for (const [row, inputs] of plan.rows.entries()) {
     const runs = step.runs[row];
     // Each item of a list known before the run priced as itself: `for_each: [1k, 2k]` into
     // `resolution` costs a 1K and a 2K image, not two of the first.
     const items = typeof runs === 'number' && runs > 0 ? knownItems(step, inputs, runs) : undefined;
     for (const item of items ?? [undefined]) {
-      const cost = pricing?.cost(step.model.slug, knownInput(step, inputs, item));
+      const input = knownInput(step, inputs, item);
+      for (const field of input.atRunTime) if (fields.includes(field)) atDefaults.add(field);
+      const cost = pricing?.cost(step.model.slug, input.known);
       if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
       perRun ??= cost;
       if (typeof runs !== 'number') continue;
@@ -81,15 +105,23 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
   }
   const cachedRuns = Math.min(cached, knownRuns);
   const paid = knownRuns === 0 ? 0 : usd * ((knownRuns - cachedRuns) / knownRuns);
-  return { usd: roundUsd(paid), per_run_usd: perRun ?? null, dynamic, cached_runs: cachedRuns };
+  return {
+    usd: roundUsd(paid),
+    per_run_usd: perRun ?? null,
+    dynamic,
+    cached_runs: cachedRuns,
+    ...(atDefaults.size > 0 ? { priced_at_defaults: [...atDefaults] } : {}),
+  };
 }
 
 export function sumCosts(steps: Array<{ id: string; model: string | null; cost: StepCost | null }>): TotalCost {
   let usd = 0;
   const dynamic: string[] = [];
   const unpriced = new Set<string>();
+  const atDefaults: string[] = [];
   for (const step of steps) {
     if (!step.cost) continue;
+    for (const field of step.cost.priced_at_defaults ?? []) atDefaults.push(`${step.id}.${field}`);
     if (step.cost.usd === null) unpriced.add(step.model ?? step.id);
     else usd += step.cost.usd;
     if (step.cost.dynamic) dynamic.push(step.id);
@@ -99,5 +131,6 @@ export function sumCosts(steps: Array<{ id: string; model: string | null; cost: 
     lower_bound: dynamic.length > 0 || unpriced.size > 0,
     dynamic_steps: dynamic,
     unpriced_models: [...unpriced].sort(),
+    ...(atDefaults.length > 0 ? { priced_at_defaults: atDefaults } : {}),
   };
 }

@@ -55,8 +55,12 @@ export function describeStepCost(cost: StepCost | null): string {
 
 /** The total as one phrase: `$0.1800`, or `at least $0.3400 (…)` when some of it is not known. */
 export function describeTotalCost(total: TotalCost): string {
-  if (!total.lower_bound) return formatUsd(total.usd);
-  return `at least ${formatUsd(total.usd)}, a lower bound: ${lowerBoundReason(total)}`;
+  // A price field known only at run time is priced at its default: the run may cost more or less.
+  const assumed = total.priced_at_defaults
+    ? ` (${total.priced_at_defaults.join(', ')} known only at run time: priced at the model's default)`
+    : '';
+  if (!total.lower_bound) return `${formatUsd(total.usd)}${assumed}`;
+  return `at least ${formatUsd(total.usd)}${assumed}, a lower bound: ${lowerBoundReason(total)}`;
 }
 
 /** Why an estimate is only a lower bound. */

@@ -5,6 +5,7 @@ import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { estimatePlan } from '../../src/recipe/estimate.js';
+import { describeTotalCost } from '../../src/session/prices.js';
 import { bundledDeps } from './bundled-deps.js';
 
 const T2I = 'vendor-a/vendor-a-v3-t2i';
@@ -130,6 +131,25 @@ describe('the estimate of a for_each known before the run', () => {
     const estimate = estimatePlan(plan, { pricing: bundled });
     expect(estimate.steps.map((step) => step.cost?.usd)).toEqual([0.09, 0.15]);
     expect(estimate.totals.cost).toMatchObject({ usd: 0.24, lower_bound: false });
+  });
+});
+
+describe('the estimate of a price field known only at run time', () => {
+  it("prices it at the model's default and says so; a field the price does not read is not named", () => {
+    const plan = planOf([
+      'version: 1',
+      'name: late',
+      'steps:',
+      '  pick: { uses: llm, with: { model: vendor-x/writer-1, prompt: "Say 1k or 2k" } }',
+      '  img:',
+      `    uses: ${T2I}`,
+      '    with: { prompt: "${{ steps.pick.outputs.text }}", resolution: "${{ steps.pick.outputs.text }}" }',
+    ]);
+    const { cost } = estimatePlan(plan, { pricing: bundled }).totals;
+    expect(cost).toMatchObject({ usd: 0.03, lower_bound: false, priced_at_defaults: ['img.resolution'] });
+    expect(describeTotalCost(cost)).toBe(
+      "$0.0300 (img.resolution known only at run time: priced at the model's default)",
+    );
   });
 });
 
