@@ -38,13 +38,15 @@ if (usageFile) {
 }
 
 // A reader that closed the pipe (`pipeline runs list | head -1`) has all it wanted: stop quietly.
-// A console that cannot be written otherwise (stderr sent to a file on a full disk) must not crash a
-// run in progress, which would leave its tasks in flight: the journal keeps the run's record, the
-// run goes on unprinted, and its exit code says that something it printed was lost.
+// But not a command at work (`pipeline run … 2>&1 | head -1`): like a console that cannot be
+// written otherwise (stderr sent to a file on a full disk), a closed pipe must not stop a run in
+// progress, which would leave a paid submission sent and unrecorded: the journal keeps the run's
+// record, the run goes on unprinted, and its exit code says that something it printed was lost.
+const atWork = ['run', 'resume', 'worker', 'gateway'].includes(args[0] ?? '');
 let consoleLost = false;
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
+    if (error.code === 'EPIPE' && !atWork) process.exit(0);
     consoleLost = true;
   });
 }

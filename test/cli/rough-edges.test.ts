@@ -125,6 +125,23 @@ describe('the command line without rough edges', () => {
     expect(code).toBe(0);
   });
 
+  it('a run whose console pipe closes goes on to its end, unprinted, its journal whole: exit 1, not a run cut off', async () => {
+    const runHome = join(home, 'closed-pipe');
+    const child = spawn('node', [cli, 'run', 'recipes/starter.yaml', '--local', '--no-cache'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, PIPELINE_HOME: runHome, PIPELINE_LOCAL_LATENCY_SCALE: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Both readers gone, as with `pipeline run … 2>&1 | head -1` once its first line is read.
+    child.stdout.destroy();
+    child.stderr.destroy();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(1);
+    const [runId] = await readdir(join(runHome, 'runs'));
+    const journal = await readFile(join(runHome, 'runs', runId!, 'journal.jsonl'), 'utf8');
+    expect(JSON.parse(journal.trim().split('\n').at(-1)!)).toMatchObject({ type: 'run-finished', status: 'succeeded' });
+  });
+
   it('an unreachable gateway fails in under 5 s, with the address and a hint, before a run exists', async () => {
     const recipe = join(home, 'paid.yaml');
     await writeFile(recipe, PAID);
