@@ -12,6 +12,10 @@ export interface ResumeContext {
   redis?: string;
   cacheDir?: string;
   cache?: boolean;
+  /** `--cache-remote URL`, or `false` for `--no-cache-remote`. */
+  cacheRemote?: string | false;
+  /** A read-only run's resume must not write to the bucket: the flag that keeps it from doing so. */
+  cacheRemoteReadOnly?: boolean;
   /** `--workers` and `--workers-queue`: a resume without them would run every item in this process. */
   workers?: string;
   workersQueue?: string;
@@ -42,6 +46,9 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
   if (flags.workersQueue) words.push('--workers-queue', word(flags.workersQueue));
   if (flags.cacheDir) words.push('--cache-dir', word(flags.cacheDir));
   if (flags.cache === false) words.push('--no-cache');
+  if (flags.cacheRemote === false) words.push('--no-cache-remote');
+  else if (flags.cacheRemote) words.push('--cache-remote', word(flags.cacheRemote));
+  if (flags.cacheRemoteReadOnly) words.push('--cache-remote-read-only');
   return [...words, ...extra].join(' ');
 }
 

@@ -64,6 +64,19 @@ describe('pipeline run: items that flow one by one', () => {
     expect(run.stderr).not.toMatch(/^ {2}hero: /m);
   });
 
+  it("prints a resume that keeps the run's remote cache flags: a read-only run's resume writes nothing to the bucket", async () => {
+    const recipe = join(home, 'capped.yaml');
+    await writeFile(recipe, CAPPED);
+    // The bucket cannot be reached: one warning, and the run goes on with the local cache.
+    const env = { AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_ACCESS_KEY_ID: 'k', AWS_SECRET_ACCESS_KEY: 's' };
+    const flags = ['--cache-remote', 's3://steps/ci', '--cache-remote-read-only'];
+    const run = await pipeline(['run', recipe, '--local', '--max-cost', '0.05', '--yes', ...flags], env);
+    expect(run.exitCode, run.stderr).toBe(3);
+    expect(run.stderr).toMatch(
+      /^ {2}npx media-pipeline resume \S+ --local --cache-remote s3:\/\/steps\/ci --cache-remote-read-only --max-cost USD$/m,
+    );
+  });
+
   it('exits 1, lists the failed item and the items it skipped, and run.json and --json carry the lineage', async () => {
     const recipe = join(home, 'commands.yaml');
     await writeFile(recipe, COMMANDS);
