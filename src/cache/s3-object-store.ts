@@ -38,6 +38,13 @@ function keysOf(env: S3Environment) {
   };
 }
 
+/**
+ * The SDK's own logger, silent: every failure reaches the caller as an error, which the remote tier
+ * turns into its one warning. Without one the SDK writes some (a failed streamed upload) to the
+ * console, around that warning.
+ */
+const QUIET = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
 interface S3Error {
   name?: string;
   $metadata?: { httpStatusCode?: number };
@@ -89,6 +96,7 @@ export class S3ObjectStore implements ObjectStore {
         // bodies) is refused by many S3-compatible servers. Blobs are checked by SHA-256 anyway.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
+        logger: QUIET,
       });
       return { s3, sdk };
     })();

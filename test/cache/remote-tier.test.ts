@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sealEntry } from '../../src/cache/entry.js';
 import { cacheKey } from '../../src/cache/key.js';
 import { RemoteTier } from '../../src/cache/remote-tier.js';
@@ -89,6 +89,22 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await second.local.get(key('cat'), null)).toEqual(entry);
     expect(await second.local.blobs.has(sha)).toBe(true);
     expect(warnings).toEqual([]);
+  });
+
+  it("says nothing on the console of its own: a failed streamed upload is the caller's error alone", async () => {
+    const file = join(dir, 'blob.bin');
+    writeFileSync(file, Buffer.alloc(1024, 7));
+    const missing = new S3ObjectStore({ bucket: 'no-such-bucket', prefix }, s3.env);
+    const printed: unknown[] = [];
+    const spies = (['warn', 'error', 'log', 'info'] as const).map((method) =>
+      vi.spyOn(console, method).mockImplementation((...args) => printed.push(args)),
+    );
+    try {
+      await expect(missing.replace('blobs/x', { path: file, bytes: 1024 })).rejects.toThrow();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(printed).toEqual([]);
   });
 
   it('never replaces a stored entry', async () => {
