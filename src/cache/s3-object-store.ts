@@ -51,8 +51,13 @@ interface S3Error {
 }
 
 const statusOf = (error: unknown) => (error as S3Error).$metadata?.httpStatusCode;
+/**
+ * The object is not there: a miss. Not a bucket that is not there (a 404 too), which is a remote
+ * that cannot be used: a typo in its name must be told, not be a miss on every read.
+ */
 const isAbsent = (error: unknown) => {
   const name = (error as S3Error).name;
+  if (name === 'NoSuchBucket') return false;
   return statusOf(error) === 404 || name === 'NoSuchKey' || name === 'NotFound';
 };
 

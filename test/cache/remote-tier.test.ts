@@ -107,6 +107,12 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(printed).toEqual([]);
   });
 
+  it('tells a bucket that does not exist from an entry that does not: reading from it is an error, not a miss', async () => {
+    const missing = new S3ObjectStore({ bucket: 'no-such-bucket', prefix }, s3.env);
+    await expect(missing.read('entries/ab/abc.json')).rejects.toMatchObject({ name: 'NoSuchBucket' });
+    expect(await bucket().read('entries/ab/abc.json')).toBeUndefined();
+  });
+
   it('never replaces a stored entry', async () => {
     const entry = await store(machine('a'), 'cat', 'first bytes');
     now += 1000;
