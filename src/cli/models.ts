@@ -93,7 +93,9 @@ export function registerModelsCommand(program: Command): void {
             outcomeUnknown: false,
           });
         if (found.origin !== 'live')
-          printError(`(the gateway's schema could not be read; showing the ${found.origin} copy)`);
+          printError(
+            `(the gateway's schema could not be read; showing the ${found.origin === 'cache' ? 'cached' : found.origin} copy)`,
+          );
         if (flags.json) return printJson(found.schema);
         const properties = (found.schema.properties ?? {}) as Record<string, Property>;
         const required = new Set((found.schema.required as string[] | undefined) ?? []);
