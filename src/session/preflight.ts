@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { Clock } from '../clock.js';
 import type { GatewayEndpoints } from '../gateway/client.js';
 import type { GatewayFailure } from '../gateway/failures.js';
@@ -23,6 +24,53 @@ function why(failure: GatewayFailure): string {
 }
 
 /**
+ * The web tools and the text gateway, where they are set apart from the media API (PIPELINE_TOOL_URL,
+ * PIPELINE_LLM_URL): a connection to each, no request, so that an address nothing listens on fails
+ * at once and names its variable, not after a step's retries. One the base URL shares is checked with it.
+ */
+async function checkOtherOrigins(
+  endpoints: GatewayEndpoints,
+  flags: { toolUrl?: string; llmUrl?: string },
+): Promise<void> {
+  const base = new URL(endpoints.baseUrl).origin;
+  const others = [
+    { url: endpoints.toolUrl, source: flags.toolUrl ? '--tool-url' : 'PIPELINE_TOOL_URL' },
+    { url: endpoints.llmUrl, source: flags.llmUrl ? '--llm-url' : 'PIPELINE_LLM_URL' },
+  ].filter(({ url }) => new URL(url).origin !== base);
+  await Promise.all(
+    others.map(async ({ url, source }) => {
+      const failed = await connectionFailure(new URL(url));
+      if (failed)
+        throw new GatewayRefusal(
+          {
+            reason: 'connection-failed',
+            message: `${failed}. Is it running there?`,
+            retryable: false,
+            outcomeUnknown: false,
+          },
+          `could not connect to ${new URL(url).host} (${source})`,
+        );
+    }),
+  );
+}
+
+/** Why a TCP connection to the URL's host and port cannot be made, or nothing when it can. */
+function connectionFailure(url: URL): Promise<string | undefined> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: PREFLIGHT_MS });
+    const done = (why: string | undefined) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.once('connect', () => done(undefined));
+    socket.once('timeout', () => done(`no answer within ${PREFLIGHT_MS / 1000} s`));
+    socket.once('error', (error: NodeJS.ErrnoException) => done(SOCKET_ERRORS[error.code ?? ''] ?? error.message));
+  });
+}
+
+/**
  * One request, not retried, before a run is created: an address that cannot be reached or a key
  * the gateway refuses fails at once, naming the address and where it came from. Other answers
  * (a 429, a 5xx) let the run start: its own requests are retried as usual. Answers the team's
@@ -32,8 +80,9 @@ export async function checkGateway(
   endpoints: GatewayEndpoints,
   apiKey: string,
   clock: Clock,
-  flags: { baseUrl?: string; apiKey?: string },
+  flags: { baseUrl?: string; apiKey?: string; toolUrl?: string; llmUrl?: string },
 ): Promise<number | undefined> {
+  await checkOtherOrigins(endpoints, flags);
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
   const probe = new HttpGatewayClient({ endpoints, apiKey, clock, timeouts, retry: { maxAttempts: 0 } });

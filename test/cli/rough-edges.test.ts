@@ -164,6 +164,20 @@ describe('the command line without rough edges', () => {
     expect(local.exitCode, local.stderr).toBe(0);
   });
 
+  it('an unreachable text gateway or web tools address set apart fails at once too, naming its variable', async () => {
+    const recipe = join(home, 'paid.yaml');
+    await writeFile(recipe, PAID);
+    const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
+    for (const variable of ['PIPELINE_LLM_URL', 'PIPELINE_TOOL_URL']) {
+      const result = await pipeline(['run', recipe], { [variable]: 'http://127.0.0.1:9/elsewhere' });
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toBe(
+        `pipeline: could not connect to 127.0.0.1:9 (${variable}): connection refused. Is it running there?`,
+      );
+    }
+    expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+  });
+
   it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
     const recipe = join(home, 'paid.yaml');
     await writeFile(recipe, PAID);
