@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
+import { yesNo } from '../session/cache-setup.js';
 import { parseListenAddress } from '../engine/listen-address.js';
 import { checkRedisUrl } from '../scheduler/redis-url.js';
 import { addConnectionOptions } from './connection.js';
@@ -83,6 +84,8 @@ function checkExecution(flags: RunFlags): RunFlags {
         : undefined;
   const address = remote && parseRemoteUrl(remote.url);
   if (address && !address.ok) throw new UsageError(`${remote!.source}: ${address.error}`);
+  const readOnly = yesNo('PIPELINE_CACHE_REMOTE_READ_ONLY', cliIo().env.PIPELINE_CACHE_REMOTE_READ_ONLY);
+  if (!readOnly.ok) throw new UsageError(readOnly.error);
   checkWorkers(flags);
   if (flags.webhookListen !== undefined) {
     const listen = parseListenAddress(flags.webhookListen);

@@ -28,7 +28,12 @@ export interface RemoteChoice {
   signingKey: string | undefined;
 }
 
-const isTrue = (value: string | undefined) => value !== undefined && /^(1|true|yes)$/i.test(value);
+/** A yes/no variable: true, 1 or yes; false, 0, no or empty; anything else is not read as either. */
+export function yesNo(name: string, value: string | undefined): Result<boolean, string> {
+  if (value === undefined || /^(0|false|no|)$/i.test(value)) return ok(false);
+  if (/^(1|true|yes)$/i.test(value)) return ok(true);
+  return err(`${name} must be true or false (1/0, yes/no), got ${JSON.stringify(value.slice(0, 40))}`);
+}
 
 /**
  * The remote tier's address and mode: `--cache-remote`, else PIPELINE_CACHE_REMOTE, else the
@@ -51,10 +56,13 @@ export function remoteChoice(
   if (url === undefined) return ok(undefined);
   const address = parseRemoteUrl(url);
   if (!address.ok) return err(`${source}: ${address.error}`);
+  // A read-only job that misspells its "true" must not write to the bucket it was kept from.
+  const readOnly = yesNo('PIPELINE_CACHE_REMOTE_READ_ONLY', env.PIPELINE_CACHE_REMOTE_READ_ONLY);
+  if (!readOnly.ok) return readOnly;
   const signingKey = env.PIPELINE_CACHE_SIGNING_KEY || undefined;
   return ok({
     address: address.value,
-    readOnly: Boolean(flags.cacheRemoteReadOnly) || isTrue(env.PIPELINE_CACHE_REMOTE_READ_ONLY),
+    readOnly: Boolean(flags.cacheRemoteReadOnly) || readOnly.value,
     signingKey,
   });
 }

@@ -178,6 +178,16 @@ describe('the command line without rough edges', () => {
     expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
   });
 
+  it('PIPELINE_CACHE_REMOTE_READ_ONLY that is neither true nor false is a usage error, not taken as false', async () => {
+    const recipe = join(home, 'paid.yaml');
+    await writeFile(recipe, PAID);
+    const result = await pipeline(['run', recipe], { PIPELINE_CACHE_REMOTE_READ_ONLY: 'maybe' });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe(
+      'pipeline: PIPELINE_CACHE_REMOTE_READ_ONLY must be true or false (1/0, yes/no), got "maybe"',
+    );
+  });
+
   it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
     const recipe = join(home, 'paid.yaml');
     await writeFile(recipe, PAID);
