@@ -85,6 +85,11 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     if (notListed) printLine(`  ${notListed}`);
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
+    // --out copies the recipe's `outputs:`: with none, it says so rather than leave the folder empty.
+    else if (flags.out && run.status === 'succeeded' && Object.keys(plan.outputs).length === 0)
+      cliIo().stderr.write(
+        `--out: the recipe has no outputs: section, so nothing was copied to ${shown(flags.out)}; its files are in ${shown(run.outputsDir)}\n`,
+      );
     const failed = summary.steps.filter((s) => s.status === 'failed');
     // A step whose items failed is told by its items' lines below; the others here, by row in a batch.
     for (const step of failed)

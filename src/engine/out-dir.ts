@@ -16,6 +16,7 @@ export async function copyOutputs(
 ): Promise<string[]> {
   const written: string[] = [];
   for (const [index, outputs] of rows.entries()) {
+    if (Object.keys(outputs).length === 0) continue;
     const target = batch ? join(dir, `row-${index + 1}`) : dir;
     await mkdir(target, { recursive: true });
     for (const [name, value] of Object.entries(outputs)) {

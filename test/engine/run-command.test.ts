@@ -104,6 +104,21 @@ describe('pipeline run --local', () => {
     expect(await readdir(join(out, 'row-1'))).toEqual(['thumbnail.png']);
   });
 
+  it('--out with a recipe that has no outputs: says why nothing was copied, and makes no empty folder', async () => {
+    const recipe = join(home, 'no-outputs.yaml');
+    await writeFile(
+      recipe,
+      'version: 1\nname: no-outputs\nsteps:\n  img:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: a lighthouse, aspect_ratio: "1:1" }\n',
+    );
+    const out = join(home, 'no-outputs-out');
+    const result = await run([recipe, '--local', '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /^--out: the recipe has no outputs: section, so nothing was copied to .*no-outputs-out; its files are in /m,
+    );
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
   it('refuses an invalid recipe with exit 2 and runs nothing', async () => {
     const result = await run(['recipes/launch-kit.yaml', '--local', '--set', 'count=99']);
     expect(result.exitCode).toBe(2);
