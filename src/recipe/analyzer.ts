@@ -74,10 +74,6 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const names = { steps: new NameSuggester(byId.keys()), inputs: new NameSuggester(Object.keys(definitions)) };
   checkNeeds(drafts, byId, names.steps, file, diagnostics);
   const order = topologicalOrder(drafts, byId, file, diagnostics);
-  const rows =
-    inputRows instanceof RowTable
-      ? judgeBatchRows(drafts, inputRows, origins, input, file, probes.steps, diagnostics, skipped)
-      : inputRows;
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
   const inputShapes = Object.fromEntries(
@@ -91,6 +87,12 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const scope = { inputs: inputShapes, steps: outputShapes, names };
   for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics, lineages.get(draft.id)?.perItem);
   const outputs = compileOutputs(recipe, scope, file, diagnostics);
+  // After the expressions' checks: an expression with an error of its own is then not worked out
+  // for each row, to report again what it gave (a null for an unknown input) as the row's fault.
+  const rows =
+    inputRows instanceof RowTable
+      ? judgeBatchRows(drafts, inputRows, origins, input, file, probes.steps, diagnostics, skipped)
+      : inputRows;
 
   // With a cycle there is no order, but every step's inputs can still be checked.
   const steps = (order ?? drafts).map((draft) => {
@@ -142,11 +144,10 @@ function judgeBatchRows(
   return kept;
 }
 
-/** One lookup per model, however many steps use it. */
 /**
  * The file system as the input checks see it, and as the steps' checks do: a file an input names
- * (a default, `--set`, a batch cell) is reported where the input is given, once. A step that uses
- * the input sees it as present, rather than report the same file again at its own line.
+ * (its default, or `--set`) is reported where the input is given, once. A step that uses the input
+ * sees it as present, rather than report the same file again at its own line.
  */
 function fileProbes(probe: FileProbe): { inputs: FileProbe; steps: FileProbe } {
   const reported = new Set<string>();
@@ -160,6 +161,7 @@ function fileProbes(probe: FileProbe): { inputs: FileProbe; steps: FileProbe } {
   };
 }
 
+/** One lookup per model, however many steps use it. */
 function onceEach(lookup: (slug: string) => JsonSchema | undefined): (slug: string) => JsonSchema | undefined {
   const known = new Map<string, JsonSchema | undefined>();
   return (slug) => {

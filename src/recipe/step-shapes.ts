@@ -6,11 +6,11 @@ import { checkRunQuoting } from './run-quoting.js';
 import type { PathPart, SourceFile } from './source.js';
 import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
 
-/** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
 /** Why a step's `if` may not read `item`, though the step has a `for_each`. */
 const NO_ITEM_IN_IF =
-  "is not available in this step's if: its condition is decided once for the whole step. It is decided per item, and may read item and index, where the step's for_each iterates an earlier step's items (steps.X.outputs)";
+  "is not available in this step's if: its condition is decided once for the whole step. It is decided per item, and may read item and index, where the step's items flow from an earlier step's items (for_each over steps.X.outputs, with item_flow on)";
 
+/** A step's expressions checked against the shapes of the inputs and the other steps' outputs. */
 export function checkStepExpressions(
   draft: StepDraft,
   recipeScope: Pick<TypeScope, 'inputs' | 'steps' | 'names'>,

@@ -237,7 +237,14 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'item in the if of a step whose items do not flow',
     yaml: `${head}steps:\n  a: { for_each: [x, y], if: "\${{ item == 'x' }}", run: echo }\n`,
     expected:
-      "recipes/broken.yaml:4:31: error: item is not available in this step's if: its condition is decided once for the whole step. It is decided per item, and may read item and index, where the step's for_each iterates an earlier step's items (steps.X.outputs)\n  |\n4 |   a: { for_each: [x, y], if: \"${{ item == 'x' }}\", run: echo }\n  |                               ~~~~~~~~~~~~~~~~~~",
+      "recipes/broken.yaml:4:31: error: item is not available in this step's if: its condition is decided once for the whole step. It is decided per item, and may read item and index, where the step's items flow from an earlier step's items (for_each over steps.X.outputs, with item_flow on)\n  |\n4 |   a: { for_each: [x, y], if: \"${{ item == 'x' }}\", run: echo }\n  |                               ~~~~~~~~~~~~~~~~~~",
+  },
+  {
+    name: 'unknown input in a model field of a batch: that error alone, not once more for each row',
+    yaml: `${head}inputs:\n  title: { type: string }\nsteps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "\${{ inputs.titel }}", aspect_ratio: "1:1" } }\n`,
+    batch: { path: 'rows.csv', text: 'title\nx\ny\n' },
+    expected:
+      'recipes/broken.yaml:6:57: error: unknown input \'titel\'; did you mean \'title\'? The inputs are title\n  |\n6 |   a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "${{ inputs.titel }}", aspect_ratio: "1:1" } }\n  |                                                         ~~~~~~~~~~~~~~~~~~~',
   },
   {
     name: 'unknown step in an expression',
