@@ -52,7 +52,7 @@ export interface Connection {
    * Fails at once, with the address, when the gateway cannot be reached or refuses the key;
    * answers the team's balance when it read it (not for --local, which is never checked).
    */
-  check(): Promise<number | undefined>;
+  check(uses?: { tools: boolean; llm: boolean }): Promise<number | undefined>;
   /** Learned task durations of this gateway, from earlier runs (in Redis, or a file under home). */
   durations: DurationStore;
   /** The reads the run's tasks in flight expect to make: the budget keeps room for them (see ReadForecast). */
@@ -185,10 +185,10 @@ export async function connect(
     traffic,
     endpoints,
     clock,
-    async check() {
+    async check(uses) {
       if (flags.local) return undefined;
       const { checkGateway } = await import('./preflight.js');
-      return checkGateway(endpoints, apiKey, clock, flags);
+      return checkGateway(endpoints, apiKey, clock, flags, uses);
     },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
     async close() {

@@ -31,12 +31,13 @@ function why(failure: GatewayFailure): string {
 async function checkOtherOrigins(
   endpoints: GatewayEndpoints,
   flags: { toolUrl?: string; llmUrl?: string },
+  uses: { tools: boolean; llm: boolean },
 ): Promise<void> {
   const base = new URL(endpoints.baseUrl).origin;
   const others = [
-    { url: endpoints.toolUrl, source: flags.toolUrl ? '--tool-url' : 'PIPELINE_TOOL_URL' },
-    { url: endpoints.llmUrl, source: flags.llmUrl ? '--llm-url' : 'PIPELINE_LLM_URL' },
-  ].filter(({ url }) => new URL(url).origin !== base);
+    { url: endpoints.toolUrl, source: flags.toolUrl ? '--tool-url' : 'PIPELINE_TOOL_URL', used: uses.tools },
+    { url: endpoints.llmUrl, source: flags.llmUrl ? '--llm-url' : 'PIPELINE_LLM_URL', used: uses.llm },
+  ].filter(({ url, used }) => used && new URL(url).origin !== base);
   await Promise.all(
     others.map(async ({ url, source }) => {
       const failed = await connectionFailure(new URL(url));
@@ -81,8 +82,9 @@ export async function checkGateway(
   apiKey: string,
   clock: Clock,
   flags: { baseUrl?: string; apiKey?: string; toolUrl?: string; llmUrl?: string },
+  /** What the run calls besides the media API: only those addresses are checked. */
+  uses: { tools: boolean; llm: boolean } = { tools: false, llm: false },
 ): Promise<number | undefined> {
-  await checkOtherOrigins(endpoints, flags);
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
   const probe = new HttpGatewayClient({ endpoints, apiKey, clock, timeouts, retry: { maxAttempts: 0 } });
@@ -90,7 +92,10 @@ export async function checkGateway(
   const { host } = new URL(endpoints.baseUrl);
   try {
     const answer = await probe.account(AbortSignal.timeout(PREFLIGHT_MS + 500));
-    if (answer.ok) return answer.value.balanceUsd;
+    if (answer.ok) {
+      await checkOtherOrigins(endpoints, flags, uses);
+      return answer.value.balanceUsd;
+    }
     const failure = answer.error;
     if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
       const hint = 'Is the gateway running there? --local uses the built-in one';
@@ -103,6 +108,7 @@ export async function checkGateway(
       const key = flags.apiKey ? '--api-key' : 'PIPELINE_API_KEY';
       throw new GatewayRefusal(failure, `the gateway at ${host} refused the API key (${key}); nothing was run`);
     }
+    await checkOtherOrigins(endpoints, flags, uses);
     return undefined;
   } finally {
     await probe.close();

@@ -40,7 +40,7 @@ export async function resumeRun(
   checkLocalFiles(state, options, environment);
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
-  await checkedOrClosed(connection);
+  await checkedOrClosed(connection, plan);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted =
     options.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};

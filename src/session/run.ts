@@ -117,7 +117,7 @@ export async function startRun(
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
   // The key check and the balance are requests too: a run the step cache serves whole makes none.
   if (!money.sendsNothing)
-    await checkedOrClosed(connection, (balance) => checkBalance(connection, money, options, balance));
+    await checkedOrClosed(connection, plan, (balance) => checkBalance(connection, money, options, balance));
   const runId = newRunId(plan.name, connection.clock.now());
   const paths = createRun(environment.home, runId);
   const batch = keepRecipe(paths, source.recipeText, source.batchPath, environment.cwd);
@@ -154,10 +154,16 @@ export async function startRun(
 /** The gateway check before a run, then `more` with the balance it read; the connection is closed if either fails. */
 export async function checkedOrClosed(
   connection: Connection,
+  plan: Plan,
   more: (balance: number | undefined) => Promise<unknown> = async () => undefined,
 ): Promise<void> {
+  // The web tools' and text gateway's addresses too, where the plan calls them.
+  const uses = {
+    tools: plan.steps.some((step) => step.action === 'web-search' || step.action === 'web-fetch'),
+    llm: plan.steps.some((step) => step.action === 'llm'),
+  };
   try {
-    await more(await connection.check());
+    await more(await connection.check(uses));
   } catch (error) {
     await connection.close();
     throw error;

@@ -164,18 +164,26 @@ describe('the command line without rough edges', () => {
     expect(local.exitCode, local.stderr).toBe(0);
   });
 
-  it('an unreachable text gateway or web tools address set apart fails at once too, naming its variable', async () => {
-    const recipe = join(home, 'paid.yaml');
-    await writeFile(recipe, PAID);
+  it('an unreachable text gateway or web tools address set apart fails at once too, where the recipe calls it', async () => {
+    const calls = join(home, 'calls.yaml');
+    await writeFile(
+      calls,
+      'version: 1\nname: calls\nsteps:\n  look: { uses: web-search, with: { query: kites } }\n  say: { uses: llm, with: { model: vendor-x/writer-1, prompt: hi } }\n',
+    );
     const before = (await readdir(join(home, 'runs')).catch(() => [])).length;
     for (const variable of ['PIPELINE_LLM_URL', 'PIPELINE_TOOL_URL']) {
-      const result = await pipeline(['run', recipe], { [variable]: 'http://127.0.0.1:9/elsewhere' });
+      const result = await pipeline(['run', calls, '--no-cache'], { [variable]: 'http://127.0.0.1:9/elsewhere' });
       expect(result.exitCode).toBe(1);
       expect(result.stderr).toBe(
         `pipeline: could not connect to 127.0.0.1:9 (${variable}): connection refused. Is it running there?`,
       );
     }
     expect((await readdir(join(home, 'runs')).catch(() => [])).length).toBe(before);
+    // A recipe that calls neither runs whatever those addresses are.
+    const recipe = join(home, 'paid.yaml');
+    await writeFile(recipe, PAID);
+    const images = await pipeline(['run', recipe], { PIPELINE_LLM_URL: 'http://127.0.0.1:9/elsewhere' });
+    expect(images.exitCode, images.stderr).toBe(0);
   });
 
   it('PIPELINE_CACHE_REMOTE_READ_ONLY that is neither true nor false is a usage error, not taken as false', async () => {
