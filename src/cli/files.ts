@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { formatBytes } from '../format.js';
 import type { MediaFile } from '../gateway/types.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
-import { UPLOAD_LIMIT_BYTES } from '../recipe/inputs.js';
 import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
 import { printJson, printLine, printTable } from './output.js';
@@ -32,9 +31,19 @@ export function registerFilesCommand(program: Command): void {
     .action(async (paths: string[], flags: ConnectionFlags & { json?: boolean }) => {
       // Every file is checked before any is sent: a bad one last in the list must not leave the
       // others uploaded, their ids never printed.
-      const { checkUploadable } = await import('../gateway/files-api.js');
-      const checks = await Promise.all(paths.map((path) => checkUploadable(path, UPLOAD_LIMIT_BYTES)));
-      const problems = checks.flatMap((check) => (check.ok ? [] : [check.error.message]));
+      const [{ checkUploadable }, { UPLOAD_LIMIT_BYTES }] = await Promise.all([
+        import('../gateway/files-api.js'),
+        import('../recipe/inputs.js'),
+      ]);
+      // One at a time: `files upload dir/*` must not open thousands of files at once.
+      const problems: string[] = [];
+      for (const path of paths) {
+        const checked = await checkUploadable(path, UPLOAD_LIMIT_BYTES).catch((error: Error) => ({
+          ok: false as const,
+          error: { message: `${path}: ${error.message}` },
+        }));
+        if (!checked.ok) problems.push(checked.error.message);
+      }
       if (problems.length > 0) throw new UsageError(`${problems.join('\n')}\nnothing was uploaded`);
       return withConnection(flags, async ({ client }) => {
         const uploaded: MediaFile[] = [];

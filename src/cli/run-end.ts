@@ -91,9 +91,10 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
         `--out: the recipe has no outputs: section, so nothing was copied to ${shown(flags.out)}; its files are in ${shown(run.outputsDir)}\n`,
       );
     const failed = summary.steps.filter((s) => s.status === 'failed');
-    // A step whose items failed is told by its items' lines below; the others here, by row in a batch.
+    // A step whose items failed is told by its items' lines below, unless it continued (its line says
+    // so); the others here, by row in a batch.
     for (const step of failed)
-      if (!step.failed_items?.length)
+      if (!step.failed_items?.length || step.continued)
         cliIo().stderr.write(
           `  ${itemLabel(step, plan.rows.length)}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
         );

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RpmFlag, RunFlags } from './run-session.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
-import { yesNo } from '../session/cache-setup.js';
+import { yesNo } from '../yes-no.js';
 import { parseListenAddress } from '../engine/listen-address.js';
 import { checkRedisUrl } from '../scheduler/redis-url.js';
 import { addConnectionOptions } from './connection.js';

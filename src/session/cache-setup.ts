@@ -7,6 +7,7 @@ import { TieredCache } from '../cache/tiered-cache.js';
 import type { Clock } from '../clock.js';
 import { RunCache } from '../engine/run-cache.js';
 import { err, ok, type Result } from '../result.js';
+import { yesNo } from '../yes-no.js';
 import type { Secrets, SessionEnvironment } from './environment.js';
 
 /** The step cache folder: `--cache-dir`, else PIPELINE_CACHE_DIR, else `cache` in the pipeline home. */
@@ -26,13 +27,6 @@ export interface RemoteChoice {
   address: RemoteAddress;
   readOnly: boolean;
   signingKey: string | undefined;
-}
-
-/** A yes/no variable: true, 1 or yes; false, 0, no or empty; anything else is not read as either. */
-export function yesNo(name: string, value: string | undefined): Result<boolean, string> {
-  if (value === undefined || /^(0|false|no|)$/i.test(value)) return ok(false);
-  if (/^(1|true|yes)$/i.test(value)) return ok(true);
-  return err(`${name} must be true or false (1/0, yes/no), got ${JSON.stringify(value.slice(0, 40))}`);
 }
 
 /**

@@ -64,6 +64,15 @@ describe('pipeline run: items that flow one by one', () => {
     expect(run.stderr).not.toMatch(/^ {2}hero: /m);
   });
 
+  it('says a step whose items failed went on with continue_on_error, beside the failed items', async () => {
+    const recipe = join(home, 'continued.yaml');
+    await writeFile(recipe, COMMANDS.replace('  make:\n', '  make:\n    continue_on_error: true\n'));
+    const run = await pipeline(['run', recipe, '--local']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^ {2}make: .*\(continued\)$/m);
+    expect(run.stderr).toMatch(/^ {2}✗ make\[2\] failed: the command exited with 3/m);
+  });
+
   it("prints a resume that keeps the run's remote cache flags: a read-only run's resume writes nothing to the bucket", async () => {
     const recipe = join(home, 'capped.yaml');
     await writeFile(recipe, CAPPED);
