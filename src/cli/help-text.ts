@@ -63,8 +63,11 @@ function failureOf(path: string): string {
   if (path === 'run' || path === 'resume')
     return 'it failed: a step failed or was cancelled, or the gateway refused or could not be reached';
   if (path === 'task wait') return 'the task failed, or the gateway refused or could not be reached';
-  if (path === 'cache' || path.startsWith('cache '))
+  if (path === 'cache list' || path === 'cache prune')
     return 'the remote cache could not be read or written (the message says why)';
+  // These read and write this machine's files only.
+  if (['cache', 'cache clear', 'runs', 'runs list', 'runs show', 'report', 'init', 'completion'].includes(path))
+    return 'it failed (the message says why)';
   if (path === 'validate' || path === 'plan')
     return "it failed for a reason that is not the recipe's (the message says why)";
   return 'the gateway refused or could not be reached (the message says which)';

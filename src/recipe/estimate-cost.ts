@@ -71,7 +71,8 @@ function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number)
   } catch {
     return undefined;
   }
-  if (!Array.isArray(list) || list.length !== runs) return undefined;
+  // A list with an element known only at run time is priced as the step's runs are, not item by item.
+  if (!Array.isArray(list) || list.length !== runs || list.includes(UNKNOWN)) return undefined;
   return list.map((item, index) => ({ item, index }));
 }
 
@@ -93,7 +94,7 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
     const items = typeof runs === 'number' && runs > 0 ? knownItems(step, inputs, runs) : undefined;
     for (const item of items ?? [undefined]) {
       const input = knownInput(step, inputs, item);
-      for (const field of input.atRunTime) if (fields.includes(field)) atDefaults.add(field);
+      if (runs !== 0) for (const field of input.atRunTime) if (fields.includes(field)) atDefaults.add(field);
       const cost = pricing?.cost(step.model.slug, input.known);
       if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
       perRun ??= cost;

@@ -151,6 +151,21 @@ describe('the estimate of a price field known only at run time', () => {
       "$0.0300 (img.resolution known only at run time: priced at the model's default)",
     );
   });
+
+  it('prices a list with an element known only at run time as the step, not item by item', () => {
+    const plan = planOf([
+      'version: 1',
+      'name: late-item',
+      'steps:',
+      '  pick: { uses: llm, with: { model: vendor-x/writer-1, prompt: "Say 1k or 2k" } }',
+      '  img:',
+      `    uses: ${T2I}`,
+      '    for_each: ["${{ steps.pick.outputs.text }}", 2k]',
+      '    with: { prompt: a kite, resolution: "${{ item }}" }',
+    ]);
+    const { cost } = estimatePlan(plan, { pricing: bundled }).totals;
+    expect(cost).toMatchObject({ usd: 0.06, priced_at_defaults: ['img.resolution'] });
+  });
 });
 
 describe('the estimate and a step cache', () => {
