@@ -42,26 +42,18 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
     if (value) words.push(flag, word(value));
   if (flags.redis) words.push('--redis', hasPassword(flags.redis) ? '"$PIPELINE_REDIS_URL"' : word(flags.redis));
   // No variable holds the workers' URL: its password is never printed, but named for the user to fill in.
-  if (flags.workers) words.push('--workers', word(withoutPassword(flags.workers)));
+  const masked = flags.workers !== undefined && hasPassword(flags.workers);
+  if (flags.workers)
+    words.push('--workers', word(masked ? shownRedisUrl(flags.workers, 'REDIS_PASSWORD') : flags.workers));
   if (flags.workersQueue) words.push('--workers-queue', word(flags.workersQueue));
   if (flags.cacheDir) words.push('--cache-dir', word(flags.cacheDir));
   if (flags.cache === false) words.push('--no-cache');
   if (flags.cacheRemote === false) words.push('--no-cache-remote');
   else if (flags.cacheRemote) words.push('--cache-remote', word(flags.cacheRemote));
   if (flags.cacheRemoteReadOnly) words.push('--cache-remote-read-only');
-  return [...words, ...extra].join(' ');
-}
-
-/** The URL with `REDIS_PASSWORD` where its password is. */
-function withoutPassword(url: string): string {
-  if (!hasPassword(url)) return url;
-  try {
-    const parsed = new URL(url);
-    parsed.password = 'REDIS_PASSWORD';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return shownRedisUrl(url);
-  }
+  // A comment, so that the line still pastes: the one word the user must put in.
+  const note = masked ? ['  # put the Redis password in place of REDIS_PASSWORD'] : [];
+  return [...words, ...extra].join(' ') + note.join('');
 }
 
 function hasPassword(url: string): boolean {

@@ -5,10 +5,10 @@
 import { err, ok, type Result } from '../result.js';
 
 /** A Redis URL as it may be printed: the password, if any, replaced by `***`. */
-export function shownRedisUrl(url: string): string {
+export function shownRedisUrl(url: string, mask = '***'): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
+    if (parsed.password) parsed.password = mask;
     return parsed.toString().replace(/\/$/, '');
   } catch {
     return '(a Redis URL that does not parse)';

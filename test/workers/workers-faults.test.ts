@@ -103,7 +103,10 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
       // The resume it prints goes to the workers again, on their queue: pasted, it is what runs here.
       // Its password is never printed: the user puts it where the hint says.
       const password = new URL(redis.url).password;
-      const hint = /Resume with:\n {2}npx media-pipeline resume (.+)$/m.exec(stderr)?.[1];
+      const hint =
+        /Resume with:\n {2}npx media-pipeline resume (.+?) {2}# put the Redis password in place of REDIS_PASSWORD$/m.exec(
+          stderr,
+        )?.[1];
       expect(hint).toBe(`${runId} --workers ${redis.url.replace(password, 'REDIS_PASSWORD')} --workers-queue vanish`);
       expect(stderr).not.toContain(password);
       const submittedBefore = gateway.stats().tasks.submitted[SLUG] ?? 0;
