@@ -79,9 +79,7 @@ export function registerInitCommand(program: Command): void {
       printLine('next:');
       printLine(`  ${run} validate ${asReference(RECIPE)}`);
       printLine(`  ${run} run ${asReference(RECIPE)} --local     # on the built-in gateway: no key, no cost`);
-      printLine(
-        "  add the secrets PIPELINE_API_KEY and PIPELINE_BASE_URL (the gateway's media API base, ending in /api/v1)",
-      );
-      printLine('  to the repository, then push: the workflow builds the assets');
+      printLine('  add the secret PIPELINE_API_KEY and the variable PIPELINE_BASE_URL (the media API base,');
+      printLine('  ending in /api/v1) to the repository, then push: the workflow builds the assets');
     });
 }

@@ -48,8 +48,8 @@ describe('pipeline init', () => {
     const action = steps.find((step) => step.uses?.startsWith('media-pipeline/media-pipeline@'));
     expect(action?.with).toMatchObject({ recipe: 'recipes/assets.yaml', 'api-key': '${{ secrets.PIPELINE_API_KEY }}' });
     // Without a gateway address the tool stops before it sends anything: the workflow must give one.
-    expect(action?.env).toEqual({ PIPELINE_BASE_URL: '${{ secrets.PIPELINE_BASE_URL }}' });
-    expect(init.stdout).toContain('add the secrets PIPELINE_API_KEY and PIPELINE_BASE_URL');
+    expect(action?.env).toEqual({ PIPELINE_BASE_URL: '${{ vars.PIPELINE_BASE_URL }}' });
+    expect(init.stdout).toContain('add the secret PIPELINE_API_KEY and the variable PIPELINE_BASE_URL');
 
     expect(readFileSync(join(project, '.gitignore'), 'utf8')).toBe(
       'node_modules/\n# media-pipeline: runs, logs and the step cache\n.pipeline/\n',
