@@ -91,6 +91,9 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
     files: paths.filter((path) => existsSync(path)).map((path) => relative(filesDir, path)),
     filesDir: folderShown(filesDir, env),
     ...(end.out && !copied ? { notCopiedTo: folderShown(end.out.dir, env) } : {}),
+    ...(end.out && !copied && result.status === 'succeeded' && Object.keys(plan.outputs).length === 0
+      ? { notCopiedBecause: 'the recipe has no `outputs:` section' }
+      : {}),
     failures: [],
   };
   const notListed = notListedLine(summary);

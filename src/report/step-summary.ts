@@ -30,8 +30,10 @@ export interface RunReport {
   files: string[];
   /** The folder `files` are in, as it should be shown (ending in `/`). */
   filesDir: string;
-  /** `--out` was given and nothing was copied there (the run did not succeed): that folder, as shown. */
+  /** `--out` was given and nothing was copied there: that folder, as shown. */
   notCopiedTo?: string;
+  /** Why: the run did not succeed (the default), or the recipe has no `outputs:` to copy. */
+  notCopiedBecause?: string;
   failures: Array<{ step: string; message: string }>;
   /** A batch past the rows the run's summary lists: what it counted instead, as one line. */
   notListed?: string;
@@ -116,7 +118,10 @@ export function stepSummaryMarkdown(report: RunReport, limit = SUMMARY_LIMIT_BYT
   if (report.notListed) parts.push(`_${cell(report.notListed, 500)}_`, '');
   if (failures.length > 0) parts.push('### Failures', '', ...fitting(failures, Math.floor(left / 2), 'failures'), '');
   if (report.notCopiedTo)
-    parts.push(`Nothing was copied to ${code(report.notCopiedTo)}: the run ${report.status}.`, '');
+    parts.push(
+      `Nothing was copied to ${code(report.notCopiedTo)}: ${report.notCopiedBecause ?? `the run ${report.status}`}.`,
+      '',
+    );
   if (files.length > 0)
     parts.push(`### Outputs in ${code(report.filesDir)}`, '', ...fitting(files, Math.floor(left / 2), 'files'), '');
   return `${parts.join('\n')}\n`;

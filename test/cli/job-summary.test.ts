@@ -124,6 +124,15 @@ describe('the job summary', () => {
     expect(kept.dir).toMatch(/^\.pipeline\/runs\/[^/]+\/outputs\/$/);
     expect(kept.files).toHaveLength(2);
     for (const file of kept.files) expect(existsSync(join(work, kept.dir, file)), file).toBe(true);
+    // A run that succeeded copies nothing when its recipe has no outputs: to copy, and says that.
+    writeFileSync(summaryPath(), '');
+    writeFileSync(
+      join(work, 'recipes', 'no-outputs.yaml'),
+      'version: 1\nname: no-outputs\nsteps:\n  say: { run: "echo hi" }\n',
+    );
+    const plain = await pipeline(['run', 'recipes/no-outputs.yaml', '--out', 'build/plain']);
+    expect(plain.exitCode, plain.stderr).toBe(0);
+    expect(summary()).toContain('Nothing was copied to `build/plain/`: the recipe has no `outputs:` section.');
   });
 
   it('leaves out a file the journal names but that is gone (a resume after it was deleted)', async () => {

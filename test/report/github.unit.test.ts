@@ -104,6 +104,10 @@ describe('the step summary', () => {
     expect(quiet).not.toContain('Artifact');
     expect(quiet).not.toContain('### Outputs');
     expect(quiet).toContain('Nothing was copied to `build/`: the run failed.');
+    const none = stepSummaryMarkdown(
+      report({ files: [], notCopiedTo: 'build/', notCopiedBecause: 'the recipe has no `outputs:` section' }),
+    );
+    expect(none).toContain('Nothing was copied to `build/`: the recipe has no `outputs:` section.');
   });
 
   it('of a command that ran nothing: the diagnostics in a fence no backtick run in them can close', () => {
