@@ -6,6 +6,7 @@ import { addConnectionOptions, withConnection, type ConnectionFlags } from './co
 import { printJson, printLine } from './output.js';
 import { unwrap } from './unwrap.js';
 import { cliIo } from './io.js';
+import { plural } from '../format.js';
 
 interface AccountFlags extends ConnectionFlags {
   json?: boolean;
@@ -47,7 +48,7 @@ function describeRuns(
   const price = `${cost.lower_bound ? 'at least ' : ''}${formatUsd(cost.usd)} a run`;
   const why = cost.lower_bound ? ` (${lowerBoundReason(cost)})` : '';
   if (runs === null) return `${recipe} costs ${price}${why}: how many runs the balance pays for is not known`;
-  const count = `${cost.lower_bound ? 'at most ' : ''}${runs} run${runs === 1 ? '' : 's'}`;
+  const count = `${cost.lower_bound ? 'at most ' : ''}${plural(runs, 'run')}`;
   return `${recipe} costs ${price}${why}: the balance pays for ${count}`;
 }
 

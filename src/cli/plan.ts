@@ -70,10 +70,7 @@ function printText(
     printLine(`items      ${lineages.join('; ')}`);
     printLine();
   }
-  if (cached)
-    printLine(
-      `cached     ${totals.cached} run${totals.cached === 1 ? '' : 's'} from the step cache, not counted below`,
-    );
+  if (cached) printLine(`cached     ${plural(totals.cached, 'run')} from the step cache, not counted below`);
   const tasks = Object.entries(totals.tasks)
     .filter(([, n]) => n !== 0)
     .map(([slug, n]) => `${n} × ${slug}`);
@@ -88,9 +85,7 @@ function printText(
   );
   const leftOut = [...new Set((plan.skippedRows ?? []).map((s) => s.where))];
   if (leftOut.length > 0)
-    printLine(
-      `left out   ${leftOut.length} row${leftOut.length === 1 ? '' : 's'} (--skip-invalid-rows): ${leftOut.join(', ')}`,
-    );
+    printLine(`left out   ${plural(leftOut.length, 'row')} (--skip-invalid-rows): ${leftOut.join(', ')}`);
 }
 
 const printWarning = (message: string) => printError(`warning: ${message}`);

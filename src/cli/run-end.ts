@@ -17,6 +17,7 @@ import type { StepSummary } from '../store/summary.js';
 import { resumeCommand } from './resume-hint.js';
 import { cliIo, fromCwd } from './io.js';
 import type { RunFlags } from './run-flags.js';
+import { plural } from '../format.js';
 
 /** One line for every step that never ran: after a stop they can be thousands. */
 function cancelledLine(steps: StepSummary[], rows: number): string {
@@ -25,7 +26,7 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
   const names = [...new Set(cancelled.map((s) => s.step))];
   const shownNames = names.length > 5 ? `${names.slice(0, 5).join(', ')}…` : names.join(', ');
   const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
-  return `${cancelled.length} step${cancelled.length === 1 ? '' : 's'}${inRows} cancelled: ${shownNames}`;
+  return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}`;
 }
 
 /** The exit code of a run that ended (130, interrupted, is answered before these). */

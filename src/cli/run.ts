@@ -12,6 +12,7 @@ import { pipelineHome } from './pipeline-home.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 import { cliIo, fromCwd, setExitCode } from './io.js';
+import { plural } from '../format.js';
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
@@ -147,10 +148,7 @@ export function registerRunCommands(program: Command): void {
         const diagnostics = formatDiagnostics(result.error);
         cliIo().stderr.write(`${diagnostics}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
-        throw new UsageError(
-          `${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}; nothing was run`,
-          diagnostics,
-        );
+        throw new UsageError(`${plural(result.error.length, 'error')} in ${recipe}; nothing was run`, diagnostics);
       }
       const skipped = skippedRowsWarning(result.value);
       if (skipped) cliIo().stderr.write(`${skipped}\n`);

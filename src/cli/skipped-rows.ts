@@ -1,5 +1,6 @@
 import type { Plan } from '../plan.js';
 import { UsageError } from './errors.js';
+import { plural } from '../format.js';
 
 export const SKIP_INVALID_ROWS_HELP =
   'with --batch: leave out the rows the recipe can judge invalid before running ' +
@@ -25,6 +26,6 @@ export function skippedRowsWarning(plan: Plan): string | undefined {
   const skipped = plan.skippedRows ?? [];
   if (skipped.length === 0) return undefined;
   const rows = skippedRowCount(plan);
-  const heading = `--skip-invalid-rows: ${rows} row${rows === 1 ? '' : 's'} left out, ${plan.rows.length} kept:`;
+  const heading = `--skip-invalid-rows: ${plural(rows, 'row')} left out, ${plan.rows.length} kept:`;
   return [heading, ...skipped.map((s) => `  ${s.where}: warning: ${s.message}`)].join('\n');
 }

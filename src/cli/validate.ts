@@ -43,8 +43,7 @@ export function registerValidateCommand(program: Command): void {
         else printError(formatDiagnostics(result.error));
         const { annotateDiagnostics } = await import('./github-actions.js');
         annotateDiagnostics(result.error);
-        if (!flags.json)
-          printError(`\n${result.error.length} error${result.error.length === 1 ? '' : 's'} in ${recipe}`);
+        if (!flags.json) printError(`\n${plural(result.error.length, 'error')} in ${recipe}`);
         setExitCode(2);
         return;
       }
@@ -65,7 +64,7 @@ export function registerValidateCommand(program: Command): void {
       if (warning) printError(warning);
       if (flags.json) return printJson(summary);
       const leftOut = skippedRowCount(plan);
-      const rowsLeftOut = leftOut ? ` (${leftOut} row${leftOut === 1 ? '' : 's'} left out)` : '';
+      const rowsLeftOut = leftOut ? ` (${plural(leftOut, 'row')} left out)` : '';
       printLine(
         `${recipe}: valid: ${plural(summary.steps, 'step')} in ${plural(summary.layers, 'layer')}, ${plural(summary.inputs, 'input')}, ${plural(summary.rows, 'run')}${rowsLeftOut}`,
       );

@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { error, type Diagnostic } from './diagnostics.js';
 import { RECIPE_LIMITS } from './input-limits.js';
 import { SourceFile, type SourceRange } from './source.js';
+import { plural } from '../format.js';
 
 export type InputType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'file';
 
@@ -233,7 +234,7 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
             }
             rows++;
             if (record.length !== header.length) {
-              const problem = `this row has ${record.length} value${record.length === 1 ? '' : 's'} but the header has ${header.length} columns (${header.join(', ')})`;
+              const problem = `this row has ${plural(record.length, 'value')} but the header has ${header.length} columns (${header.join(', ')})`;
               visit({ values: {}, range, raw: true, problem });
             } else {
               const values: Record<string, unknown> = {};

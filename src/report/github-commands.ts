@@ -1,4 +1,5 @@
 import { isAbsolute, relative, sep } from 'node:path';
+import { plural } from '../format.js';
 
 /** GitHub shows at most this many annotations of one kind per job step and drops the rest. */
 export const ANNOTATIONS_PER_KIND = 10;
@@ -60,7 +61,7 @@ export function annotationLines(annotations: Annotation[], workspace: string | u
       lines.push(workflowCommand(annotation, workspace, cwd));
     const more = ofKind.length - ANNOTATIONS_PER_KIND;
     if (more > 0) {
-      const what = `${more} more ${kind}${more === 1 ? '' : 's'}`;
+      const what = `${plural(more, `more ${kind}`)}`;
       const message = `${what}: GitHub shows ${ANNOTATIONS_PER_KIND} per step; all are in the log`;
       lines.push(`::notice title=${escapeProperty(`${what} not annotated`)}::${escapeData(message)}`);
     }

@@ -7,6 +7,7 @@ import { colourOf, escapeHtml, html, seconds, type Html } from './html-kit.js';
 import { SCRIPT, STYLE } from './page-assets.js';
 import { timelineSvg } from './timeline-svg.js';
 import { notListedLine, spendFigures } from '../store/summary.js';
+import { plural } from '../format.js';
 
 /** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
 export interface PageContext {
@@ -53,7 +54,7 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
     item.cached && 'from the cache',
     item.taskId,
     took,
-    item.polls !== null && `${item.polls} poll${item.polls === 1 ? '' : 's'}`,
+    item.polls !== null && plural(item.polls, 'poll'),
   ];
   const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
   const wholeInput = item.input && typeof item.input.prompt === 'string' ? item.input : null;
@@ -69,8 +70,6 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
     ${outputView(step.action, output)}
   </div>`;
 }
-
-const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 const badge = (status: string, id?: string) =>
   html`<span class="badge" id=${id} style=${`background:${colourOf(status)}`}>${status}</span>`;
@@ -88,7 +87,7 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
   const otherItems = step.items.filter((i) => !mediaItems.includes(i));
   const items = [...mediaItems, ...otherItems];
   const took = step.durationMs !== null ? ` · ${seconds(step.durationMs)}` : '';
-  const count = items.length > 0 ? ` · ${items.length} item${items.length === 1 ? '' : 's'}` : '';
+  const count = items.length > 0 ? ` · ${plural(items.length, 'item')}` : '';
   const grid = html`<div class=${items.length > LARGE_GRID ? 'grid large' : 'grid'}>
     ${items.map((i) => card(ctx, step, i))}
   </div>`;
@@ -127,7 +126,7 @@ function chainSection(ctx: PageContext, chain: ReportStep[], rows: number): Html
   const name = `${chain.map((s) => s.step).join(' → ')}${rows > 1 ? ` · row ${first.row + 1}` : ''}`;
   return html`<section class=${count > LARGE_GRID ? 'step chain large' : 'step chain'} data-step=${first.step}
     data-steps=${chain.map((s) => s.step).join(' ')}>
-    <h2>${name}<span class="meta"> · ${count} item chain${count === 1 ? '' : 's'}, one a line</span></h2>
+    <h2>${name}<span class="meta"> · ${plural(count, 'item chain')}, one a line</span></h2>
     ${chain.filter((s) => s.error).map((s) => html`<div class="error">${s.step}: ${s.error}</div>`)}
     <div class="chain-row chain-head" style=${columns}>
       ${chain.map((s) => html`<div>${s.step} ${badge(s.status)}<span class="meta"> ${s.model ?? s.action ?? ''}</span></div>`)}
@@ -166,11 +165,11 @@ function header(data: ReportData): Html {
     [
       'requests',
       [
-        counted(r.submit, 'submission'),
-        counted(r.poll, 'poll'),
-        counted(r.upload, 'upload'),
-        counted(r.tool, 'tool call'),
-        counted(r.text, 'text call'),
+        plural(r.submit, 'submission'),
+        plural(r.poll, 'poll'),
+        plural(r.upload, 'upload'),
+        plural(r.tool, 'tool call'),
+        plural(r.text, 'text call'),
         ...(r.other ? [`${r.other} other`] : []),
       ].join(' · '),
     ],
@@ -184,7 +183,7 @@ function header(data: ReportData): Html {
     <div class="meta">
       <span>run ${summary.run_id}</span><span>recipe ${summary.recipe}</span>
       <span>started ${when(summary.started_at)} UTC</span><span>${took}</span>
-      <span>${summary.rows} row${summary.rows === 1 ? '' : 's'}</span>
+      <span>${plural(summary.rows, 'row')}</span>
     </div>
     <table class="totals"><tbody>
       ${cells.map(([k, v]) => html`<tr><td>${k}</td><td data-total=${k}>${v}</td></tr>`)}

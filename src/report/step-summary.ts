@@ -1,3 +1,4 @@
+import { plural } from '../format.js';
 /** GitHub refuses a step summary over 1 MiB; this leaves room for what other steps wrote. */
 export const SUMMARY_LIMIT_BYTES = 1024 * 1024 - 16 * 1024;
 
@@ -60,16 +61,17 @@ function fitting(lines: string[], budget: number, what: string): string[] {
   return kept;
 }
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+/** The count with `one` or `many`, for a phrase whose plural is not its noun's (`response was`). */
+const phrase = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** `2 responses were 429 (rate limited)`, as the console's last line and the summary say it. */
 export const rateLimitedPhrase = (count: number): string =>
-  count === 0 ? 'no 429 (rate limited)' : `${plural(count, 'response was', 'responses were')} 429 (rate limited)`;
+  count === 0 ? 'no 429 (rate limited)' : `${phrase(count, 'response was', 'responses were')} 429 (rate limited)`;
 
 /** The facts under the title: money, cache, rate limits, and where the outputs went. */
 function factLines(report: RunReport): string[] {
   const cache = report.cache
-    ? `${plural(report.cache.hits, 'hit', 'hits')}, saving ${plural(report.cache.requestsSaved, 'request', 'requests')} and ${plural(report.cache.tasksSaved, 'task', 'tasks')}`
+    ? `${plural(report.cache.hits, 'hit')}, saving ${plural(report.cache.requestsSaved, 'request')} and ${plural(report.cache.tasksSaved, 'task')}`
     : 'off (--no-cache)';
   const lines = [
     `- **Spend:** ${cell(report.spend)}`,

@@ -16,6 +16,7 @@ import { loadRecipeFile, offlineSchemas } from './recipe.js';
 import type { EndedSummary } from './run-end.js';
 import { resumeRun } from './resume.js';
 import { type SessionRun, startRun } from './run.js';
+import { plural } from '../format.js';
 
 /** A place in a recipe or batch file, and what is wrong there. */
 export interface RecipeProblem {
@@ -169,10 +170,7 @@ export async function runRecipe(options: RecipeRunOptions): Promise<Result<RunOu
     const loaded = loadRecipeFile(options.recipe, options, environment.cwd, offlineSchemas(environment.home));
     if (!loaded.ok) {
       const count = loaded.error.length;
-      throw new InvalidRecipe(
-        `${count} error${count === 1 ? '' : 's'} in ${options.recipe}; nothing was run`,
-        loaded.error,
-      );
+      throw new InvalidRecipe(`${plural(count, 'error')} in ${options.recipe}; nothing was run`, loaded.error);
     }
     const recipeText = readFileSync(resolve(environment.cwd, options.recipe), 'utf8');
     return outcomeOf(await startRun(loaded.value, options, environment, { recipeText, batchPath: options.batch }));

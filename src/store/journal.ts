@@ -1,4 +1,5 @@
 import { closeSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { plural } from '../format.js';
 
 /** One state change of a run. Every event has its time and kind; the rest depends on the kind. */
 export type JournalEvent =
@@ -490,5 +491,5 @@ export function readJournal(path: string): JournalEvent[] {
 /** `3 lines (4, 9, 12)`: for messages about damaged lines. */
 export function describeLines(lines: number[]): string {
   const shown = lines.length > 10 ? `${lines.slice(0, 10).join(', ')}, …` : lines.join(', ');
-  return `${lines.length} line${lines.length === 1 ? '' : 's'} (${shown})`;
+  return `${plural(lines.length, 'line')} (${shown})`;
 }
