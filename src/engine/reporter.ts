@@ -10,6 +10,8 @@ export interface Reporter {
   stepStarted(label: string, runs: number | undefined): void;
   /** A task of the step labelled `step` was submitted for its item labelled `item`. */
   taskSubmitted(step: string, item: string, taskId: string): void;
+  /** A task of the step labelled `step` ended, whatever its end: one fewer in flight. */
+  taskEnded(step: string): void;
   /** A for_each item finished: `done` of `total`. */
   itemFinished(label: string, done: number, total: number): void;
   /** `note`: what else to say of the step's end, such as `1 of 20 items skipped`. */
@@ -24,6 +26,7 @@ export interface Reporter {
 export const silentReporter: Reporter = {
   stepStarted() {},
   taskSubmitted() {},
+  taskEnded() {},
   itemFinished() {},
   stepFinished() {},
   stepSkipped() {},
@@ -65,6 +68,8 @@ export class ConsoleReporter implements Reporter {
   taskSubmitted(step: string, item: string, taskId: string): void {
     if ((this.runs.get(step) ?? 1) <= DETAILED_RUNS) this.line(`  ${item}: task ${taskId} submitted`);
   }
+
+  taskEnded(): void {}
 
   itemFinished(label: string, done: number, total: number): void {
     if (total <= DETAILED_RUNS) return;
@@ -115,7 +120,11 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         else report.stepStarted(itemLabel(event.at, rows), event.runs);
         return;
       case 'step-resumed':
-        report.note(`✓ ${itemLabel(event.at, rows)} (done before the resume)`);
+        // A large batch counts its rows done before the resume in its progress, not a line each.
+        if (batch) {
+          batch.started(event.at.step, now());
+          batch.ended(event.at.step, now(), 'done');
+        } else report.note(`✓ ${itemLabel(event.at, rows)} (done before the resume)`);
         return;
       case 'step-skipped':
         if (batch) batch.ended(event.at.step, now(), 'skipped');
@@ -124,7 +133,8 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       case 'step-finished': {
         const skipped = event.skippedItems.length;
         const note = skipped > 0 ? `${skipped} of ${event.items} items skipped` : undefined;
-        if (batch && skipped === 0) batch.ended(event.at.step, now(), 'done');
+        // A batch's row is counted, whatever it skipped: the run's end names the items skipped.
+        if (batch) batch.ended(event.at.step, now(), 'done');
         else report.stepFinished(itemLabel(event.at, rows), event.durationMs, note);
         return;
       }
@@ -157,10 +167,13 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         const item = itemLabel(event.item, rows);
         if (event.how === 'recalled')
           report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
-        // A large batch counts its rows instead (BatchProgress).
-        else if (!batch) report.taskSubmitted(itemLabel(stepOf(event.item), rows), item, event.taskId);
+        // A large batch names no task: its step's line counts them in flight (BatchProgress).
+        else report.taskSubmitted(batch ? event.item.step : itemLabel(stepOf(event.item), rows), item, event.taskId);
         return;
       }
+      case 'task-finished':
+        report.taskEnded(batch ? event.item.step : itemLabel(stepOf(event.item), rows));
+        return;
       case 'clip-passed-through':
         report.note(
           `note: ${itemLabel({ step: event.item.step, index: event.item.index })}: no ffmpeg on this machine, so the clip was passed through unchanged (install ffmpeg, or the optional @ffmpeg-installer/ffmpeg)`,
@@ -175,7 +188,6 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       case 'submission-unknown':
       case 'call-sent':
       case 'call-ended':
-      case 'task-finished':
       case 'output-written':
       case 'result-url-expired':
       case 'upload-done':
@@ -218,6 +230,8 @@ class BatchProgress {
       ...(counts.failed > 0 ? [`${counts.failed} of ${this.rows} rows failed`] : []),
       ...(counts.skipped > 0 ? [`${counts.skipped} of ${this.rows} rows skipped`] : []),
     ];
-    this.report.stepFinished(step, at - counts.startedAt, notes.join(', ') || undefined);
+    // Not a tick for a step some rows of which failed.
+    if (counts.failed > 0) this.report.stepFailed(step, notes.join(', '));
+    else this.report.stepFinished(step, at - counts.startedAt, notes.join(', ') || undefined);
   }
 }

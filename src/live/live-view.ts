@@ -132,14 +132,20 @@ export class LiveView implements Reporter {
 
   taskSubmitted(step: string, _item: string, _taskId: string): void {
     const entry = this.running.get(step);
-    if (entry) entry.inFlight = Math.min(entry.inFlight + 1, entry.total - entry.done);
+    if (entry) entry.inFlight++;
+    this.redraw();
+  }
+
+  /** Counted by the tasks' own ends, so that a failed task (which finishes no item) leaves the count too. */
+  taskEnded(step: string): void {
+    const entry = this.running.get(step);
+    if (entry) entry.inFlight = Math.max(0, entry.inFlight - 1);
     this.redraw();
   }
 
   itemFinished(label: string, done: number, total: number): void {
     const entry = this.running.get(label);
     if (!entry) return;
-    entry.inFlight = Math.max(0, entry.inFlight - (done - entry.done));
     Object.assign(entry, { done, total });
     this.redraw();
   }

@@ -47,6 +47,9 @@ describe('the live view', () => {
     await clock.advance(1000);
     const first = frames.at(-1)!;
     expect(first).toMatch(/hero ░{24}\s+0\/10 {2}4 in flight {2}ETA …/);
+    // Tasks leave the count in flight by their own ends, a failed one too; items by their finishing.
+    view.taskEnded('hero');
+    view.taskEnded('hero');
     view.itemFinished('hero', 1, 10);
     view.itemFinished('hero', 2, 10);
     await clock.advance(1000);
@@ -56,6 +59,9 @@ describe('the live view', () => {
     // No progress for a second: the frame drawn each second shows the pace slowing.
     expect(frames.at(-1)).toMatch(/2\/10 {2}2 in flight {2}ETA 8\.4s\n.*elapsed 2\.1s/);
     for (let done = 3; done <= 5; done++) view.itemFinished('hero', done, 10);
+    view.taskEnded('hero');
+    // A task that failed ends without finishing an item: it leaves the count all the same.
+    view.taskEnded('hero');
     await clock.advance(100);
     expect(frames.at(-1)).toMatch(/hero █{12}░{12}\s+5\/10 {2}0 in flight {2}ETA 3\.1s\n.*elapsed 3\.1s/);
   });
