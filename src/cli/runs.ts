@@ -40,7 +40,9 @@ function listJson(runs: Listed[]): unknown[] {
   return runs.map((run) => {
     if (!run.ok) return { run_id: run.id, status: 'unreadable', problem: run.problem };
     const { steps: _steps, outputs: _outputs, files, ...rest } = run.value;
-    return { ...rest, files: files.length, spent_usd: run.value.cost.committed_usd };
+    // A batch past the rows its summary lists counts the rest in not_listed: every file is counted.
+    const count = files.length + (run.value.not_listed?.files ?? 0);
+    return { ...rest, files: count, spent_usd: run.value.cost.committed_usd };
   });
 }
 
@@ -49,9 +51,12 @@ function listRow(run: Listed): Array<string | number> {
   const s = run.value;
   const took = s.duration_ms === null ? '' : formatDuration(s.duration_ms);
   // A step skipped by its `if` is done as the recipe meant it: only failed or unfinished steps are missing.
-  const done = s.steps.filter((x) => x.status === 'succeeded' || x.status === 'skipped').length;
-  const steps = `${done}/${s.steps.length}`;
-  return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), s.files.length];
+  // The steps and files of a batch's rows past those listed are counted in not_listed (they succeeded).
+  const unlisted = s.not_listed ?? { steps: 0, files: 0 };
+  const done = s.steps.filter((x) => x.status === 'succeeded' || x.status === 'skipped').length + unlisted.steps;
+  const steps = `${done}/${s.steps.length + unlisted.steps}`;
+  const files = s.files.length + unlisted.files;
+  return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), files];
 }
 
 export function registerRunsCommand(program: Command): void {
