@@ -29,6 +29,9 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
   return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}`;
 }
 
+/** The output files a run's end lists on the console; `runs show` lists them all. */
+const LISTED_FILES = 20;
+
 /** The exit code of a run that ended (130, interrupted, is answered before these). */
 const EXIT_CODES = { succeeded: 0, failed: 1, stopped: 3, interrupted: 130 } as const;
 
@@ -80,10 +83,15 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(run.outputsDir)}:`);
-      for (const file of summary.files) printLine(`  ${relative(run.outputsDir, file.path)}  (${file.bytes} bytes)`);
+      // A batch's thousand files would bury the run's last lines: the first few, then a count.
+      for (const file of summary.files.slice(0, LISTED_FILES))
+        printLine(`  ${relative(run.outputsDir, file.path)}  (${file.bytes} bytes)`);
+      const more = summary.files.length - LISTED_FILES + (summary.not_listed?.files ?? 0);
+      if (more > 0) printLine(`  … and ${plural(more, 'more file')}: ${commandName()} runs show ${id} lists them`);
+    } else {
+      const notListed = notListedLine(summary);
+      if (notListed) printLine(`  ${notListed}`);
     }
-    const notListed = notListedLine(summary);
-    if (notListed) printLine(`  ${notListed}`);
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
     // --out copies the recipe's `outputs:`: with none, it says so rather than leave the folder empty.

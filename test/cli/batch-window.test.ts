@@ -70,5 +70,17 @@ describe('a batch of more rows than are kept in progress', () => {
     // Not a line per task of any kind (each task was once taken for one a worker recorded before a resume).
     expect(result.stderr).not.toContain('recorded by a worker');
     expect(lines.length).toBeLessThan(20);
+    // Without --json, the end lists the first outputs and counts the rest, not a line per row.
+    const plain = await pipelineInProcess(['run', recipe, '--batch', rows, '--no-report'], {
+      clock,
+      gateway,
+      env: { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl, PIPELINE_HOME: join(dir, 'home') },
+    });
+    expect(plain.exitCode, plain.stderr).toBe(0);
+    const listed = plain.stdout.split('\n');
+    expect(listed.filter((line) => /^ {2}row-\d+-tile\.png/.test(line))).toHaveLength(20);
+    expect(listed).toContainEqual(
+      expect.stringMatching(/^ {2}… and 70 more files: npx media-pipeline runs show \S+ lists them$/),
+    );
   });
 });
