@@ -86,7 +86,7 @@ async function withTerminal<T>(options: RunOptions, work: (options: RunOptions) 
     // The run's analysis is over and its tasks start: the young generation may grow to its cap.
     releaseYoungGeneration();
     report = live
-      ? new LiveView({ stream: stderr, clock, traffic, redact })
+      ? new LiveView({ stream: stderr, clock, traffic, redact, noColor: Boolean(env.NO_COLOR) })
       : new ConsoleReporter(
           (text) => stderr.write(redact(text)),
           () => clock.now(),

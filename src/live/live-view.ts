@@ -21,6 +21,8 @@ export interface LiveViewOptions {
   redact?: (text: string) => string;
   /** Draws frames and lines on the stream; default log-update's. Tests pass one that keeps the frames. */
   sink?: FrameSink;
+  /** NO_COLOR (https://no-color.org): the footer is not dimmed. */
+  noColor?: boolean;
 }
 
 /** Redraws a block in place, writes lines that stay above it (`persist`), keeps the last frame (`done`). */
@@ -76,6 +78,10 @@ export class LiveView implements Reporter {
     this.redact = options.redact ?? ((text) => text);
   }
 
+  private dim(text: string): string {
+    return this.options.noColor ? text : `\x1b[2m${text}\x1b[0m`;
+  }
+
   /** The frame as it would be drawn now. */
   frame(): string {
     const now = this.options.clock.now();
@@ -89,9 +95,7 @@ export class LiveView implements Reporter {
     const { traffic } = this.options;
     const limit = traffic.limit();
     const rate = `${traffic.perMinute()} req/min${limit === undefined ? '' : ` of ${limit}`}`;
-    lines.push(
-      `\x1b[2m${rate} · ${traffic.rateLimited} × 429 · elapsed ${formatDuration(now - this.startedAt)}\x1b[0m`,
-    );
+    lines.push(this.dim(`${rate} · ${traffic.rateLimited} × 429 · elapsed ${formatDuration(now - this.startedAt)}`));
     return this.redact(lines.join('\n'));
   }
 

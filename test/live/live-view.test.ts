@@ -31,11 +31,11 @@ const ESC = String.fromCharCode(27);
 const ANSI = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, 'g');
 const plain = (text: string) => text.replace(ANSI, '');
 
-function setUp(limit = 60) {
+function setUp(limit = 60, noColor = false) {
   const clock = new ManualClock();
   const { sink, frames } = recordingSink();
   const traffic = { rateLimited: 0, sent: 0, perMinute: () => traffic.sent, limit: () => limit };
-  const view = new LiveView({ stream: new FakeTty(), clock, traffic, sink });
+  const view = new LiveView({ stream: new FakeTty(), clock, traffic, sink, noColor });
   return { clock, frames, traffic, view };
 }
 
@@ -64,6 +64,15 @@ describe('the live view', () => {
     view.taskEnded('hero');
     await clock.advance(100);
     expect(frames.at(-1)).toMatch(/hero █{12}░{12}\s+5\/10 {2}0 in flight {2}ETA 3\.1s\n.*elapsed 3\.1s/);
+  });
+
+  it('dims its footer, but not with NO_COLOR', async () => {
+    for (const noColor of [false, true]) {
+      const { clock, frames, view } = setUp(60, noColor);
+      view.stepStarted('clip', undefined);
+      await clock.advance(200);
+      expect(frames.at(-1)!.includes('\x1b[2m')).toBe(!noColor);
+    }
   });
 
   it('shows requests per minute against the limit, the 429s and the time elapsed in its footer', async () => {
