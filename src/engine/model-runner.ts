@@ -238,8 +238,12 @@ async function downloadOutputs(
     },
     signal,
   });
-  if (!saved.ok)
+  if (!saved.ok) {
+    // Stopped while downloading: the task is paid and done, and a resume downloads its files again.
+    if (signal.aborted)
+      return err({ ...interrupted('the run was stopped while its files were downloaded'), taskId: result.taskId });
     return err({ ...fromGateway(saved.error.failure, `download of ${saved.error.url}`), taskId: result.taskId });
+  }
   const resources = saved.value.map(({ bytes: _bytes, ...resource }) => resource);
   if (result.metadata?.render === 'passthrough') {
     // The built-in gateway found no ffmpeg: the clip is the input video, not a rendering of the request.

@@ -241,3 +241,34 @@ describe('a run killed with SIGKILL, then resumed', () => {
     expect(await textCalls()).toBe(before + 1);
   });
 });
+
+describe("a run stopped while it downloads a task's files", () => {
+  it('is cancelled there, not failed: the task is done and paid, and the resume downloads its files', {
+    timeout: 60_000,
+  }, async () => {
+    await rm(join(home, 'runs'), { recursive: true, force: true });
+    await writeFile(
+      join(home, 'one.yaml'),
+      `version: 1\nname: one\nsteps:\n  image: { uses: ${SLUG}, with: { prompt: a kite, aspect_ratio: "1:1" } }\n`,
+    );
+    await fetch(`${urls.schema_url}/__emulator/faults`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'delay', delay_ms: 20_000, route: 'GET /results/{token}/{name}', times: 1 }),
+    });
+    const run = execa('node', [cli, 'run', join(home, 'one.yaml'), '--no-cache'], { reject: false, env: env() });
+    const runId = await waitForJournal((events) => count(events, 'task-finished') === 1);
+    run.kill('SIGINT');
+    const stopped = await run;
+    expect(stopped.exitCode, stopped.stderr).toBe(130);
+    expect(stopped.stderr).not.toMatch(/failed/);
+    const events = journalOf(runId);
+    expect(count(events, 'step-cancelled')).toBe(1);
+    expect(count(events, 'step-failed') + count(events, 'item-failed')).toBe(0);
+    const submitted = (await stats()).tasks.submitted[SLUG] ?? 0;
+    const resumed = await execa('node', [cli, 'resume', runId, '--no-cache', '--json'], { reject: false, env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).files).toHaveLength(1);
+    expect((await stats()).tasks.submitted[SLUG] ?? 0).toBe(submitted);
+  });
+});
