@@ -177,6 +177,9 @@ export interface InputRows extends Iterable<Record<string, unknown>> {
  */
 export const isBatch = (rows: InputRows): boolean => rows.batch === true || rows.length > 1;
 
+/** Whether the recipe names `outputs:`: what a row keeps, `--out` copies and run.json lists. */
+export const hasOutputs = (plan: Pick<Plan, 'outputs'>): boolean => Object.keys(plan.outputs).length > 0;
+
 /** The file name an item's output starts with: `row-2-hero-3` for row 2's `hero[2]` in a batch. */
 export const outputFilePrefix = (rows: InputRows, row: number, step: PlannedStep, index: number): string =>
   `${isBatch(rows) ? `row-${row + 1}-` : ''}${step.id}${step.forEach ? `-${index + 1}` : ''}`;

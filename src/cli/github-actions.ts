@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import { taskState } from '../gateway/types.js';
 import { itemLabel } from '../item-label.js';
-import type { Plan } from '../plan.js';
+import { hasOutputs, type Plan } from '../plan.js';
 import type { Diagnostic } from '../recipe/diagnostics.js';
 import { type Annotation, annotationLines, workspacePath } from '../report/github-commands.js';
 import { notRunMarkdown, type RunReport, stepSummaryMarkdown } from '../report/step-summary.js';
@@ -91,7 +91,7 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
     files: paths.filter((path) => existsSync(path)).map((path) => relative(filesDir, path)),
     filesDir: folderShown(filesDir, env),
     ...(end.out && !copied ? { notCopiedTo: folderShown(end.out.dir, env) } : {}),
-    ...(end.out && !copied && result.status === 'succeeded' && Object.keys(plan.outputs).length === 0
+    ...(end.out && !copied && result.status === 'succeeded' && !hasOutputs(plan)
       ? { notCopiedBecause: 'the recipe has no `outputs:` section' }
       : {}),
     failures: [],

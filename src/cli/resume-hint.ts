@@ -52,8 +52,8 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
   else if (flags.cacheRemote) words.push('--cache-remote', word(flags.cacheRemote));
   if (flags.cacheRemoteReadOnly) words.push('--cache-remote-read-only');
   // A comment, so that the line still pastes: the one word the user must put in.
-  const note = masked ? ['  # put the Redis password in place of REDIS_PASSWORD'] : [];
-  return [...words, ...extra].join(' ') + note.join('');
+  const note = masked ? '  # put the Redis password in place of REDIS_PASSWORD' : '';
+  return [...words, ...extra].join(' ') + note;
 }
 
 function hasPassword(url: string): boolean {

@@ -4,9 +4,9 @@ import { itemLabel } from '../item-label.js';
 import { describeItems } from './item-lines.js';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
-import { isBatch, type Plan } from '../plan.js';
+import { hasOutputs, isBatch, type Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
-import { notListedLine, spendFigures } from '../store/summary.js';
+import { fileCount, notListedLine, spendFigures } from '../store/summary.js';
 import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
 import type { Annotation } from '../report/github-commands.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
@@ -86,7 +86,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
       // A batch's thousand files would bury the run's last lines: the first few, then a count.
       for (const file of summary.files.slice(0, LISTED_FILES))
         printLine(`  ${relative(run.outputsDir, file.path)}  (${file.bytes} bytes)`);
-      const more = summary.files.length - LISTED_FILES + (summary.not_listed?.files ?? 0);
+      const more = fileCount(summary) - Math.min(summary.files.length, LISTED_FILES);
       if (more > 0) printLine(`  … and ${plural(more, 'more file')}: ${commandName()} runs show ${id} lists them`);
     } else {
       const notListed = notListedLine(summary);
@@ -95,7 +95,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     if (copied.length > 0)
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
     // --out copies the recipe's `outputs:`: with none, it says so rather than leave the folder empty.
-    else if (flags.out && run.status === 'succeeded' && Object.keys(plan.outputs).length === 0)
+    else if (flags.out && run.status === 'succeeded' && !hasOutputs(plan))
       cliIo().stderr.write(
         `--out: the recipe has no outputs: section, so nothing was copied to ${shown(flags.out)}; its files are in ${shown(run.outputsDir)}\n`,
       );

@@ -5,7 +5,7 @@ import { describeLines } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
 import type { Result } from '../result.js';
 import { listRunIds, runPaths } from '../store/run-store.js';
-import { notListedLine, summariseJournalFile, type RunSummary } from '../store/summary.js';
+import { fileCount, notListedLine, summariseJournalFile, type RunSummary } from '../store/summary.js';
 import { UsageError } from './errors.js';
 import { printJson, printLine, printTable, shown } from './output.js';
 import { pipelineHome } from './pipeline-home.js';
@@ -39,10 +39,8 @@ function listed(home: string, id: string): Listed {
 function listJson(runs: Listed[]): unknown[] {
   return runs.map((run) => {
     if (!run.ok) return { run_id: run.id, status: 'unreadable', problem: run.problem };
-    const { steps: _steps, outputs: _outputs, files, ...rest } = run.value;
-    // A batch past the rows its summary lists counts the rest in not_listed: every file is counted.
-    const count = files.length + (run.value.not_listed?.files ?? 0);
-    return { ...rest, files: count, spent_usd: run.value.cost.committed_usd };
+    const { steps: _steps, outputs: _outputs, files: _files, ...rest } = run.value;
+    return { ...rest, files: fileCount(run.value), spent_usd: run.value.cost.committed_usd };
   });
 }
 
@@ -52,11 +50,10 @@ function listRow(run: Listed): Array<string | number> {
   const took = s.duration_ms === null ? '' : formatDuration(s.duration_ms);
   // A step skipped by its `if` is done as the recipe meant it: only failed or unfinished steps are missing.
   // The steps and files of a batch's rows past those listed are counted in not_listed (they succeeded).
-  const unlisted = s.not_listed ?? { steps: 0, files: 0 };
-  const done = s.steps.filter((x) => x.status === 'succeeded' || x.status === 'skipped').length + unlisted.steps;
-  const steps = `${done}/${s.steps.length + unlisted.steps}`;
-  const files = s.files.length + unlisted.files;
-  return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), files];
+  const unlisted = s.not_listed?.steps ?? 0;
+  const done = s.steps.filter((x) => x.status === 'succeeded' || x.status === 'skipped').length + unlisted;
+  const steps = `${done}/${s.steps.length + unlisted}`;
+  return [s.run_id, s.status, when(s.started_at), took, steps, formatUsd(s.cost.committed_usd), fileCount(s)];
 }
 
 export function registerRunsCommand(program: Command): void {

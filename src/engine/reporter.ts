@@ -1,5 +1,5 @@
 import { formatDuration } from '../duration.js';
-import { itemLabel, stepOf } from '../item-label.js';
+import { itemLabel, type RunItemRef, stepOf } from '../item-label.js';
 import { type EventConsumer, unhandledEvent } from './events.js';
 
 /**
@@ -113,6 +113,8 @@ export class ConsoleReporter implements Reporter {
 /** `now`: the run's clock, for the time a batch's step took over all its rows. */
 export function reporterConsumer(report: Reporter, rows: number, now: () => number): EventConsumer {
   const batch = rows > DETAILED_RUNS ? new BatchProgress(report, rows) : undefined;
+  /** The line a task counts in: its step's, which a large batch shows once for all its rows. */
+  const taskLine = (item: RunItemRef) => (batch ? item.step : itemLabel(stepOf(item), rows));
   return (event) => {
     switch (event.type) {
       case 'step-started':
@@ -168,11 +170,11 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         if (event.how === 'recalled')
           report.note(`${item}: task ${event.taskId}, recorded by a worker after the earlier run stopped, is read`);
         // A large batch names no task: its step's line counts them in flight (BatchProgress).
-        else report.taskSubmitted(batch ? event.item.step : itemLabel(stepOf(event.item), rows), item, event.taskId);
+        else report.taskSubmitted(taskLine(event.item), item, event.taskId);
         return;
       }
       case 'task-finished':
-        report.taskEnded(batch ? event.item.step : itemLabel(stepOf(event.item), rows));
+        report.taskEnded(taskLine(event.item));
         return;
       case 'clip-passed-through':
         report.note(

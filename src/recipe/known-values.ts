@@ -36,9 +36,6 @@ export function readsOnly(expr: Expr, roots: ReadonlySet<string>, options: { fil
 
 const INPUTS_ONLY: ReadonlySet<string> = new Set(['inputs']);
 
-/** Whether the expression can be evaluated before the run: it reads inputs only, and no files or step states. */
-const onlyInputs = (expr: Expr) => readsOnly(expr, INPUTS_ONLY, { files: false });
-
 /** Whether each template reads inputs only, found once: a step's values are evaluated for every row. */
 const knownByTemplate = new WeakMap<Template, boolean>();
 
@@ -62,23 +59,20 @@ export const unknownAtPlanTime = (template: Template): void => {
   knownForItemByTemplate.set(template, false);
 };
 
-const knownForItem = (template: Template): boolean => {
-  let known = knownForItemByTemplate.get(template);
-  if (known === undefined) {
-    known = template.parts.every((p) => typeof p === 'string' || readsOnly(p.expr, INPUTS_AND_ITEM, { files: false }));
-    knownForItemByTemplate.set(template, known);
-  }
-  return known;
-};
+/** Whether a template reads only values rooted at `roots`, found once per template in `cache`. */
+const readsOnlyOnce =
+  (cache: WeakMap<Template, boolean>, roots: ReadonlySet<string>) =>
+  (template: Template): boolean => {
+    let known = cache.get(template);
+    if (known === undefined) {
+      known = template.parts.every((p) => typeof p === 'string' || readsOnly(p.expr, roots, { files: false }));
+      cache.set(template, known);
+    }
+    return known;
+  };
 
-export const knownAtPlanTime = (template: Template): boolean => {
-  let known = knownByTemplate.get(template);
-  if (known === undefined) {
-    known = template.parts.every((p) => typeof p === 'string' || onlyInputs(p.expr));
-    knownByTemplate.set(template, known);
-  }
-  return known;
-};
+export const knownAtPlanTime = readsOnlyOnce(knownByTemplate, INPUTS_ONLY);
+const knownForItem = readsOnlyOnce(knownForItemByTemplate, INPUTS_AND_ITEM);
 
 /**
  * The value as far as the plan knows it: literals, and expressions over inputs evaluated with this
@@ -97,14 +91,11 @@ export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>
       for (const key of Object.keys(value.entries)) ownEntry(known, key, knownValue(value.entries[key]!, inputs, item));
       return known;
     }
-    case 'template':
-      if (item) {
-        if (!knownForItem(value.template)) return UNKNOWN;
-        const scope = { inputs, steps: {}, run: { id: '', dir: '' }, env: {}, item: item.item, index: item.index };
-        return render(value.template, scope);
-      }
-      if (!knownAtPlanTime(value.template)) return UNKNOWN;
-      return render(value.template, { inputs, steps: {}, run: { id: '', dir: '' }, env: {} });
+    case 'template': {
+      if (!(item ? knownForItem : knownAtPlanTime)(value.template)) return UNKNOWN;
+      const scope = { inputs, steps: {}, run: { id: '', dir: '' }, env: {} };
+      return render(value.template, item ? { ...scope, item: item.item, index: item.index } : scope);
+    }
   }
 }
 

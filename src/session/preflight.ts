@@ -92,24 +92,22 @@ export async function checkGateway(
   const { host } = new URL(endpoints.baseUrl);
   try {
     const answer = await probe.account(AbortSignal.timeout(PREFLIGHT_MS + 500));
-    if (answer.ok) {
-      await checkOtherOrigins(endpoints, flags, uses);
-      return answer.value.balanceUsd;
-    }
-    const failure = answer.error;
-    if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
-      const hint = 'Is the gateway running there? --local uses the built-in one';
-      throw new GatewayRefusal(
-        { ...failure, message: `${why(failure)}. ${hint}` },
-        `could not connect to ${host} (${source})`,
-      );
-    }
-    if ('status' in failure && (failure.status === 401 || failure.status === 403)) {
-      const key = flags.apiKey ? '--api-key' : 'PIPELINE_API_KEY';
-      throw new GatewayRefusal(failure, `the gateway at ${host} refused the API key (${key}); nothing was run`);
+    if (!answer.ok) {
+      const failure = answer.error;
+      if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
+        const hint = 'Is the gateway running there? --local uses the built-in one';
+        throw new GatewayRefusal(
+          { ...failure, message: `${why(failure)}. ${hint}` },
+          `could not connect to ${host} (${source})`,
+        );
+      }
+      if ('status' in failure && (failure.status === 401 || failure.status === 403)) {
+        const key = flags.apiKey ? '--api-key' : 'PIPELINE_API_KEY';
+        throw new GatewayRefusal(failure, `the gateway at ${host} refused the API key (${key}); nothing was run`);
+      }
     }
     await checkOtherOrigins(endpoints, flags, uses);
-    return undefined;
+    return answer.ok ? answer.value.balanceUsd : undefined;
   } finally {
     await probe.close();
   }

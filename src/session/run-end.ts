@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { RunResult } from '../engine/engine.js';
 import { copyOutputs } from '../engine/out-dir.js';
 import type { CacheCounts } from '../engine/run-cache.js';
-import { isBatch, type Plan } from '../plan.js';
+import { hasOutputs, isBatch, type Plan } from '../plan.js';
 import type { Journal } from '../store/journal.js';
 import { type RunPaths, writeAtomically } from '../store/run-store.js';
 import type { JournalFold } from '../store/fold.js';
@@ -50,7 +50,7 @@ export async function endRun(
   const { result, plan, paths, journal, log } = run;
   const outputs = result.outputs;
   if (result.status === 'interrupted') journal.append({ type: 'run-interrupted' });
-  else if (Object.keys(plan.outputs).length === 0)
+  else if (!hasOutputs(plan))
     // Nothing to say by row: a list of a million `{}` took the fold of run.json 61 MB to read back.
     journal.append({ type: 'run-finished', status: result.status });
   else

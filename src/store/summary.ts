@@ -136,6 +136,10 @@ export function summarise(events: JournalEvent[]): RunSummary {
 }
 
 /** What a summary counted instead of listing, as one line (`… and 99,000 more steps that succeeded…`), if anything. */
+/** Every output file of a run, those of a batch's rows past the ones its summary lists too. */
+export const fileCount = (summary: Pick<RunSummary, 'files' | 'not_listed'>): number =>
+  summary.files.length + (summary.not_listed?.files ?? 0);
+
 export function notListedLine(summary: RunSummary): string | undefined {
   const unlisted = summary.not_listed;
   if (!unlisted) return undefined;
