@@ -292,6 +292,22 @@ describe('auth, account endpoints and error bodies', () => {
       });
     });
 
+    it('answers an unknown text route in the shape its protocol reads: Messages under /messages/, else Chat Completions', async () => {
+      // An Anthropic SDK calls count_tokens and batches under the Messages path; the gateway has neither.
+      expect((await api.post('/llm/v1/messages/count_tokens', {}, { key: 'key-a' })).body).toEqual({
+        type: 'error',
+        error: { type: 'not_found_error', message: 'Not found: no endpoint POST /llm/v1/messages/count_tokens' },
+      });
+      expect((await api.post('/llm/v1/embeddings', {}, { key: 'key-a' })).body).toEqual({
+        error: {
+          message: 'Not found: no endpoint POST /llm/v1/embeddings',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'not_found',
+        },
+      });
+    });
+
     it('answers a bad X-Webhook-URL with 400 before charging', async () => {
       const answer = await api.post(
         T2I,

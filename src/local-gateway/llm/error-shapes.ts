@@ -32,13 +32,15 @@ const MESSAGES_TYPES: Record<ErrorStatus, string> = {
 };
 
 const TEXT_PREFIX = '/llm/';
-const MESSAGES_PATHS = new Set(['/llm/v1/messages', '/llm/messages']);
+/** The Messages endpoint and everything under it (`/count_tokens`, `/batches`): what an Anthropic SDK calls. */
+const isMessagesPath = (path: string) =>
+  ['/llm/v1/messages', '/llm/messages'].some((base) => path === base || path.startsWith(`${base}/`));
 
 /** The body of an error answer to `url`: a text protocol's own shape under `/llm/`, the gateway's elsewhere. */
 export function errorBodyFor(url: string, error: GatewayError): Record<string, unknown> {
   const path = url.split('?')[0]!;
   if (!path.startsWith(TEXT_PREFIX)) return error.body();
-  if (MESSAGES_PATHS.has(path)) {
+  if (isMessagesPath(path)) {
     return { type: 'error', error: { type: MESSAGES_TYPES[error.status], message: error.message } };
   }
   const { type, code } = OPENAI_KINDS[error.status];
