@@ -2,7 +2,7 @@ import tab from '@bomb.sh/tab/commander';
 import { Command, CommanderError } from 'commander';
 import { registerAccountCommand } from './account.js';
 import { registerCacheCommand } from './cache-command.js';
-import { GatewayRefusal, UsageError } from './errors.js';
+import { GatewayRefusal, InvalidRecipe, UsageError } from './errors.js';
 import { registerFilesCommand } from './files.js';
 import { registerInitCommand } from './init.js';
 import { addHelpTexts } from './help-text.js';
@@ -15,7 +15,7 @@ import { registerRunsCommand } from './runs.js';
 import { registerValidateCommand } from './validate.js';
 import { programName } from './invocation.js';
 import { cliIo, withInvocation, type CliIo } from './io.js';
-import { printError } from './output.js';
+import { printError, printJson } from './output.js';
 import { registerTaskCommand } from './task.js';
 import { registerWorkerCommand } from './worker.js';
 
@@ -107,6 +107,7 @@ async function exitCodeOf(error: unknown, running: Command | undefined): Promise
   if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
   if (error instanceof UsageError) {
     printError(`pipeline: ${error.message}`);
+    await printNotStartedJson(running, error instanceof InvalidRecipe ? 'invalid' : 'refused', error);
     const name = running?.name();
     if ((name === 'run' || name === 'resume') && cliIo().env.GITHUB_STEP_SUMMARY) {
       // Nothing ran: without this, the job page would have no summary of the step at all.
@@ -118,8 +119,27 @@ async function exitCodeOf(error: unknown, running: Command | undefined): Promise
   }
   if (error instanceof GatewayRefusal) {
     printError(`pipeline: ${error.message}`);
+    await printNotStartedJson(running, 'error', error);
     return 1;
   }
   printError(`pipeline: ${error instanceof Error ? error.message : String(error)}`);
   return 1;
+}
+
+/**
+ * `run --json` and `resume --json` that end before a run starts still print JSON on stdout, so that
+ * a script reading it learns why: `invalid` (the recipe's diagnostics), `refused` (a usage error or
+ * the cost over --max-cost: exit 2, nothing sent) or `error` (the gateway refused the key or could
+ * not be reached: exit 1). Both errors are thrown only before a run starts, when nothing is printed yet.
+ */
+async function printNotStartedJson(
+  running: Command | undefined,
+  status: 'invalid' | 'refused' | 'error',
+  error: UsageError | GatewayRefusal,
+): Promise<void> {
+  const name = running?.name();
+  if ((name !== 'run' && name !== 'resume') || running?.opts().json !== true) return;
+  const { diagnosticJson } = await import('../recipe/diagnostics.js');
+  const diagnostics = error instanceof InvalidRecipe ? error.diagnostics.map(diagnosticJson) : [];
+  printJson({ run_id: null, status, message: error.message, diagnostics });
 }

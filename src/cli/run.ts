@@ -6,7 +6,7 @@ import { yesNo } from '../yes-no.js';
 import { parseListenAddress } from '../engine/listen-address.js';
 import { checkRedisUrl } from '../scheduler/redis-url.js';
 import { addConnectionOptions } from './connection.js';
-import { UsageError } from './errors.js';
+import { InvalidRecipe, UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
 import { pipelineHome } from './pipeline-home.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
@@ -148,7 +148,8 @@ export function registerRunCommands(program: Command): void {
         const diagnostics = formatDiagnostics(result.error);
         cliIo().stderr.write(`${diagnostics}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
-        throw new UsageError(`${plural(result.error.length, 'error')} in ${recipe}; nothing was run`, diagnostics);
+        const message = `${plural(result.error.length, 'error')} in ${recipe}; nothing was run`;
+        throw new InvalidRecipe(message, result.error, diagnostics);
       }
       const skipped = skippedRowsWarning(result.value);
       if (skipped) cliIo().stderr.write(`${skipped}\n`);

@@ -100,16 +100,19 @@ export function resolveEndpoints(
     throw new UsageError(
       'no gateway address: set PIPELINE_BASE_URL to the media API base (it ends with /api/v1), or add --local',
     );
-  const base = checkUrl('PIPELINE_BASE_URL', baseText);
+  // A message names what the user set: the flag when one was given, else the variable.
+  const named = (flag: string | undefined, option: string, variable: string) => (flag ? option : variable);
+  const baseName = named(flags.baseUrl, '--base-url', 'PIPELINE_BASE_URL');
+  const base = checkUrl(baseName, baseText);
   if (!/\/api\/v1\/?$/.test(base.pathname))
-    throw new UsageError(`PIPELINE_BASE_URL must end with /api/v1, got ${JSON.stringify(baseText)}`);
+    throw new UsageError(`${baseName} must end with /api/v1, got ${JSON.stringify(baseText)}`);
   const origin = base.origin;
   const toolUrl = flags.toolUrl ?? env.PIPELINE_TOOL_URL ?? `${origin}/tools`;
   const llmUrl = flags.llmUrl ?? env.PIPELINE_LLM_URL ?? `${origin}/llm`;
   const schemaUrl = flags.schemaUrl ?? env.PIPELINE_SCHEMA_URL ?? origin;
-  checkUrl('PIPELINE_TOOL_URL', toolUrl);
-  checkUrl('PIPELINE_LLM_URL', llmUrl);
-  checkUrl('PIPELINE_SCHEMA_URL', schemaUrl);
+  checkUrl(named(flags.toolUrl, '--tool-url', 'PIPELINE_TOOL_URL'), toolUrl);
+  checkUrl(named(flags.llmUrl, '--llm-url', 'PIPELINE_LLM_URL'), llmUrl);
+  checkUrl(named(flags.schemaUrl, '--schema-url', 'PIPELINE_SCHEMA_URL'), schemaUrl);
   return { endpoints: { baseUrl: base.toString().replace(/\/$/, ''), toolUrl, llmUrl, schemaUrl }, apiKey };
 }
 

@@ -26,7 +26,8 @@ export class InvalidRecipe extends UsageError {
   constructor(
     message: string,
     readonly diagnostics: Diagnostic[],
+    details?: string,
   ) {
-    super(message);
+    super(message, details);
   }
 }

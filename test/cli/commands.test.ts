@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,6 +159,12 @@ describe('configuration', () => {
     expect(noVersion.stderr).toBe(`pipeline: PIPELINE_BASE_URL must end with /api/v1, got "${gateway.schemaUrl}"`);
   });
 
+  it('names the flag, not the variable, when the address came from --base-url', async () => {
+    const flagged = await pipeline(['account', '--base-url', gateway.schemaUrl]);
+    expect(flagged.exitCode).toBe(2);
+    expect(flagged.stderr).toBe(`pipeline: --base-url must end with /api/v1, got "${gateway.schemaUrl}"`);
+  });
+
   it('exits 1 with the gateway’s message for a wrong key, and for an unreachable gateway', async () => {
     const wrong = await pipeline(['account'], { PIPELINE_API_KEY: `${SECRET}-revoked` });
     expect(wrong.exitCode).toBe(1);
@@ -177,5 +183,55 @@ describe('the API key', () => {
     expect(everything.length).toBeGreaterThan(20);
     for (const text of everything) expect(text).not.toContain(SECRET);
     expect(everything.join('\n')).not.toContain(SECRET.slice(3));
+  });
+});
+
+describe('run --json that ends before a run starts', () => {
+  const recipe = (withLine: string) =>
+    `version: 1\nname: early\nsteps:\n  a:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: ${withLine}\n`;
+
+  /** Writes `text` as a recipe in the home folder and runs it with `--json` and `args`. */
+  async function runJson(text: string, args: string[], env: Record<string, string | undefined> = {}) {
+    const file = join(home, `early-${everything.length}.yaml`);
+    await writeFile(file, text);
+    const result = await pipeline(['run', file, '--json', '--no-cache', ...args], env);
+    return { ...result, file, json: JSON.parse(result.stdout) };
+  }
+
+  it('prints why on stdout: invalid with the diagnostics, refused for its cost, error when the gateway is down', async () => {
+    const invalid = await runJson(recipe('{ prompt: hi, nn: 3 }'), []);
+    expect(invalid.exitCode).toBe(2);
+    expect(invalid.json).toEqual({
+      run_id: null,
+      status: 'invalid',
+      message: `1 error in ${invalid.file}; nothing was run`,
+      diagnostics: [
+        {
+          severity: 'error',
+          message: 'nn is not an input of this model (vendor-a/vendor-a-v3-t2i)',
+          file: invalid.file,
+          line: 6,
+          column: 29,
+          end_line: 6,
+          end_column: 30,
+        },
+      ],
+    });
+    const submittedBefore = gateway.stats().tasks.submitted;
+    const refused = await runJson(recipe('{ prompt: hi }'), ['--max-cost', '0.01']);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.json).toMatchObject({ run_id: null, status: 'refused', diagnostics: [] });
+    expect(refused.json.message).toMatch(
+      /^the estimated cost \$0\.0300 is over --max-cost \$0\.0100; nothing was sent$/,
+    );
+    expect(gateway.stats().tasks.submitted).toEqual(submittedBefore);
+    const down = await runJson(recipe('{ prompt: hi }'), [], { PIPELINE_BASE_URL: 'http://127.0.0.1:9/api/v1' });
+    expect(down.exitCode).toBe(1);
+    expect(down.json).toMatchObject({ run_id: null, status: 'error', diagnostics: [] });
+    expect(down.json.message).toMatch(/^could not connect to 127\.0\.0\.1:9 \(PIPELINE_BASE_URL\)/);
+    // Without --json, stdout stays empty: the reason is on stderr only.
+    const plain = await pipeline(['run', invalid.file]);
+    expect(plain.exitCode).toBe(2);
+    expect(plain.stdout).toBe('');
   });
 });
