@@ -33,7 +33,7 @@ export function registerFilesCommand(program: Command): void {
       // others uploaded, their ids never printed.
       const [{ checkUploadable }, { UPLOAD_LIMIT_BYTES }] = await Promise.all([
         import('../gateway/files-api.js'),
-        import('../recipe/inputs.js'),
+        import('../wire/limits.js'),
       ]);
       // One at a time: `files upload dir/*` must not open thousands of files at once.
       const problems: string[] = [];

@@ -16,6 +16,7 @@ import {
   type WebSearchResult,
 } from './tools-api.js';
 import type { Account, FileList, MediaFile, ModelEntry, Submission, TaskResult } from './types.js';
+import { UPLOAD_LIMIT_BYTES } from '../wire/limits.js';
 
 export { checkUploadable };
 export type {
@@ -65,7 +66,7 @@ export class HttpGatewayClient implements GatewayClient {
 
   constructor(options: GatewayClientOptions) {
     this.core = new GatewayRequester(options);
-    this.uploadLimitBytes = options.uploadLimitBytes ?? 16 * 1024 * 1024;
+    this.uploadLimitBytes = options.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
   }
 
   account(signal?: AbortSignal) {

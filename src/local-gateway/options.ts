@@ -1,4 +1,5 @@
 import type { GatewayClock } from './clock.js';
+import { UPLOAD_LIMIT_BYTES } from '../wire/limits.js';
 
 /** Options of the built-in gateway. Every field is optional; the defaults are those of `pipeline gateway serve`. */
 export interface LocalGatewayOptions {
@@ -118,7 +119,7 @@ export function resolveGatewayOptions(options: LocalGatewayOptions): ResolvedGat
     prices: options.prices ?? {},
     resultTtlSeconds: checkNumber('resultTtlSeconds', options.resultTtlSeconds, 86400, { min: 1 }),
     fileTtlSeconds: checkNumber('fileTtlSeconds', options.fileTtlSeconds, 7 * 86400, { min: 1 }),
-    uploadLimitBytes: checkNumber('uploadLimitBytes', options.uploadLimitBytes, 16 * 1024 * 1024, {
+    uploadLimitBytes: checkNumber('uploadLimitBytes', options.uploadLimitBytes, UPLOAD_LIMIT_BYTES, {
       min: 1,
       integer: true,
     }),

@@ -4,6 +4,7 @@ import { error, type Diagnostic } from './diagnostics.js';
 import { RECIPE_LIMITS } from './input-limits.js';
 import { SourceFile, type SourceRange } from './source.js';
 import { plural } from '../format.js';
+import { UPLOAD_LIMIT_BYTES, UPLOAD_LIMIT_TEXT } from '../wire/limits.js';
 
 export type InputType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'file';
 
@@ -18,8 +19,6 @@ export interface InputDefinition {
 
 /** The file system as the analyzer may see it: whether a path is a file, and its size. */
 export type FileProbe = (absolutePath: string) => { size: number } | undefined;
-
-export const UPLOAD_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** A value given as text (`--set`, a CSV cell), read as its input's type; undefined with a reason when it cannot be. */
 export function coerce(type: InputType, text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
@@ -114,7 +113,7 @@ export function checkFile(
   if (found.size > UPLOAD_LIMIT_BYTES)
     return {
       absolute,
-      problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is 16 MB`,
+      problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is ${UPLOAD_LIMIT_TEXT}`,
     };
   return { absolute };
 }
