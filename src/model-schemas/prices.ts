@@ -116,7 +116,19 @@ export function requestCost(rule: PriceRule, input: Input, schema: JsonSchema | 
 }
 
 /** `$0.0300`. */
-export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`;
+/**
+ * Dollars to four decimals, as the gateway bills; an amount that would show as `$0.0000` but is not
+ * zero (a text call's price, a `--max-cost 0.00001`) shows its first significant digits instead.
+ */
+export const formatUsd = (usd: number): string => {
+  const fixed = usd.toFixed(4);
+  if (usd === 0 || Number(fixed) !== 0) return `$${fixed}`;
+  const size = Math.abs(usd);
+  // Two significant digits, trailing zeros dropped: 0.0000123 → 0.000012, 0.00001 → 0.00001.
+  const digits = Math.min(12, 1 - Math.floor(Math.log10(size)));
+  const text = size.toFixed(digits).replace(/0+$/, '');
+  return text.endsWith('.') ? `$${fixed}` : `${usd < 0 ? '-' : ''}$${text}`;
+};
 
 /** Prices as a run sees them: the bundled (or cached live) schema's rule, unless a price file overrides it. */
 export interface Pricing {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SpendMeter } from '../../src/engine/spend.js';
 import { mayRetryStep } from '../../src/engine/step-retry.js';
 import { readBundledSchema } from '../../src/model-schemas/bundled.js';
-import { parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
+import { formatUsd, parsePriceRule, parsePriceTable, pricingOf } from '../../src/model-schemas/prices.js';
 import { analyze } from '../../src/recipe/analyzer.js';
 import { estimatePlan } from '../../src/recipe/estimate.js';
 import { describeTotalCost } from '../../src/session/prices.js';
@@ -202,5 +202,14 @@ describe('the estimate and a step cache', () => {
     ]);
     const { requests } = estimatePlan(plan, { pricing: bundled, cached }).totals;
     expect(requests).toMatchObject({ submissions: 0, polls: 0, text_calls: 0, total: 0, dynamic_steps: ['image'] });
+  });
+});
+
+describe('formatUsd', () => {
+  it('gives four decimals, and the first significant digits of an amount that would show as $0.0000', () => {
+    expect([0, 0.03, 12.5, 0.00005].map(formatUsd)).toEqual(['$0.0000', '$0.0300', '$12.5000', '$0.0001']);
+    // A cap of --max-cost 0.00001 is not "$0.0000": a message comparing an estimate to it would read as nonsense.
+    expect([0.00001, 0.0000123, -0.00002].map(formatUsd)).toEqual(['$0.00001', '$0.000012', '-$0.00002']);
+    expect(formatUsd(1e-15)).toBe('$0.0000');
   });
 });
