@@ -23,18 +23,30 @@ async function cacheModules() {
   return { CacheStore, ...setup };
 }
 
-/** The local step cache, or where it would be when there is none: listing, pruning or clearing it makes no folder. */
-async function openStore(flags: { cacheDir?: string }): Promise<CacheStore | { dir: string; missing: true }> {
+/** What the commands do with the local step cache. */
+type LocalCache = Pick<CacheStore, 'dir' | 'list' | 'prune' | 'clear' | 'forgetShared'>;
+
+const NOTHING_REMOVED = { entries: 0, blobs: 0, bytes: 0 };
+
+/** Where the local cache would be, when there is none: it lists nothing and has nothing to remove. */
+const absentCache = (dir: string): LocalCache => ({
+  dir,
+  list: async () => [],
+  prune: async () => NOTHING_REMOVED,
+  clear: async () => ({ entries: 0 }),
+  forgetShared: async () => {},
+});
+
+/** The local step cache, or an empty one where there is none: listing, pruning or clearing it makes no folder. */
+async function openStore(flags: { cacheDir?: string }): Promise<LocalCache> {
   const { CacheStore, cacheDir } = await cacheModules();
   const dir = cacheDir(flags.cacheDir, pipelineHome(), cliIo().env);
-  if (!existsSync(dir)) return { dir, missing: true };
+  if (!existsSync(dir)) return absentCache(dir);
   const { clock } = cliIo();
   const store = CacheStore.open(dir, { now: () => clock.now(), warn: warning });
   if (!store.ok) throw new UsageError(store.error);
   return store.value;
 }
-
-const NOTHING_REMOVED = { entries: 0, blobs: 0, bytes: 0 };
 
 interface CacheFlags {
   cacheDir?: string;
@@ -82,7 +94,7 @@ async function list(flags: CacheFlags): Promise<void> {
     where = { remote: remote.location };
   } else {
     const store = await openStore(flags);
-    entries = 'missing' in store ? [] : await store.list();
+    entries = await store.list();
     where = { dir: store.dir };
   }
   const rows = entries.map((e) => ({
@@ -110,19 +122,16 @@ async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> 
     const remote = await openRemote(flags);
     removed = await onRemote(remote, () => remote.prune(olderThanMs));
     // What this machine remembers of the remote's entries is out of date: its next hits share them again.
-    const store = await openStore(flags);
-    if (!('missing' in store)) await store.forgetShared(remote.location);
+    await (await openStore(flags)).forgetShared(remote.location);
   } else {
-    const store = await openStore(flags);
-    removed = 'missing' in store ? NOTHING_REMOVED : await store.prune(olderThanMs);
+    removed = await (await openStore(flags)).prune(olderThanMs);
   }
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries and ${removed.blobs} files (${removed.bytes} bytes)`);
 }
 
 async function clear(flags: { cacheDir?: string; json?: boolean }): Promise<void> {
-  const store = await openStore(flags);
-  const removed = 'missing' in store ? { entries: 0 } : await store.clear();
+  const removed = await (await openStore(flags)).clear();
   if (flags.json) return printJson({ removed });
   printLine(`removed ${removed.entries} entries`);
 }
