@@ -129,7 +129,7 @@ function streamFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest,
         dropConnection(ctx, request);
         return;
       case 'malformed-json':
-        yield 'data: {"id":"cut-off","choices":[{"delta":{"content":"pend\n\n';
+        yield cutOff(chunks[half] ?? chunks.at(-1) ?? 'data: {}\n\n');
         return;
       default:
         await waitMs(fault.delay_ms);
@@ -137,6 +137,16 @@ function streamFault(ctx: GatewayContext, fault: Fault, request: FastifyRequest,
     }
   }
   return Readable.from(faulted(), { objectMode: false });
+}
+
+/**
+ * The event as the stream would have sent it (its `event:` line kept, which Responses and Messages
+ * clients dispatch on), its data cut off halfway: a client must fail on it, not skip it.
+ */
+function cutOff(event: string): string {
+  const at = event.indexOf('data: ') + 'data: '.length;
+  const data = event.slice(at).trimEnd();
+  return `${event.slice(0, at)}${data.slice(0, Math.max(1, Math.floor(data.length / 2)))}\n\n`;
 }
 
 /**

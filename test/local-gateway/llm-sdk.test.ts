@@ -321,6 +321,33 @@ describe('faults and rate limits on streams', () => {
     expect(received).toBeGreaterThan(0);
   });
 
+  it('malformed-json mid-stream is an error on Messages and Responses too: the cut-off event keeps its name', async () => {
+    gateway = await startLocalGateway({ seed: 5 });
+    const quiet = { apiKey: gateway.apiKey, maxRetries: 0, logLevel: 'off' as const };
+    const openai = new OpenAI({ ...quiet, baseURL: `${gateway.llmUrl}/v1` });
+    const anthropic = new Anthropic({ ...quiet, baseURL: gateway.llmUrl });
+    gateway.injectFault({ kind: 'malformed-json', route: 'POST /llm/v1/messages' });
+    gateway.injectFault({ kind: 'malformed-json', route: 'POST /llm/v1/responses' });
+    const readAll = async (stream: AsyncIterable<unknown>) => {
+      let received = 0;
+      const failure = await (async () => {
+        for await (const _ of stream) received++;
+      })().catch((error: unknown) => error);
+      return { received, failure };
+    };
+    // An event the SDK could not parse, not a stream that ends early as if it were whole.
+    const messages = await readAll(
+      await anthropic.messages.create({ model: MODEL, max_tokens: 300, messages: user('a long story'), stream: true }),
+    );
+    expect(messages.failure).toBeInstanceOf(Error);
+    expect(messages.received).toBeGreaterThan(0);
+    const responses = await readAll(
+      await openai.responses.create({ model: MODEL, input: 'a long story', stream: true }),
+    );
+    expect(responses.failure).toBeInstanceOf(Error);
+    expect(responses.received).toBeGreaterThan(0);
+  });
+
   it('delay pauses a stream mid-way, then the rest arrives intact', async () => {
     gateway = await startLocalGateway({ seed: 5 });
     const { anthropic } = sdks(gateway);
