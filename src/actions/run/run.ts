@@ -34,15 +34,20 @@ export async function runCommandIn(
     extendEnv: false,
     stripFinalNewline: true,
     maxBuffer: 64 * 1024 * 1024,
+    // Its own process group, stopped whole (stopGroupOnAbort): a shell's children keep its output
+    // pipes open, and a stopped shell whose `sleep` runs on would hold the step past its time limit.
+    detached: GROUPS,
   } as const;
   // Loaded by the first command a run starts: `plan` reads this module for the cache forecast and
   // runs nothing, and execa is a hundred modules.
   const { execa } = await import('execa');
-  const result = Array.isArray(command)
-    ? await execa(String(command[0]), command.slice(1).map(String), options)
+  const subprocess = Array.isArray(command)
+    ? execa(String(command[0]), command.slice(1).map(String), options)
     : isShellCommand(command)
-      ? await execa(command.script, { ...options, env: { ...options.env, ...command.env }, shell: true })
-      : await execa(String(command), { ...options, shell: true });
+      ? execa(command.script, { ...options, env: { ...options.env, ...command.env }, shell: true })
+      : execa(String(command), { ...options, shell: true });
+  const release = stopGroupOnAbort(subprocess.pid, signal);
+  const result = await subprocess.finally(release);
   if (signal.aborted) return err(interrupted('the command was stopped'));
   const exitCode = result.exitCode ?? -1;
   if (exitCode !== 0) {
@@ -59,6 +64,35 @@ export async function runCommandIn(
     json = null;
   }
   return ok({ stdout: String(result.stdout), stderr: String(result.stderr), exit_code: exitCode, json });
+}
+
+/** Process groups where the system has them: a command is then stopped with everything it started. */
+const GROUPS = process.platform !== 'win32';
+
+/** How long a stopped command's group has to end after SIGTERM before it is killed. */
+const KILL_AFTER_MS = 2000;
+
+/**
+ * When `signal` aborts (the step's time limit, Ctrl-C), sends SIGTERM to the command's whole process
+ * group, and SIGKILL to what is left of it after KILL_AFTER_MS. Answers the function that stops listening.
+ */
+function stopGroupOnAbort(pid: number | undefined, signal: AbortSignal): () => void {
+  if (!GROUPS || pid === undefined) return () => {};
+  const toGroup = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, name);
+    } catch {
+      // The group has ended already.
+    }
+  };
+  const stop = () => {
+    toGroup('SIGTERM');
+    // Kept after the command ends: the group may outlive its leader (a child left running).
+    setTimeout(() => toGroup('SIGKILL'), KILL_AFTER_MS).unref();
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  return () => signal.removeEventListener('abort', stop);
 }
 
 /**
