@@ -175,6 +175,13 @@ function completedRow(ctx: EngineContext, row: number): RowResult {
   return { steps, outputs: {} };
 }
 
+/** How a failed item ended, for the items downstream: `bg[1] failed`, and its lineage with its own conclusion. */
+const failedEnd = (step: PlannedStep, index: number, lineage: Lineage): ItemEnd => ({
+  status: 'failed',
+  cause: `${itemLabel({ step: step.id, index })} failed`,
+  lineage: { ...lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
+});
+
 /** Runs the step when it is ready; then tells the items downstream how each of its items ended. */
 async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, state: RowRun): Promise<StepOutcome> {
   const outcome = await decideAndRun(ctx, row, step, state);
@@ -183,12 +190,7 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
   const failedItems = new Map((outcome.failedItems ?? []).map((f) => [f.index, f]));
   state.feeds.get(step.id)?.close((index): ItemEnd => {
     const failed = failedItems.get(index);
-    if (failed)
-      return {
-        status: 'failed',
-        cause: `${itemLabel({ step: step.id, index })} failed`,
-        lineage: { ...failed.lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
-      };
+    if (failed) return failedEnd(step, index, failed.lineage);
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
     return {
       status,
@@ -308,6 +310,13 @@ async function executeStep(
       outputs,
       lineage: { ...lineageOf(index), [step.id]: { outcome: 'success', conclusion: 'success' } },
     });
+  /** Items already told failed (item-failed, and to the feed): the step's end does not tell them again. */
+  const told = new Set<number>();
+  const gaveUp = ({ index, failure }: ItemFailure) => {
+    told.add(index);
+    emit(ctx, { type: 'item-failed', item: { step: step.id, row, index }, failure, location: locationOf(ctx, step) });
+    feed?.end(index, failedEnd(step, index, lineageOf(index)));
+  };
   const run: StepRun = {
     ctx,
     row,
@@ -315,6 +324,7 @@ async function executeStep(
     name: itemLabel(stepAt(row, step), ctx.plan.rows.length),
     scope,
     itemSucceeded: succeeded,
+    ...(step.forEach ? { itemGaveUp: gaveUp } : {}),
     ...(flow ? { timeoutPerItem: true } : {}),
   };
   const finished = ctx.resume?.finishedSteps.get(stepKey(row, step.id));
@@ -365,7 +375,9 @@ async function executeStep(
   if (ended.failure) {
     const failedItems = ended.failures.map((f) => ({ ...f, lineage: lineageOf(f.index) }));
     if (step.forEach && !ctx.signal.aborted)
-      for (const { index, failure } of [...failedItems].sort((a, b) => a.index - b.index))
+      for (const { index, failure } of [...failedItems]
+        .sort((a, b) => a.index - b.index)
+        .filter((f) => !told.has(f.index)))
         emit(ctx, {
           type: 'item-failed',
           item: { step: step.id, row, index },

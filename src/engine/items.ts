@@ -22,6 +22,11 @@ export interface StepRun {
   /** Told of each item that succeeded, at once: item-by-item steps downstream wait on it. */
   itemSucceeded?: (index: number, outputs: unknown) => void;
   /**
+   * Told of each item the step has given up on, as soon as that is known (no retry can follow),
+   * rather than when its last item ends: its descendants are skipped, or its fallback runs, at once.
+   */
+  itemGaveUp?: (failed: ItemFailure) => void;
+  /**
    * Each item has the step's time limit to itself, from its own start: in a step that flows item by
    * item, the step as a whole lasts as long as its upstream step does.
    */
@@ -100,6 +105,7 @@ export async function runItems(
   queue: ReadyQueue,
   total: number,
   results: Map<number, unknown>,
+  onFailure: (failed: ItemFailure) => void = () => {},
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
   const linked = new LinkedAbort(ctx.signal);
@@ -107,7 +113,7 @@ export async function runItems(
     ? undefined
     : ctx.clock.setTimer(step.timeoutMs, () => linked.abort(new Error('step timeout')));
   try {
-    const failures = await runWindow(run, queue, total, results, linked.signal);
+    const failures = await runWindow(run, queue, total, results, linked.signal, onFailure);
     if (failures.length === 0) return { failures };
     // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
     if (linked.abortedHere && !ctx.signal.aborted) {
@@ -127,6 +133,7 @@ async function runWindow(
   total: number,
   results: Map<number, unknown>,
   signal: AbortSignal,
+  onFailure: (failed: ItemFailure) => void,
 ): Promise<ItemFailure[]> {
   const { ctx, row, step } = run;
   // Items start through a window a few times the task slots wide: a 10,000-item fan-out keeps
@@ -138,12 +145,14 @@ async function runWindow(
       const { index, scope } = next;
       if (next.failure) {
         failures.push({ index, failure: next.failure });
+        onFailure({ index, failure: next.failure });
         continue;
       }
       const work = () => runTimed(run, index, scope, signal);
       const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
         failures.push({ index, failure: outcome.error });
+        onFailure({ index, failure: outcome.error });
         continue;
       }
       results.set(index, outcome.value);
@@ -204,7 +213,7 @@ export async function runWithRetries(
   const { ctx, row, step } = run;
   let queue = first;
   for (let attempt = 0; ; attempt++) {
-    const ended = await runItems(run, queue, total, results);
+    const ended = await runItems(run, queue, total, results, givingUp(run, attempt));
     const failure = ended.failure;
     if (!failure) return ended;
     if (!mayRetryStep(failure, step.retry.nonRetryable) || attempt >= step.retry.attempts || ctx.signal.aborted)
@@ -222,6 +231,28 @@ export async function runWithRetries(
     queue = new ReadyQueue(ended.failures.length);
     for (const { index } of ended.failures) queue.push({ index, scope: scopes.get(index) ?? run.scope });
   }
+}
+
+/**
+ * Tells `run.itemGaveUp` of the attempt's failed items as soon as no retry can follow: on the last
+ * attempt, once the attempt's first failure (which speaks for the step, see combineFailures) is one
+ * the retry policy does not retry, or once a submission's outcome is unknown (never retried). Until
+ * then an item's failure may yet be mended by a retry, and is told only when the step gives up.
+ */
+function givingUp(run: StepRun, attempt: number): (failed: ItemFailure) => void {
+  const { ctx, step, itemGaveUp } = run;
+  if (!itemGaveUp) return () => {};
+  const held: ItemFailure[] = [];
+  let final = attempt >= step.retry.attempts;
+  return (failed) => {
+    // Stopped by Ctrl-C: the items are cancelled, not failed.
+    if (ctx.signal.aborted) return;
+    const first = held.length === 0 && !final;
+    held.push(failed);
+    if ((first && !mayRetryStep(failed.failure, step.retry.nonRetryable)) || failed.failure.outcomeUnknown)
+      final = true;
+    if (final) for (const told of held.splice(0)) itemGaveUp(told);
+  };
 }
 
 /**

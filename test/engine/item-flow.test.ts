@@ -145,6 +145,14 @@ describe('items flow one by one through a chain', () => {
       );
     expect(console).toContain('– edit[3] skipped: t2i[3] failed\n');
     expect(console).toContain('– v2v[3] skipped: t2i[3] failed\n');
+    // Told as soon as t2i gave up on item 3 (no retry can follow), while other t2i items still ran:
+    // not when the last of them ended.
+    const lastT2iEnd = events.map((e) => e.type === 'item-finished' && e.step === 't2i').lastIndexOf(true);
+    const told = (type: string, step: string) =>
+      events.findIndex((e) => e.type === type && e.step === step && e.index === 3);
+    expect(told('item-failed', 't2i')).toBeLessThan(lastT2iEnd);
+    expect(told('item-skipped', 'v2v')).toBeLessThan(lastT2iEnd);
+    expect(events.filter((e) => e.type === 'item-failed')).toHaveLength(1);
     // What `runs show` reads: the journal's summary names the failed and the skipped items.
     const summary = summarise([RUN_STARTED, ...events]);
     const record = (step: string) => summary.steps.find((s) => s.step === step)!;
