@@ -19,3 +19,19 @@ export function formatDuration(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
   return `${minutes}m${Math.round((ms % 60_000) / 1000)}s`;
 }
+
+/**
+ * A time limit or a wait as a recipe writes one, in its largest whole unit: `30m`, `90s`, `500ms`,
+ * `2h` (a limit of 500 ms is not `1s`, nor a backoff of 100 ms `0s`).
+ */
+export function formatLimit(ms: number): string {
+  const whole = Math.round(ms);
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (whole >= size && whole % size === 0) return `${whole / size}${unit}`;
+  return `${whole}ms`;
+}

@@ -11,6 +11,7 @@ import { interrupted, stepFailure, type StepFailure } from './failure.js';
 import { itemLabel } from '../item-label.js';
 import { emit } from './emit.js';
 import { runnerOf } from '../actions/runners.js';
+import { formatLimit } from '../duration.js';
 
 /** Where a step's items are, and how it names them in messages: `row 2 image`. */
 export interface StepRun {
@@ -117,7 +118,7 @@ export async function runItems(
     if (failures.length === 0) return { failures };
     // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
     if (linked.abortedHere && !ctx.signal.aborted) {
-      const limit = `its time limit of ${Math.round(step.timeoutMs / 1000)}s`;
+      const limit = `its time limit of ${formatLimit(step.timeoutMs)}`;
       return { failure: stepFailure('step-timeout', `the step took longer than ${limit}`), failures };
     }
     return { failure: combineFailures(step, failures), failures };
@@ -192,7 +193,7 @@ async function runTimed(
       return err(
         stepFailure(
           'step-timeout',
-          `${itemLabel({ step: step.id, index })} took longer than its time limit of ${Math.round(step.timeoutMs / 1000)}s`,
+          `${itemLabel({ step: step.id, index })} took longer than its time limit of ${formatLimit(step.timeoutMs)}`,
         ),
       );
     return outcome;

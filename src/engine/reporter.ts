@@ -1,4 +1,4 @@
-import { formatDuration } from '../duration.js';
+import { formatDuration, formatLimit } from '../duration.js';
 import { itemLabel, type RunItemRef, stepOf } from '../item-label.js';
 import { type EventConsumer, unhandledEvent } from './events.js';
 
@@ -142,7 +142,7 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       }
       case 'step-retrying': {
         const { failure, waitMs, attempt, attempts } = event;
-        const wait = `retrying in ${Math.round(waitMs / 1000)}s (${attempt} of ${attempts})`;
+        const wait = `retrying in ${formatLimit(waitMs)} (${attempt} of ${attempts})`;
         report.note(`↻ ${itemLabel(event.at, rows)}: ${failure.message}; ${wait}`);
         return;
       }

@@ -149,7 +149,7 @@ describe('items flow one by one through a chain', () => {
     // not when the last of them ended.
     const lastT2iEnd = events.map((e) => e.type === 'item-finished' && e.step === 't2i').lastIndexOf(true);
     const told = (type: string, step: string) =>
-      events.findIndex((e) => e.type === type && e.step === step && e.index === 3);
+      events.findIndex((e) => e.type === type && 'step' in e && e.step === step && 'index' in e && e.index === 3);
     expect(told('item-failed', 't2i')).toBeLessThan(lastT2iEnd);
     expect(told('item-skipped', 'v2v')).toBeLessThan(lastT2iEnd);
     expect(events.filter((e) => e.type === 'item-failed')).toHaveLength(1);
