@@ -72,9 +72,22 @@ function value(data: unknown, path: readonly PathPart[]): unknown {
 const isMapping = (data: unknown): data is Record<string, unknown> =>
   typeof data === 'object' && data !== null && !Array.isArray(data);
 
+/**
+ * The keys a mapping of the schema allows, read at the error's schema path (`#/$defs/settings/
+ * additionalProperties` → the properties of `$defs.settings`): what an unknown key's error lists.
+ */
+function allowedKeys(schema: JsonSchema, schemaPath: string): string | undefined {
+  const pointer = schemaPath.replace(/^#\//, '').split('/').slice(0, -1);
+  let node: unknown = schema;
+  for (const part of pointer) node = isMapping(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+  const properties = isMapping(node) ? node.properties : undefined;
+  return isMapping(properties) && Object.keys(properties).length > 0 ? Object.keys(properties).join(', ') : undefined;
+}
+
 function describeError(
   e: ErrorObject,
   data: unknown,
+  schema: JsonSchema,
 ): { path: PathPart[]; at: 'key' | 'value'; message: string } | undefined {
   const path = pathOf(e.instancePath);
   const where = label(path);
@@ -99,7 +112,7 @@ function describeError(
     }
     case 'additionalProperties': {
       const key = String(params.additionalProperty);
-      const known = path.length === 0 ? TOP_KEYS : isStep ? STEP_KEYS : undefined;
+      const known = path.length === 0 ? TOP_KEYS : isStep ? STEP_KEYS : allowedKeys(schema, e.schemaPath);
       const owner = path.length === 0 ? 'a recipe' : isStep ? 'a step' : where;
       return {
         path: [...path, key],
@@ -199,11 +212,25 @@ function describeError(
 export function checkStructure(data: unknown, file: SourceFile, schema: JsonSchema): Diagnostic[] {
   const validate = compiled(schema);
   if (validate(data)) return [];
-  const errors = (validate.errors ?? []).filter((e) => !/\/oneOf\/\d+\//.test(e.schemaPath));
+  const all = validate.errors ?? [];
+  const inBranch = (e: ErrorObject) => /\/oneOf\/\d+\//.test(e.schemaPath);
+  // A value of the right shape for one branch of a oneOf (a mapping where a mapping is allowed)
+  // that fails inside it is told by what fails inside (`cache.ttl`), not by the oneOf as a whole.
+  const inside = (e: ErrorObject) =>
+    all.filter((inner) => inBranch(inner) && inner.instancePath.startsWith(`${e.instancePath}/`));
+  const errors = all.flatMap((e) => {
+    if (inBranch(e)) return [];
+    if (e.keyword !== 'oneOf') return [e];
+    const deeper = inside(e);
+    if (deeper.length === 0) return [e];
+    // A oneOf inside speaks for its own branches (`ttl`: a duration, or a number of seconds).
+    const oneOfs = new Set(deeper.filter((inner) => inner.keyword === 'oneOf').map((inner) => inner.instancePath));
+    return deeper.filter((inner) => inner.keyword === 'oneOf' || !oneOfs.has(inner.instancePath));
+  });
   const seen = new Set<string>();
   const diagnostics: Diagnostic[] = [];
   for (const e of errors) {
-    const described = describeError(e, data);
+    const described = describeError(e, data, schema);
     if (!described) continue;
     const range = file.locate(described.path, described.at);
     const key = `${range.start}:${described.message}`;

@@ -488,9 +488,15 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:26: error: steps.a.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   a: { run: echo, cache: "yes please" }\n  |                          ~~~~~~~~~~~~',
   },
   {
+    name: 'unknown key in settings, listing the keys settings has',
+    yaml: `${head}settings: { colour: red }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      "recipes/broken.yaml:3:13: error: unknown key 'colour' in settings; settings has concurrency, rpm, retries, timeout, poll, item_flow, cache, cache_remote, max_cost, prices, pass_env\n  |\n3 | settings: { colour: red }\n  |             ~~~~~~",
+  },
+  {
     name: 'cache ttl that is no duration',
     yaml: `${head}steps:\n  b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n`,
     expected:
-      'recipes/broken.yaml:4:53: error: steps.b.cache must be true, false, or a mapping such as { ttl: 7d, key: "${{ inputs.version }}" }\n  |\n4 |   b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n  |                                                     ~~~~~~~~~~~~~',
+      'recipes/broken.yaml:4:60: error: steps.b.cache.ttl must be a duration such as 12h or 7d\n  |\n4 |   b: { uses: web-search, with: { query: x }, cache: { ttl: soon } }\n  |                                                            ~~~~',
   },
 ];
