@@ -221,11 +221,38 @@ export function parseRecipeYaml(
   if (problems.length > 0) return { source, value: undefined, problems };
   let value: unknown;
   try {
-    value = document.toJS({ maxAliasCount: 100 });
+    // `yaml` refuses when its count reaches the limit: one more lets a file expand ALIAS_LIMIT aliases.
+    value = document.toJS({ maxAliasCount: ALIAS_LIMIT + 1 });
   } catch (error) {
-    return { source, value: undefined, problems: [{ message: (error as Error).message, range: { start: 0, end: 1 } }] };
+    return { source, value: undefined, problems: [aliasProblem(document, error as Error)] };
   }
   return { source, value, problems: limitProblems(source, value, false) };
+}
+
+/** The aliases (`*name`) a file may expand, an alias of a node that holds aliases counting each of them. */
+export const ALIAS_LIMIT = 100;
+
+/**
+ * Too many aliases, in this tool's words and at the first alias past the limit (the last alias when
+ * nested aliases reached it sooner); any other failure of `toJS` as its own message, at the start.
+ */
+function aliasProblem(
+  document: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>,
+  error: Error,
+): YamlProblem {
+  const { isAlias, visit } = yamlLibrary();
+  if (!/alias/i.test(error.message)) return { message: error.message, range: { start: 0, end: 1 } };
+  const aliases: Array<[number, number]> = [];
+  visit(document, {
+    Alias: (_key, node) => {
+      if (isAlias(node) && node.range) aliases.push([node.range[0], node.range[1]]);
+    },
+  });
+  const [start, end] = aliases[ALIAS_LIMIT] ?? aliases.at(-1) ?? [0, 1];
+  return {
+    message: `the file expands more than ${ALIAS_LIMIT} aliases (an alias of a node that holds aliases counts each of them)`,
+    range: { start, end: Math.max(end, start + 1) },
+  };
 }
 
 /**

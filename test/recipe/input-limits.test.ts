@@ -73,6 +73,16 @@ describe('recipe input limits', () => {
     ]);
   });
 
+  it('lets a file expand 100 aliases, and refuses the 101st at it', () => {
+    const recipe = (count: number) =>
+      `${HEAD}description: &d hello\nsteps:\n  a:\n    run: [echo, ${Array.from({ length: count }, () => '*d').join(', ')}]\n`;
+    expect(diagnose(recipe(100))).toEqual([]);
+    const column = `    run: [echo, ${'*d, '.repeat(100)}`.length + 1;
+    expect(headlines(diagnose(recipe(101)))).toEqual([
+      `limits.yaml:6:${column}: error: the file expands more than 100 aliases (an alias of a node that holds aliases counts each of them)`,
+    ]);
+  });
+
   it('refuses a recipe over 24 MB before reading it', () => {
     const text = `${HEAD}# ${'x'.repeat(RECIPE_LIMITS.documentBytes)}\nsteps:\n  a: { run: echo }\n`;
     const { value, ms } = timed(() => diagnose(text));
