@@ -78,7 +78,7 @@ export function installAfterHandlerFaults(
     if (isPublic(request.url) && !blob) return payload;
     if (request.failAfterHandler) {
       reply.code(500).type('application/json');
-      return JSON.stringify(errorBodyFor(request.url, new GatewayError(500, 'an unexpected error occurred')));
+      return JSON.stringify(errorBodyFor(request, new GatewayError(500, 'an unexpected error occurred')));
     }
     const fault = ctx.faults.take(request.routeKey, ['drop-after', 'malformed-json', 'delay'], bodyText(request));
     if (!fault) return payload;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { GatewayContext } from './context.js';
@@ -56,11 +57,11 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
     const gatewayError = toGatewayError(error, request);
     for (const [name, value] of Object.entries(gatewayError.headers)) reply.header(name, value);
-    return reply.code(gatewayError.status).type('application/json').send(errorBodyFor(request.url, gatewayError));
+    return reply.code(gatewayError.status).type('application/json').send(errorBodyFor(request, gatewayError));
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError(404, `no endpoint ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
-    return reply.code(404).type('application/json').send(errorBodyFor(request.url, error));
+    return reply.code(404).type('application/json').send(errorBodyFor(request, error));
   });
   publicRoutes(app, ctx);
   mediaRoutes(app, ctx);
@@ -74,6 +75,12 @@ export async function buildServer(ctx: GatewayContext): Promise<FastifyInstance>
 function installRequestChecks(app: FastifyInstance, ctx: GatewayContext): void {
   app.addHook('onRequest', async (request, reply) => {
     request.routeKey = routeKeyOf(request);
+    // Every text answer, errors included, carries an id the SDKs expose (OpenAI's `_request_id` and
+    // `requestID`, Anthropic's `request-id`), as a support ticket would quote it.
+    if (request.url.startsWith('/llm/')) {
+      const id = `req_${randomUUID().replaceAll('-', '')}`;
+      reply.header('x-request-id', id).header('request-id', id);
+    }
     if (isPublic(request.url)) {
       if (isBlobLink(request.url) && injectFaultBefore(ctx, request, reply)) return reply;
       return;

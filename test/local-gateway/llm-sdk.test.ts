@@ -214,6 +214,101 @@ describe('the official SDKs against the built-in text gateway', () => {
     });
   });
 
+  describe('stop sequences, tools and request ids', () => {
+    const about = user('Describe a solar cargo bike crossing a rainy city at dusk');
+
+    it('stops before a stop sequence: chat stop, and Messages stop_sequences with its stop_reason', async () => {
+      const whole = (await openai.chat.completions.create({ model: MODEL, messages: about })).choices[0]!.message
+        .content!;
+      const word = whole.split(' ')[3]!;
+      const stopped = await openai.chat.completions.create({ model: MODEL, messages: about, stop: [word, 'zzz'] });
+      expect(stopped.choices[0]).toMatchObject({
+        finish_reason: 'stop',
+        message: { content: whole.slice(0, whole.indexOf(word)) },
+      });
+      const ask = { model: MODEL, max_tokens: 400, messages: about };
+      const text = (await anthropic.messages.create(ask)).content
+        .map((b) => (b.type === 'text' ? b.text : ''))
+        .join('');
+      const at = text.split(' ')[2]!;
+      const cut = await anthropic.messages.create({ ...ask, stop_sequences: [at] });
+      expect(cut).toMatchObject({
+        stop_reason: 'stop_sequence',
+        stop_sequence: at,
+        content: [{ text: text.slice(0, text.indexOf(at)) }],
+      });
+      const streamed = await anthropic.messages.stream({ ...ask, stop_sequences: [at] }).finalMessage();
+      expect(streamed).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: at, content: cut.content });
+      // A sequence that never comes changes nothing.
+      expect(await anthropic.messages.create({ ...ask, stop_sequences: ['never here'] })).toMatchObject({
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+      });
+    });
+
+    it('refuses a tool_choice that demands a call, and answers in text when the choice is left to the model', async () => {
+      const tools = [
+        {
+          type: 'function' as const,
+          function: { name: 'get_weather', parameters: { type: 'object', properties: {} } },
+        },
+      ];
+      await expect(
+        openai.chat.completions.create({ model: MODEL, messages: about, tools, tool_choice: 'required' }),
+      ).rejects.toThrow(
+        /^400 Invalid parameters: tool_choice "required" demands a tool call, and the local gateway's text models call no tools/,
+      );
+      await expect(
+        anthropic.messages.create({
+          model: MODEL,
+          max_tokens: 100,
+          messages: about,
+          tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+          tool_choice: { type: 'any' },
+        }),
+      ).rejects.toThrow(Anthropic.BadRequestError);
+      const auto = await openai.chat.completions.create({ model: MODEL, messages: about, tools });
+      expect(auto.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    });
+
+    it('checks a role and a temperature as the public APIs do', async () => {
+      await expect(
+        openai.chat.completions.create({ model: MODEL, messages: [{ role: 'bogus' as 'user', content: 'hi' }] }),
+      ).rejects.toThrow(
+        /^400 Invalid parameters: messages\[0\]\.role must be one of system, developer, user, assistant, tool, function/,
+      );
+      await expect(
+        anthropic.messages.create({
+          model: MODEL,
+          max_tokens: 10,
+          messages: about,
+          temperature: 5,
+        } as Anthropic.MessageCreateParamsNonStreaming),
+      ).rejects.toThrow('temperature must be a number from 0 to 1 (got 5)');
+    });
+
+    it('gives every answer, an error too, a request id the SDKs expose', async () => {
+      const { request_id } = await openai.chat.completions.create({ model: MODEL, messages: about }).withResponse();
+      expect(request_id).toMatch(/^req_[0-9a-f]{32}$/);
+      const reply = await anthropic.messages.create({ model: MODEL, max_tokens: 10, messages: about });
+      expect(reply._request_id).toMatch(/^req_[0-9a-f]{32}$/);
+      expect(reply._request_id).not.toBe(request_id);
+      const failure = await openai.chat.completions
+        .create({ model: 'bare', messages: about })
+        .catch((error: unknown) => error);
+      expect((failure as InstanceType<typeof OpenAI.NotFoundError>).requestID).toMatch(/^req_/);
+    });
+
+    it('answers an Anthropic SDK in the Messages error shape wherever it calls (its models list is not served)', async () => {
+      const failure = await anthropic.models.list().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Anthropic.NotFoundError);
+      expect((failure as InstanceType<typeof Anthropic.NotFoundError>).error).toEqual({
+        type: 'error',
+        error: { type: 'not_found_error', message: 'Not found: no endpoint GET /llm/v1/models' },
+      });
+    });
+  });
+
   describe('errors the SDKs read', () => {
     const NOT_AVAILABLE =
       '404 Not found: model "gpt-4o-mini" is not available; text model ids have the form provider/name';

@@ -36,11 +36,18 @@ const TEXT_PREFIX = '/llm/';
 const isMessagesPath = (path: string) =>
   ['/llm/v1/messages', '/llm/messages'].some((base) => path === base || path.startsWith(`${base}/`));
 
-/** The body of an error answer to `url`: a text protocol's own shape under `/llm/`, the gateway's elsewhere. */
-export function errorBodyFor(url: string, error: GatewayError): Record<string, unknown> {
-  const path = url.split('?')[0]!;
+/**
+ * The body of an error answer to a request: a text protocol's own shape under `/llm/`, the gateway's
+ * elsewhere. Messages' shape on its paths, and for any request an Anthropic SDK sends (it names its
+ * `anthropic-version`: `GET /v1/models` is the same path for both SDKs).
+ */
+export function errorBodyFor(
+  request: { url: string; headers: Record<string, unknown> },
+  error: GatewayError,
+): Record<string, unknown> {
+  const path = request.url.split('?')[0]!;
   if (!path.startsWith(TEXT_PREFIX)) return error.body();
-  if (isMessagesPath(path)) {
+  if (isMessagesPath(path) || request.headers['anthropic-version'] !== undefined) {
     return { type: 'error', error: { type: MESSAGES_TYPES[error.status], message: error.message } };
   }
   const { type, code } = OPENAI_KINDS[error.status];

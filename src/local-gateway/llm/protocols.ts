@@ -67,6 +67,40 @@ function maxTokens(value: unknown, field: string): number | undefined {
   return value as number;
 }
 
+/** `stop` (Chat Completions: a string or up to 4) or `stop_sequences` (Messages: a list), as strings. */
+function stopSequences(value: unknown, field: string, most: number): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const list = typeof value === 'string' && field === 'stop' ? [value] : value;
+  if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s.length === 0) || list.length > most)
+    throw invalid(
+      `${field} must be ${field === 'stop' ? 'a string or ' : ''}a list of at most ${most} non-empty strings`,
+    );
+  return list as string[];
+}
+
+/** `temperature`, a number in the protocol's range, when given. */
+function checkTemperature(value: unknown, most: number): void {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'number' || !(value >= 0 && value <= most))
+    throw invalid(`temperature must be a number from 0 to ${most} (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * A `tool_choice` that demands a tool call is refused: the built-in models answer in text and call
+ * no tools, and a client must not take a text answer for the call it required. With tools offered
+ * and the choice left to the model (`auto`), the model answers in text, as a model may.
+ */
+function refuseRequiredTool(choice: unknown): void {
+  if (choice === undefined || choice === null || choice === 'auto' || choice === 'none') return;
+  const kind = isObject(choice) ? choice.type : choice;
+  if (kind === 'auto' || kind === 'none') return;
+  throw invalid(
+    `tool_choice ${JSON.stringify(isObject(choice) ? kind : choice)} demands a tool call, and the local gateway's text models call no tools; leave it auto, or none`,
+  );
+}
+
+const CHAT_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
 function run(request: CompletionRequest) {
   try {
     return complete(request);
@@ -110,6 +144,14 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
   const model = checkModelId(body.model);
   const stream = wantsStream(body.stream);
   const withUsage = includeUsage(body.stream_options, stream);
+  checkTemperature(body.temperature, 2);
+  refuseRequiredTool(body.tool_choice);
+  if (Array.isArray(body.messages))
+    for (const [i, m] of body.messages.entries())
+      if (isObject(m) && typeof m.role === 'string' && !CHAT_ROLES.has(m.role))
+        throw invalid(
+          `messages[${i}].role must be one of ${[...CHAT_ROLES].join(', ')} (got ${JSON.stringify(m.role)})`,
+        );
   const { transcript: prompt, lastUser: focus } = conversation(body.messages, 'messages');
   const format = body.response_format;
   let jsonSchema: Json | undefined;
@@ -131,6 +173,7 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
     focus,
     jsonSchema,
     maxTokens: maxTokens(body.max_completion_tokens ?? body.max_tokens, 'max_tokens'),
+    stop: stopSequences(body.stop, 'stop', 4),
   });
   const head = { id: `chatcmpl-${random.hex(12)}`, created: nowSeconds(now), model };
   const finishReason = result.truncated ? 'length' : 'stop';
@@ -188,6 +231,8 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
 export function response(body: Json, random: GatewayRandom, now: number): TextReply {
   const model = checkModelId(body.model);
   const stream = wantsStream(body.stream);
+  checkTemperature(body.temperature, 2);
+  refuseRequiredTool(body.tool_choice);
   const input =
     typeof body.input === 'string'
       ? { transcript: `user: ${body.input}`, lastUser: body.input }
@@ -295,13 +340,22 @@ export function message(body: Json, random: GatewayRandom): TextReply {
   const stream = wantsStream(body.stream);
   const limit = maxTokens(body.max_tokens, 'max_tokens');
   if (limit === undefined) throw invalid('max_tokens is required');
+  checkTemperature(body.temperature, 1);
+  refuseRequiredTool(body.tool_choice);
   const system = body.system === undefined ? '' : contentText(body.system, 'system');
   const { transcript, lastUser: focus } = conversation(body.messages, 'messages');
   const prompt = `${system ? `system: ${system}\n` : ''}${transcript}`;
   const jsonSchema = outputFormatSchema(body.output_config) ?? (system ? schemaInSystemText(system) : undefined);
-  const result = run({ prompt, focus, jsonSchema, maxTokens: limit });
+  const result = run({
+    prompt,
+    focus,
+    jsonSchema,
+    maxTokens: limit,
+    stop: stopSequences(body.stop_sequences, 'stop_sequences', 8191),
+  });
   const id = `msg_${random.hex(12)}`;
-  const stopReason = result.truncated ? 'max_tokens' : 'end_turn';
+  const stopReason = result.truncated ? 'max_tokens' : result.stoppedAt !== undefined ? 'stop_sequence' : 'end_turn';
+  const stopSequence = result.stoppedAt ?? null;
   if (!stream) {
     return {
       json: {
@@ -311,7 +365,7 @@ export function message(body: Json, random: GatewayRandom): TextReply {
         model,
         content: [{ type: 'text', text: result.text }],
         stop_reason: stopReason,
-        stop_sequence: null,
+        stop_sequence: stopSequence,
         usage: { input_tokens: result.inputTokens, output_tokens: result.outputTokens },
       },
     };
@@ -338,7 +392,7 @@ export function message(body: Json, random: GatewayRandom): TextReply {
       ),
       event('content_block_stop', { index: 0 }),
       event('message_delta', {
-        delta: { stop_reason: stopReason, stop_sequence: null },
+        delta: { stop_reason: stopReason, stop_sequence: stopSequence },
         usage: { output_tokens: result.outputTokens },
       }),
       event('message_stop'),

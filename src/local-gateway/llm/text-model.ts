@@ -14,6 +14,8 @@ export interface Completion {
   text: string;
   /** True when `maxTokens` cut the answer short. */
   truncated: boolean;
+  /** The stop sequence the answer ended at (left out of `text`), when one did. */
+  stoppedAt?: string;
   inputTokens: number;
   outputTokens: number;
 }
@@ -26,6 +28,8 @@ export interface CompletionRequest {
   /** A JSON Schema the answer must satisfy, or `{}` for "any JSON object". */
   jsonSchema?: Record<string, unknown>;
   maxTokens?: number;
+  /** Sequences the answer stops before, as the public protocols' `stop` and `stop_sequences`. */
+  stop?: readonly string[];
 }
 
 const STOP_WORDS = new Set(
@@ -141,8 +145,20 @@ export function complete(request: CompletionRequest): Completion {
     ? JSON.stringify(fakeJson(request.jsonSchema, request.focus, words, seed))
     : prose(words, random);
   const inputTokens = approximateTokens(request.prompt);
+  // JSON is never cut, by a stop sequence or a token limit: a truncated document would be worse than a long one.
+  const stop = request.jsonSchema ? undefined : firstStop(text, request.stop ?? []);
+  if (stop) {
+    const kept = text.slice(0, stop.at);
+    if (request.maxTokens === undefined || approximateTokens(kept) <= request.maxTokens)
+      return {
+        text: kept,
+        truncated: false,
+        stoppedAt: stop.sequence,
+        inputTokens,
+        outputTokens: approximateTokens(kept),
+      };
+  }
   const fullTokens = approximateTokens(text);
-  // JSON is never cut: a truncated document would be worse than a long one.
   if (!request.jsonSchema && request.maxTokens !== undefined && fullTokens > request.maxTokens) {
     return {
       text: text.slice(0, request.maxTokens * 4),
@@ -152,6 +168,16 @@ export function complete(request: CompletionRequest): Completion {
     };
   }
   return { text, truncated: false, inputTokens, outputTokens: fullTokens };
+}
+
+/** Where the earliest of `sequences` begins in `text`, and which it is. */
+function firstStop(text: string, sequences: readonly string[]): { at: number; sequence: string } | undefined {
+  let found: { at: number; sequence: string } | undefined;
+  for (const sequence of sequences) {
+    const at = sequence.length > 0 ? text.indexOf(sequence) : -1;
+    if (at >= 0 && (found === undefined || at < found.at)) found = { at, sequence };
+  }
+  return found;
 }
 
 function prose(words: string[], random: () => number): string {
