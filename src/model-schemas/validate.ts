@@ -10,6 +10,8 @@ export interface FieldProblem {
   /** The field as people write it: `image[0]`. */
   field: string;
   message: string;
+  /** Whether the problem is the key (an input the model does not have) or its value. */
+  at: 'key' | 'value';
 }
 
 /** Made on first use: the shipped schemas' validators were compiled when the package was built. */
@@ -59,16 +61,17 @@ function problemOf(error: ErrorObject): FieldProblem {
   const base = pathOf(error.instancePath);
   const params = error.params as Record<string, unknown>;
   const value = error.data;
-  const say = (path: Array<string | number>, message: string): FieldProblem => ({
+  const say = (path: Array<string | number>, message: string, at: 'key' | 'value' = 'value'): FieldProblem => ({
     path,
     field: fieldLabel(path) || 'input',
     message,
+    at,
   });
   switch (error.keyword) {
     case 'required':
       return say([...base, String(params.missingProperty)], 'is required');
     case 'additionalProperties':
-      return say([...base, String(params.additionalProperty)], 'is not an input of this model');
+      return say([...base, String(params.additionalProperty)], 'is not an input of this model', 'key');
     case 'type':
       return say(
         base,

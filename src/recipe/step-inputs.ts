@@ -64,7 +64,7 @@ export function stepInputProblems(
     const slug = draft.model ? ` (${draft.model.slug})` : '';
     problems.push({
       path: !required ? [...withPath, ...problem.path] : draft.raw.with === undefined ? ['steps', draft.id] : withPath,
-      which: required ? 'key' : 'value',
+      which: required ? 'key' : problem.at,
       message: `${problem.field} ${problem.message}${slug}`,
       fromInputs: required ? [] : inputsReadAt(draft.with, problem.path),
       ...(draft.model ? { model: { slug: draft.model.slug, field: problem.field, problem: problem.message } } : {}),

@@ -211,9 +211,9 @@ describe('run --json that ends before a run starts', () => {
           message: 'nn is not an input of this model (vendor-a/vendor-a-v3-t2i)',
           file: invalid.file,
           line: 6,
-          column: 29,
+          column: 25,
           end_line: 6,
-          end_column: 30,
+          end_column: 27,
         },
       ],
     });

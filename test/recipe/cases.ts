@@ -395,7 +395,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'unknown model input',
     yaml: t2i('{ prompt: cat, aspect: "1:1" }'),
     expected:
-      'recipes/broken.yaml:6:34: error: aspect is not an input of this model (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect: "1:1" }\n  |                                  ~~~~~',
+      'recipes/broken.yaml:6:26: error: aspect is not an input of this model (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect: "1:1" }\n  |                          ~~~~~~',
   },
   {
     name: 'model input from an input, out of bounds',
