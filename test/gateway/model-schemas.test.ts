@@ -20,16 +20,18 @@ describe('validateModelInput', () => {
       output_format: 'gif',
       colour: 'red',
     });
+    // An input the model does not have is a problem of its key; the others of their values.
     expect(problems).toEqual([
-      { path: ['colour'], field: 'colour', message: 'is not an input of this model' },
-      { path: ['prompt'], field: 'prompt', message: 'must be at least 1 characters, got 0' },
-      { path: ['image', 1], field: 'image[1]', message: 'must be a string, got 7' },
+      { path: ['colour'], field: 'colour', message: 'is not an input of this model', at: 'key' },
+      { path: ['prompt'], field: 'prompt', message: 'must be at least 1 characters, got 0', at: 'value' },
+      { path: ['image', 1], field: 'image[1]', message: 'must be a string, got 7', at: 'value' },
       {
         path: ['size'],
         field: 'size',
         message: 'must be WIDTHxHEIGHT with each side 1024 to 4096, or 2K (2048x2048) or 3K (3072x3072); got "999x999"',
+        at: 'value',
       },
-      { path: ['output_format'], field: 'output_format', message: 'must be one of jpeg, png; got "gif"' },
+      { path: ['output_format'], field: 'output_format', message: 'must be one of jpeg, png; got "gif"', at: 'value' },
     ]);
   });
 
