@@ -87,6 +87,25 @@ describe('text gateway', () => {
       expect(ajv.validate(RICH_SCHEMA, JSON.parse(rich.body.choices[0].message.content)), ajv.errorsText()).toBe(true);
     });
 
+    it('follows $ref into $defs, as Zod and Pydantic write schemas: text from the message, as many items as asked', async () => {
+      const schema = {
+        type: 'object',
+        required: ['shots'],
+        properties: { shots: { type: 'array', items: { $ref: '#/$defs/Shot' } } },
+        $defs: {
+          Shot: { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' } } },
+        },
+      };
+      const answer = await chat({
+        messages: user('Write 2 shots of kites over a beach'),
+        response_format: { type: 'json_schema', json_schema: { name: 'shots', schema } },
+      });
+      const json = JSON.parse(answer.body.choices[0].message.content);
+      expect(ajv.validate(schema, json), ajv.errorsText()).toBe(true);
+      expect(json.shots).toHaveLength(2);
+      for (const shot of json.shots) expect(shot.prompt).toMatch(/kites|beach|shots/);
+    });
+
     it('answers a JSON object for json_object', async () => {
       const answer = await chat({ messages: user('Give me JSON'), response_format: { type: 'json_object' } });
       expect(typeof JSON.parse(answer.body.choices[0].message.content)).toBe('object');

@@ -102,29 +102,30 @@ function requestedCount(prompt: string): number | undefined {
 function humanise(
   schema: unknown,
   value: unknown,
-  context: { words: string[]; random: () => number; count: number | undefined; salt: number },
+  context: { words: string[]; random: () => number; count: number | undefined; salt: number; root: unknown },
 ): unknown {
   if (!schema || typeof schema !== 'object') return value;
-  const s = schema as Record<string, unknown>;
+  const s = resolveRef(schema as Record<string, unknown>, context.root);
   if (typeof value === 'string') {
     const constrained = 'format' in s || 'pattern' in s || 'enum' in s || 'const' in s;
     return constrained ? value : fitLength(phrase(context.words, context.random, context.salt++), s);
   }
   if (Array.isArray(value)) {
-    const items = s.items as Record<string, unknown> | undefined;
-    let list = value;
-    if (
-      context.count !== undefined &&
-      items?.type === 'string' &&
-      !('enum' in items) &&
-      !('format' in items) &&
-      !('pattern' in items)
-    ) {
-      const min = typeof s.minItems === 'number' ? s.minItems : 0;
-      const max = typeof s.maxItems === 'number' ? s.maxItems : Infinity;
-      const length = Math.min(max, Math.max(min, context.count));
-      list = Array.from({ length }, () => '');
-    }
+    const items =
+      s.items && typeof s.items === 'object' ? resolveRef(s.items as Record<string, unknown>, context.root) : undefined;
+    const min = typeof s.minItems === 'number' ? s.minItems : 0;
+    const max = typeof s.maxItems === 'number' ? s.maxItems : Number.POSITIVE_INFINITY;
+    const free = items !== undefined && !('enum' in items) && !('format' in items) && !('pattern' in items);
+    // A list of free text or of objects takes the count the message asks for ("write 3 prompts");
+    // without one, a list the schema leaves unbounded keeps to a handful, as a model's answer would.
+    const length =
+      context.count !== undefined && free && (items.type === 'string' || items.type === 'object')
+        ? Math.min(max, Math.max(min, context.count))
+        : Math.min(value.length, Math.max(min, Math.min(max, 5)));
+    if (length === value.length) return value.map((item) => humanise(items, item, context));
+    const list = Array.from({ length }, (_, i) =>
+      items?.type === 'string' ? '' : value[i % Math.max(1, value.length)],
+    );
     return list.map((item) => humanise(items, item, context));
   }
   if (value && typeof value === 'object') {
@@ -132,6 +133,24 @@ function humanise(
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, humanise(properties[k], v, context)]));
   }
   return value;
+}
+
+/**
+ * A schema with a local `$ref` (`#/$defs/Item`, as Zod and Pydantic write reused types) replaced
+ * by what it points at, its own other keywords kept; any other schema as it is.
+ */
+function resolveRef(schema: Record<string, unknown>, root: unknown, depth = 0): Record<string, unknown> {
+  const ref = schema.$ref;
+  if (typeof ref !== 'string' || !ref.startsWith('#') || depth > 20) return schema;
+  let target: unknown = root;
+  for (const part of ref.slice(1).split('/').filter(Boolean))
+    target =
+      target && typeof target === 'object'
+        ? (target as Record<string, unknown>)[decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~')]
+        : undefined;
+  if (!target || typeof target !== 'object') return schema;
+  const { $ref: _ref, ...rest } = schema;
+  return resolveRef({ ...(target as Record<string, unknown>), ...rest }, root, depth + 1);
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false });
@@ -203,6 +222,7 @@ function fakeJson(schema: Record<string, unknown>, prompt: string, words: string
       random: seededRandom(seed + attempt),
       count: requestedCount(prompt),
       salt: 0,
+      root: schema,
     });
     if (validate(shaped)) return shaped;
     if (validate(raw)) fallback = raw;
