@@ -16,7 +16,8 @@ import type { PlannedStep } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { RedisBlobs } from './blobs.js';
 import { workersAlive } from './heartbeats.js';
-import { retire } from './submission-record.js';
+import { openRecord, retire } from './submission-record.js';
+import { gatewayCalls } from '../actions/gateway-calls.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import {
   type CommandAnswer,
@@ -58,6 +59,8 @@ interface Pending {
   recordKey?: string;
   onProgress(progress: unknown): void;
   waitingSince: number;
+  /** In Redis (its record, then the job, written): a job not found there after this was lost. */
+  queued?: boolean;
 }
 
 /** Answers once Redis does, or throws after a few seconds (BullMQ's connections would wait forever). */
@@ -211,7 +214,22 @@ export class Coordinator implements RemoteItems {
     signal: AbortSignal,
   ): Promise<Result<unknown, StepFailure>> {
     const id = `${this.options.runId}-${item.row}-${item.step}-${item.index}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    const settled = await this.enqueue(id, { kind: 'action', ...this.base(), item, action, input }, () => {}, signal);
+    // A call that may be paid (not idempotent) has a submission record, as a model job does.
+    const recordKey = gatewayCalls[action].idempotent ? undefined : submissionKey(this.options.queue, id);
+    const data: JobData = { kind: 'action', ...this.base(), item, action, input };
+    const settled = await this.enqueue(id, data, () => {}, signal, recordKey);
+    if (settled.kind === 'failed' && recordKey) {
+      // A paid call whose job failed unanswered: sent or not, its record says; unknown is never retried.
+      const record = await retire(this.redis, recordKey);
+      if (record.state === 'submitting' || record.state === 'unknown')
+        return err({
+          ...stepFailure(
+            'outcome-unknown',
+            `the job of ${item.label} failed on its worker: ${settled.message}; it may have been answered (and paid)`,
+          ),
+          outcomeUnknown: true,
+        });
+    }
     return this.plainAnswer(settled, item);
   }
 
@@ -287,16 +305,20 @@ export class Coordinator implements RemoteItems {
       };
       this.pending.set(id, pending);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.queue
-        .add(data.kind, data, {
-          jobId: id,
-          attempts: 1,
-          removeOnComplete: { age: 3600 },
-          removeOnFail: { age: 7 * 24 * 3600 },
-        })
+      // The record first: a worker finding none knows Redis lost it, and sends nothing.
+      (recordKey ? openRecord(this.redis, recordKey) : Promise.resolve())
+        .then(() =>
+          this.queue.add(data.kind, data, {
+            jobId: id,
+            attempts: 1,
+            removeOnComplete: { age: 3600 },
+            removeOnFail: { age: 7 * 24 * 3600 },
+          }),
+        )
         .then(
           () => {
             queued = true;
+            pending.queued = true;
             if (signal.aborted) onAbort();
           },
           (error: Error) => this.settle(id, { kind: 'failed', message: `it could not be queued: ${error.message}` }),
@@ -339,9 +361,14 @@ export class Coordinator implements RemoteItems {
       this.silentSince = undefined;
       return;
     }
-    for (const id of [...this.pending.keys()]) {
+    for (const [id, pending] of [...this.pending]) {
       const job = await Job.fromId(this.queue, id);
-      if (!job) continue;
+      if (!job) {
+        // Queued, and gone: Redis lost it (a restart without its data). Its end is what its record says.
+        if (pending.queued)
+          this.settle(id, { kind: 'failed', message: 'its job is gone from Redis (restarted without its data?)' });
+        continue;
+      }
       if (job.progress && typeof job.progress === 'object') this.pending.get(id)?.onProgress(job.progress);
       if (job.finishedOn && job.failedReason) this.settle(id, { kind: 'failed', message: job.failedReason });
       else if (job.finishedOn) this.settle(id, { kind: 'answered', answer: job.returnvalue });

@@ -3,8 +3,12 @@
  * happen at most once, however many workers take the job over and whatever the coordinator does.
  * Each change is one Lua script, so two processes never both believe they may send:
  *
- *   (none) ─claim→ claimed ─send→ submitting ─answer→ submitted (task_id) | refused | unknown
+ *   queued ─claim→ claimed ─send→ submitting ─answer→ submitted (task_id) | refused | unknown
  *      └──────────┴─retire→ withdrawn
+ *
+ * The coordinator writes `queued` before it queues the job (`openRecord`), so a record that is not
+ * there at all means Redis lost it (a restart without its data): then nobody can tell whether the
+ * POST left, and the submission is `unknown`, never sent again.
  *
  * `claimed` (by an owner, before the budget's wait) sends nothing; a worker taking the job over
  * claims it again, and the first owner can then no longer send. `submitting` is written just
@@ -23,13 +27,21 @@ export type RecordState =
   | { state: 'unknown'; message: string }
   | { state: 'withdrawn' };
 
+const OPEN = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'state', 'queued')
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return 1`;
+
 const CLAIM = `
 local state = redis.call('HGET', KEYS[1], 'state')
-if not state or state == 'claimed' then
+if state == 'queued' or state == 'claimed' then
   redis.call('HSET', KEYS[1], 'state', 'claimed', 'owner', ARGV[1])
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   return 'mine'
 end
+if not state then return 'lost' end
 return state`;
 
 const SEND = `
@@ -42,7 +54,8 @@ return 0`;
 
 const RETIRE = `
 local state = redis.call('HGET', KEYS[1], 'state')
-if not state or state == 'claimed' then
+if not state then return 'lost' end
+if state == 'queued' or state == 'claimed' then
   redis.call('HSET', KEYS[1], 'state', 'withdrawn')
   redis.call('EXPIRE', KEYS[1], ARGV[1])
   return 'withdrawn'
@@ -60,9 +73,20 @@ async function read(redis: Redis, key: string, state: string): Promise<RecordSta
       return found.task_id ? { state: 'submitted', taskId: found.task_id } : { state: 'submitting' };
     case 'refused':
       return { state: 'refused', reason: found.reason ?? 'refused', message: found.message ?? '' };
+    case 'lost':
+      return {
+        state: 'unknown',
+        message:
+          'its submission record is gone from Redis (restarted without its data?), so whether it was sent is not known',
+      };
     default:
       return { state: 'unknown', message: found.message ?? 'the answer was lost' };
   }
+}
+
+/** Before the job is queued: the record of a submission not yet sent (kept as it is when it exists, on a resume). */
+export async function openRecord(redis: Redis, key: string): Promise<void> {
+  await redis.eval(OPEN, 1, key, RECORD_TTL_S);
 }
 
 /** Takes the submission (unsent, or claimed by a worker since lost), or answers how far it got. */
@@ -84,7 +108,8 @@ export async function recordAnswer(
     | { state: 'refused'; reason: string; message: string }
     | { state: 'unknown'; message: string },
 ): Promise<void> {
-  await redis.hset(key, answer);
+  // With its time to live again: a record Redis lost is written anew by the answer.
+  await redis.multi().hset(key, answer).expire(key, RECORD_TTL_S).exec();
 }
 
 /** Ends a record nothing was sent for (none, or only claimed); answers the record as it then stands. */

@@ -12,7 +12,7 @@ import { HttpGatewayClient } from '../../src/gateway/client.js';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
 import { Coordinator } from '../../src/workers/coordinator.js';
 import { submissionKey } from '../../src/workers/jobs.js';
-import { claim, markSending, recordAnswer, retire } from '../../src/workers/submission-record.js';
+import { claim, markSending, openRecord, recordAnswer, retire } from '../../src/workers/submission-record.js';
 import { type RunningWorker, startWorker } from '../../src/workers/worker.js';
 import { endpointsOf } from '../support/http.js';
 import { type RedisServer, redisTestsRun, startRedis } from '../support/redis-server.js';
@@ -223,6 +223,7 @@ describe.skipIf(!redisTestsRun)('a submission record', () => {
 
   it('lets only its latest owner send: a worker that took the job over, not the one it took it from', async () => {
     const at = key();
+    await openRecord(records, at);
     expect(await claim(records, at, 'lost-worker')).toEqual({ state: 'mine' });
     expect(await claim(records, at, 'new-worker')).toEqual({ state: 'mine' });
     expect(await markSending(records, at, 'lost-worker')).toBe(false);
@@ -235,22 +236,101 @@ describe.skipIf(!redisTestsRun)('a submission record', () => {
 
   it('once retired with nothing sent, lets no owner send, even one that claimed it before', async () => {
     const at = key();
+    await openRecord(records, at);
     expect(await claim(records, at, 'slow-worker')).toEqual({ state: 'mine' });
     expect(await retire(records, at)).toEqual({ state: 'withdrawn' });
     expect(await markSending(records, at, 'slow-worker')).toBe(false);
     expect(await claim(records, at, 'other-worker')).toEqual({ state: 'withdrawn' });
     // A record no one claimed is retired too: a job still queued can never be sent afterwards.
     const fresh = key();
+    await openRecord(records, fresh);
     expect(await retire(records, fresh)).toEqual({ state: 'withdrawn' });
     expect(await claim(records, fresh, 'late-worker')).toEqual({ state: 'withdrawn' });
   });
 
   it('is not retired once its POST left: the coordinator learns it was sent', async () => {
     const at = key();
+    await openRecord(records, at);
     await claim(records, at, 'worker');
     await markSending(records, at, 'worker');
     expect(await retire(records, at)).toEqual({ state: 'submitting' });
     await recordAnswer(records, at, { state: 'submitted', task_id: 'task_2' });
     expect(await retire(records, at)).toEqual({ state: 'submitted', taskId: 'task_2' });
+  });
+
+  it('calls a record Redis lost unknown: neither a worker nor a resume may send it again', async () => {
+    // The coordinator opens every record before it queues the job: none at all means Redis lost it
+    // (a restart without its data), after which nobody can tell whether the POST left.
+    const lost = key();
+    const unknown = {
+      state: 'unknown',
+      message:
+        'its submission record is gone from Redis (restarted without its data?), so whether it was sent is not known',
+    };
+    expect(await claim(records, lost, 'worker')).toEqual(unknown);
+    expect(await retire(records, lost)).toEqual(unknown);
+    expect(await markSending(records, lost, 'worker')).toBe(false);
+    // Opening again (a resume's) keeps a record that exists as it stands.
+    const sent = key();
+    await openRecord(records, sent);
+    await claim(records, sent, 'worker');
+    await markSending(records, sent, 'worker');
+    await openRecord(records, sent);
+    expect(await retire(records, sent)).toEqual({ state: 'submitting' });
+  });
+});
+
+describe.skipIf(!redisTestsRun)('a Redis that loses its data mid-run (restarted without persistence)', () => {
+  it('ends the jobs it lost instead of waiting for them, and no submission is sent twice', async () => {
+    // Tasks that take seconds: they are in flight when Redis forgets everything.
+    const slow = await startLocalGateway({ latencyScale: 1, latencyJitter: 0, seed: 10 });
+    const slowClient = new HttpGatewayClient({ endpoints: endpointsOf(slow), apiKey: slow.apiKey });
+    try {
+      coordinator = await Coordinator.open({
+        redisUrl: redis.url,
+        shownUrl: redis.url,
+        queue: 'forgetful',
+        runId: 'run-lost',
+        gateway: slow.baseUrl,
+        passEnv: [],
+        note: (line) => said.push(line),
+        sweepMs: 100,
+      });
+      worker = await startWorker({
+        redisUrl: redis.url,
+        shownUrl: redis.url,
+        queue: 'forgetful',
+        concurrency: 4,
+        takeoverMs: 15_000,
+        client: slowClient,
+        clock: systemClock,
+        gateway: slow.baseUrl,
+        env: {},
+        say: (line) => said.push(line),
+      });
+      const jobs = Array.from({ length: 6 }, (_, index) => ({
+        ...job(),
+        index,
+        label: `image[${index}]`,
+        expectedMs: 3000,
+      }));
+      const ends = Promise.all(jobs.map((j) => coordinator!.model(j, () => {}, new AbortController().signal)));
+      while ((slow.stats().tasks.submitted[SLUG] ?? 0) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await records.flushall();
+      const settled = await ends;
+      // Lost with their records: whether each was sent cannot be known, so none is answered as unsent
+      // (a worker that answered after the loss wrote its task id again: that task is read, `unread`).
+      for (const end of settled) expect(['ended', 'unknown', 'unread']).toContain(end.kind);
+      expect(settled.some((end) => end.kind === 'unknown')).toBe(true);
+      // A resume recalls each: none comes back as never sent, so none is submitted again.
+      for (const j of jobs) expect(await coordinator.recall(j.request)).not.toEqual({ kind: 'unsent' });
+      const sent = slow.stats().tasks.submitted[SLUG] ?? 0;
+      expect(sent).toBeLessThanOrEqual(jobs.length);
+    } finally {
+      await worker?.close();
+      worker = undefined;
+      await slowClient.close();
+      await slow.close();
+    }
   });
 });
