@@ -1,4 +1,4 @@
-import { shownRedisUrl } from '../scheduler/redis-url.js';
+import { redisPassword, shownRedisUrl } from '../scheduler/redis-url.js';
 import { commandName } from './invocation.js';
 
 /** What a run was started with that a resume needs again to reach the same gateway, budget and cache. */
@@ -56,10 +56,12 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
   return [...words, ...extra].join(' ') + note;
 }
 
+/** A URL that carries a password (or does not parse, and may): never printed as it is. */
 function hasPassword(url: string): boolean {
   try {
-    return new URL(url).password !== '';
+    new URL(url);
   } catch {
     return true;
   }
+  return redisPassword(url) !== '';
 }

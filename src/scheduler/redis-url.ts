@@ -4,11 +4,26 @@
  */
 import { err, ok, type Result } from '../result.js';
 
-/** A Redis URL as it may be printed: the password, if any, replaced by `***`. */
+/**
+ * The password a Redis URL carries, as ioredis reads it: after the colon of its user part
+ * (`redis://:secret@host`), or as its `password` query parameter (`redis://host/?password=secret`);
+ * '' when none. Decoded, as it is sent.
+ */
+export function redisPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return decodeURIComponent(parsed.password) || (parsed.searchParams.get('password') ?? '');
+  } catch {
+    return '';
+  }
+}
+
+/** A Redis URL as it may be printed: the password, if any (in either place), replaced by `***`. */
 export function shownRedisUrl(url: string, mask = '***'): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = mask;
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', mask);
     return parsed.toString().replace(/\/$/, '');
   } catch {
     return '(a Redis URL that does not parse)';

@@ -209,15 +209,15 @@ async function openSharedRedis(
   secrets: Pick<SessionEnvironment['secrets'], 'register'>,
   holdsJobs: boolean,
 ): Promise<{ pair: RedisPair; shownUrl: string }> {
-  const [{ openRedis }, { checkRedisUrl, shownRedisUrl }] = await Promise.all([
+  const [{ openRedis }, { checkRedisUrl, redisPassword, shownRedisUrl }] = await Promise.all([
     import('../scheduler/redis-connection.js'),
     import('../scheduler/redis-url.js'),
   ]);
   const checked = checkRedisUrl(url, '--redis (or PIPELINE_REDIS_URL)');
   if (!checked.ok) throw new UsageError(checked.error);
-  const password = new URL(url).password;
-  secrets.register(password);
-  secrets.register(decodeURIComponent(password));
+  // As given and as sent: a message may quote either.
+  const password = redisPassword(url);
+  for (const form of [password, encodeURIComponent(password), new URL(url).password]) secrets.register(form);
   const opened = await openRedis(url);
   if (!opened.ok)
     throw new UsageError(

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
-import { pipelineInProcess } from '../support/cli.js';
+import { pipelineInProcess, TestInterrupts } from '../support/cli.js';
+import { systemClock } from '../../src/clock.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 /** Markers that must appear nowhere: the Redis password, and a token the recipe does not pass. */
@@ -127,5 +128,40 @@ describe.skipIf(!redisTestsRun)("a run: step's environment", () => {
       "reads.yaml:7:16: error: env.PIPELINE_REDIS_URL is a credential of pipeline's own and cannot be used in a recipe",
     );
     expect(validated.stderr).not.toContain(REDIS_PASSWORD);
+  });
+});
+
+describe.skipIf(!redisTestsRun)('a Redis password given as the URL’s password query parameter', () => {
+  it('reaches no output: the resume hint names the variable, the failure shows ***', async () => {
+    const recipe = join(work, 'slow.yaml');
+    await writeFile(recipe, 'version: 1\nname: slow\nsteps:\n  wait:\n    run: sleep 20\n');
+    // ioredis reads the password from the query too, so a user may give it there.
+    const { port } = new URL(redis.url);
+    const queried = `redis://127.0.0.1:${port}/?password=${REDIS_PASSWORD}`;
+    // Stopped with Ctrl-C once its command runs: the run prints how to resume it.
+    const interrupts = new TestInterrupts();
+    const pressed = (async () => {
+      while (!interrupts.listened()) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      interrupts.press();
+    })();
+    const run = await pipelineInProcess(['run', recipe, '--redis', queried], {
+      env: env(),
+      cwd: work,
+      clock: systemClock,
+      interrupts,
+    });
+    await pressed;
+    expect(run.exitCode, run.stderr).toBe(130);
+    expect(run.stderr).toMatch(/resume \S+ --redis "\$PIPELINE_REDIS_URL"/);
+    const wrong = await pipeline([
+      'run',
+      recipe,
+      '--redis',
+      `redis://127.0.0.1:${port}/?password=not-${REDIS_PASSWORD}`,
+    ]);
+    expect(wrong.exitCode).toBe(2);
+    expect(wrong.stderr).toContain(`redis://127.0.0.1:${port}/?password=***`);
+    for (const output of [run, wrong]) expect(`${output.stdout}${output.stderr}`).not.toContain(REDIS_PASSWORD);
   });
 });
