@@ -84,11 +84,13 @@ function exitCodes(path: string): string[] {
   // Only these read a recipe, whose errors are usage errors too.
   const recipe = ['run', 'resume', 'validate', 'plan', 'account'].includes(path);
   const codes = [
-    '  0    it worked',
+    path === 'worker' ? '  0    stopped by SIGINT or SIGTERM, after the jobs in hand' : '  0    it worked',
     `  1    ${failureOf(path)}`,
     recipe
       ? '  2    a usage error: a bad flag or argument, or a recipe with errors (nothing was sent)'
-      : '  2    a usage error: a bad flag or argument (nothing was sent)',
+      : path === 'worker'
+        ? '  2    a usage error, or Redis could not be reached or refused the password (nothing was taken)'
+        : '  2    a usage error: a bad flag or argument (nothing was sent)',
   ];
   if (path === 'run' || path === 'resume')
     codes.push(

@@ -50,6 +50,9 @@ export async function openRedis(url: string): Promise<Result<RedisPair, string>>
     commands.disconnect();
     subscriber.disconnect();
     const reason = (cause ?? error) instanceof Error ? (cause ?? (error as Error)).message : String(error);
+    // Redis answered, and refused the password: it is running, and starting it is not the fix.
+    if (/WRONGPASS|NOAUTH|invalid (username-)?password/i.test(reason))
+      return err(`Redis at ${shownRedisUrl(url)} refused the password (${reason}); check the password in the URL`);
     return err(`cannot reach Redis at ${shownRedisUrl(url)}: ${reason}`);
   }
   return ok({

@@ -219,6 +219,7 @@ async function openSharedRedis(
   const password = redisPassword(url);
   for (const form of [password, encodeURIComponent(password), new URL(url).password]) secrets.register(form);
   const opened = await openRedis(url);
+  if (!opened.ok && opened.error.includes('refused the password')) throw new UsageError(opened.error);
   if (!opened.ok)
     throw new UsageError(
       holdsJobs

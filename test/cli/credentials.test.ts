@@ -161,7 +161,10 @@ describe.skipIf(!redisTestsRun)('a Redis password given as the URL’s password 
       `redis://127.0.0.1:${port}/?password=not-${REDIS_PASSWORD}`,
     ]);
     expect(wrong.exitCode).toBe(2);
-    expect(wrong.stderr).toContain(`redis://127.0.0.1:${port}/?password=***`);
+    expect(wrong.stderr).toContain(`Redis at redis://127.0.0.1:${port}/?password=*** refused the password (`);
+    expect(wrong.stderr).toContain('check the password in the URL');
+    // Redis runs: telling the user to start it would send them the wrong way.
+    expect(wrong.stderr).not.toContain('start Redis');
     for (const output of [run, wrong]) expect(`${output.stdout}${output.stderr}`).not.toContain(REDIS_PASSWORD);
   });
 });
