@@ -25,9 +25,23 @@ const matchesDomain = (domain: string, filter: string) => {
 /** Sentences of a text, for snippets and extractive answers. */
 const sentences = (text: string) => text.split(/(?<=[.!?])\s+/).filter((s) => s.length > 0);
 
+/**
+ * The corpus and its index, read and built once per process: the pages ship with the package and
+ * nothing changes them, and extracting and indexing them took a tenth of a second for every gateway
+ * started (a test suite starts hundreds).
+ */
+let corpus: { pages: CorpusPage[]; byId: Map<string, CorpusPage>; index: MiniSearch<CorpusPage> } | undefined;
+function sharedCorpus() {
+  if (!corpus) {
+    const pages = loadCorpus();
+    corpus = { pages, byId: new Map(pages.map((p) => [p.id, p])), index: buildIndex(pages) };
+  }
+  return corpus;
+}
+
 /** Web search over the gateway's own pages and web fetch of any reachable URL. */
 export class WebTools {
-  readonly pages: CorpusPage[];
+  readonly pages: readonly CorpusPage[];
   private readonly byId: Map<string, CorpusPage>;
   private readonly index: MiniSearch<CorpusPage>;
 
@@ -36,9 +50,7 @@ export class WebTools {
     private readonly random: GatewayRandom,
     private readonly origin: () => string,
   ) {
-    this.pages = loadCorpus();
-    this.byId = new Map(this.pages.map((p) => [p.id, p]));
-    this.index = buildIndex(this.pages);
+    ({ pages: this.pages, byId: this.byId, index: this.index } = sharedCorpus());
   }
 
   page(domain: string, file: string): CorpusPage | undefined {
