@@ -11,6 +11,7 @@ import type { EventConsumer } from './events.js';
 import type { SpendMeter } from './spend.js';
 import type { RunCache } from './run-cache.js';
 import type { RemoteItems } from './remote.js';
+import type { RowProgress } from './row-admission.js';
 import type { Uploads } from './uploads.js';
 
 /** Results that arrive by webhook, for the tasks of this run only. */
@@ -68,6 +69,8 @@ export interface EngineContext {
    * memory does not grow with its rows; without it the run's result keeps each row's step outcomes.
    */
   forgetRows?: boolean;
+  /** A batch's row admission, told when a row has a task ready for a slot (src/engine/row-admission.ts). */
+  rowProgress?: RowProgress;
   /** The environment expressions see as `env`, without the API key. */
   env: Record<string, string | undefined>;
 }

@@ -14,6 +14,7 @@ import { renderValue, truthy } from './values.js';
 import { itemLabel, type StepRef } from '../item-label.js';
 import { emit, locationOf } from './emit.js';
 import { forgetRowDownloads } from './row-downloads.js';
+import { RowAdmission, startRows } from './row-admission.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
@@ -76,8 +77,15 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
     );
   let stopped = false;
   let failed = false;
-  await inOrder(count, rowsInProgress(ctx), async (row) => {
-    const result = await runRow(ctx, row);
+  // Rows are let in as the task slots can take their work (src/engine/row-admission.ts): where the
+  // recipe has tasks for the slots here, and more than one row.
+  const admission =
+    count > 1 && !ctx.remote && ctx.plan.steps.some((s) => s.action === 'model')
+      ? new RowAdmission(ctx.tasks, ctx.tasks.concurrency)
+      : undefined;
+  const rowCtx: EngineContext = admission ? { ...ctx, rowProgress: admission } : ctx;
+  await startRows(count, rowsInProgress(ctx), admission, async (row) => {
+    const result = await runRow(rowCtx, row);
     forgetRowDownloads(ctx, row);
     stopped ||= stoppedByMoney(result);
     failed ||= failedRow(result);
@@ -86,15 +94,6 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   });
   const status = ctx.signal.aborted ? 'interrupted' : stopped ? 'stopped' : failed ? 'failed' : 'succeeded';
   return { status, outputs, rows };
-}
-
-/** `run(0)` … `run(count - 1)`, at most `window` at a time, each started as soon as one ends. */
-async function inOrder(count: number, window: number, run: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await run(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(window, count) }, lane));
 }
 
 /** Failure reasons that mean the run ran out of money, not that its work went wrong. */

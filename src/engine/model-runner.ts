@@ -91,10 +91,12 @@ export async function runModel(
   }
   // p-queue starts a waiting item from the task whose end freed the slot: bound, the item keeps
   // its own step's context, and the requests it makes count to that step (ctx.withinStep).
-  else
+  else {
+    ctx.rowProgress?.taskReady(row);
     ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(inSlot) : inSlot, {
       priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
     });
+  }
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {

@@ -1,0 +1,145 @@
+import PQueue from 'p-queue';
+import { describe, expect, it } from 'vitest';
+import { RowAdmission, startRows } from '../../src/engine/row-admission.js';
+
+/** A promise and its resolver, for a row or a task that ends when the test says. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** Lets every pending promise callback run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('startRows', () => {
+  it('starts rows in order, never more than the cap at once, each as one ends', async () => {
+    const ends = Array.from({ length: 5 }, deferred);
+    const started: number[] = [];
+    const done = startRows(5, 2, undefined, async (row) => {
+      started.push(row);
+      await ends[row]!.promise;
+    });
+    await settle();
+    expect(started).toEqual([0, 1]);
+    ends[1]!.resolve();
+    await settle();
+    expect(started).toEqual([0, 1, 2]);
+    for (const end of ends) end.resolve();
+    await done;
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('rejects with the first error once the rows in progress have ended, and starts no more', async () => {
+    const slow = deferred();
+    const started: number[] = [];
+    let slowEnded = false;
+    const done = startRows(10, 2, undefined, async (row) => {
+      started.push(row);
+      if (row === 0) {
+        await slow.promise;
+        slowEnded = true;
+      }
+      if (row === 1) throw new Error('row 1 broke');
+    });
+    const outcome = done.then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    );
+    await settle();
+    expect(slowEnded).toBe(false);
+    slow.resolve();
+    expect(await outcome).toBe('row 1 broke');
+    expect(slowEnded).toBe(true);
+    expect(started).toEqual([0, 1]);
+  });
+});
+
+/** Lets every row prepared so far end its preparation and its task, until no row is left. */
+async function drain(h: {
+  prepared: Map<number, { resolve: () => void }>;
+  taskEnds: Map<number, { resolve: () => void }>;
+}) {
+  for (let round = 0; round < 50; round++) {
+    for (const d of [...h.prepared.values(), ...h.taskEnds.values()]) d.resolve();
+    await settle();
+  }
+}
+
+describe('RowAdmission', () => {
+  /** Rows that each prepare until the test says, then queue one task and wait for it. */
+  function harness(slots: number) {
+    const tasks = new PQueue({ concurrency: slots });
+    const admission = new RowAdmission(tasks, slots);
+    const prepared = new Map<number, ReturnType<typeof deferred>>();
+    const taskEnds = new Map<number, ReturnType<typeof deferred>>();
+    const started: number[] = [];
+    const run = async (row: number) => {
+      started.push(row);
+      const prep = deferred();
+      prepared.set(row, prep);
+      await prep.promise;
+      const end = deferred();
+      taskEnds.set(row, end);
+      admission.taskReady(row);
+      await tasks.add(() => end.promise);
+    };
+    return { tasks, admission, prepared, taskEnds, started, run };
+  }
+
+  it('lets in no more rows than there are slots while they prepare', async () => {
+    const h = harness(2);
+    const done = startRows(6, 64, h.admission, h.run);
+    await settle();
+    expect(h.started).toEqual([0, 1]);
+    // Row 0 has its task ready, and a slot takes it: one row prepares, so one more may.
+    h.prepared.get(0)!.resolve();
+    await settle();
+    expect(h.started).toEqual([0, 1, 2]);
+    await drain(h);
+    await done;
+    expect(h.started).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('holds new rows while as many tasks wait for a slot as there are slots', async () => {
+    const h = harness(1);
+    const done = startRows(4, 64, h.admission, h.run);
+    await settle();
+    expect(h.started).toEqual([0]);
+    // Row 0's task takes the one slot: its row no longer prepares.
+    h.prepared.get(0)!.resolve();
+    await settle();
+    expect(h.started).toEqual([0, 1]);
+    // Row 1's task waits for the slot: no row starts.
+    h.prepared.get(1)!.resolve();
+    await settle();
+    expect(h.tasks.size).toBe(1);
+    expect(h.started).toEqual([0, 1]);
+    // The slot frees and row 1's task takes it: row 2 may start.
+    h.taskEnds.get(0)!.resolve();
+    await settle();
+    expect(h.started).toEqual([0, 1, 2]);
+    h.prepared.get(2)!.resolve();
+    await settle();
+    expect(h.tasks.size).toBe(1);
+    expect(h.started).toEqual([0, 1, 2]);
+    await drain(h);
+    await done;
+  });
+
+  it('a row that waits on a task in a slot does not hold back a new one', async () => {
+    const h = harness(2);
+    const done = startRows(3, 64, h.admission, h.run);
+    await settle();
+    h.prepared.get(0)!.resolve();
+    h.prepared.get(1)!.resolve();
+    await settle();
+    // Both rows have their tasks in the slots (a long video each): a third row starts at once.
+    expect(h.tasks.pending).toBe(2);
+    expect(h.started).toEqual([0, 1, 2]);
+    await drain(h);
+    await done;
+  });
+});
