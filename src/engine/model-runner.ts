@@ -92,7 +92,7 @@ export async function runModel(
   // p-queue starts a waiting item from the task whose end freed the slot: bound, the item keeps
   // its own step's context, and the requests it makes count to that step (ctx.withinStep).
   else {
-    ctx.rowProgress?.taskReady(row);
+    ctx.rowProgress?.taskReady(row, ctx.durations.expected(item.slug, item.type, input));
     ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(inSlot) : inSlot, {
       priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
     });

@@ -69,10 +69,14 @@ async function drain(h: {
 }
 
 describe('RowAdmission', () => {
-  /** Rows that each prepare until the test says, then queue one task and wait for it. */
-  function harness(slots: number) {
+  /**
+   * Rows that each prepare until the test says, then queue one task and wait for it; the tasks are
+   * expected to take `taskMs`, and the clock moves only when the test moves it.
+   */
+  function harness(slots: number, taskMs = 1000) {
     const tasks = new PQueue({ concurrency: slots });
-    const admission = new RowAdmission(tasks, slots);
+    const clock = { time: 0, now: () => clock.time };
+    const admission = new RowAdmission(tasks, slots, clock);
     const prepared = new Map<number, ReturnType<typeof deferred>>();
     const taskEnds = new Map<number, ReturnType<typeof deferred>>();
     const started: number[] = [];
@@ -83,10 +87,10 @@ describe('RowAdmission', () => {
       await prep.promise;
       const end = deferred();
       taskEnds.set(row, end);
-      admission.taskReady(row);
+      admission.taskReady(row, taskMs);
       await tasks.add(() => end.promise);
     };
-    return { tasks, admission, prepared, taskEnds, started, run };
+    return { tasks, clock, admission, prepared, taskEnds, started, run };
   }
 
   it('lets in no more rows than there are slots while they prepare', async () => {
@@ -139,6 +143,25 @@ describe('RowAdmission', () => {
     // Both rows have their tasks in the slots (a long video each): a third row starts at once.
     expect(h.tasks.pending).toBe(2);
     expect(h.started).toEqual([0, 1, 2]);
+    await drain(h);
+    await done;
+  });
+
+  it('lets more rows prepare at once where preparing takes longer than the slots take for a row', async () => {
+    // One slot, a task of 10 s a row, rows that take 30 s to reach their task.
+    const h = harness(1, 10_000);
+    const done = startRows(6, 64, h.admission, h.run);
+    await settle();
+    expect(h.started).toEqual([0]);
+    h.clock.time = 30_000;
+    h.prepared.get(0)!.resolve();
+    await settle();
+    // Nothing is known yet of a row's tasks: one row prepares, as one slot has.
+    expect(h.started).toEqual([0, 1]);
+    h.taskEnds.get(0)!.resolve();
+    await settle();
+    // A row took 30 s to prepare and brought 10 s of work: three must prepare to keep the slot busy.
+    expect(h.started).toEqual([0, 1, 2, 3]);
     await drain(h);
     await done;
   });
