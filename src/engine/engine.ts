@@ -53,9 +53,9 @@ export interface RunResult {
 }
 
 /**
- * Rows in progress at once, beyond the task slots: enough that every slot has a row's task to take
- * (a row may wait on one long task while another has three ready), few enough that a batch of
- * 100,000 rows does not hold 100,000 rows' promises, timers and scopes at once.
+ * The most rows in progress at once, whatever the row admission allows (src/engine/row-admission.ts),
+ * and all it holds to where there is none (`--workers`, a recipe without media tasks): few enough
+ * that a batch of 100,000 rows does not hold 100,000 rows' promises, timers and scopes at once.
  */
 export const rowsInProgress = (ctx: Pick<EngineContext, 'tasks'>) => Math.max(64, 4 * ctx.tasks.concurrency);
 

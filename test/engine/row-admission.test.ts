@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EngineEvent } from '../../src/engine/events.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { RowTable } from '../../src/recipe/row-table.js';
 import { engineFor } from '../support/engine.js';
@@ -38,19 +37,13 @@ describe('the rows of a batch', () => {
     const table = new RowTable({}, {});
     for (let i = 0; i < ROWS; i++) table.push({ topic: `cargo bikes ${i}` });
     ctx.plan = { ...ctx.plan, rows: table };
-    const events: EngineEvent[] = [];
-    const emit = ctx.emit;
-    ctx.emit = (event) => {
-      events.push(event);
-      emit(event);
-    };
     const result = await runPlanSkippingTime(engine, gateway, clock);
     expect(result.status).toBe('succeeded');
+    const events = engine.events();
     expect(events.filter((e) => e.type === 'task-submitted')).toHaveLength(ROWS);
 
-    const at = (match: (e: EngineEvent) => boolean) => events.findIndex(match);
-    const firstSubmission = at((e) => e.type === 'task-submitted' && e.item.row === 0);
-    const lastRowStarts = at((e) => e.type === 'step-started' && e.at.row === ROWS - 1);
+    const firstSubmission = events.findIndex((e) => e.type === 'task-submitted' && e.row === 0);
+    const lastRowStarts = events.findIndex((e) => e.type === 'step-started' && e.row === ROWS - 1);
     expect(firstSubmission).toBeGreaterThan(-1);
     expect(lastRowStarts).toBeGreaterThan(firstSubmission);
     // Started all at once, every row's search would start before any task: here at most the two
@@ -58,7 +51,7 @@ describe('the rows of a batch', () => {
     let preparing = 0;
     let most = 0;
     for (const e of events) {
-      if (e.type === 'step-started' && e.at.step === 'research') most = Math.max(most, ++preparing);
+      if (e.type === 'step-started' && e.step === 'research') most = Math.max(most, ++preparing);
       if (e.type === 'task-submitted') preparing--;
     }
     expect(most).toBeLessThanOrEqual(2 * 2 + 1);
