@@ -20,7 +20,7 @@ describe('DurationModel.pollSchedule', () => {
     durations.observe(SLUG, TYPE, input, 12_000);
     probe.done();
     // Read when a task submitted with the follower is typically done: 0.5 s + 12 s + 0.1 s.
-    await expect(follower.schedule.learned).resolves.toEqual({ firstAt: 12_600, intervalMs: 2400 });
+    await expect(follower.schedule.learned).resolves.toEqual({ firstAt: 12_525, intervalMs: 2400 });
     follower.done();
   });
 
@@ -35,7 +35,7 @@ describe('DurationModel.pollSchedule', () => {
   it('once learned (here, or by an earlier run), every task is read on the learned time and nothing probes', () => {
     const durations = new DurationModel({ [SLUG]: { mean: 20_000, variance: 0, samples: 3 } });
     const { schedule } = durations.pollSchedule(SLUG, TYPE, input, task(0));
-    expect(schedule).toMatchObject({ firstDelayMs: 20_100 });
+    expect(schedule).toMatchObject({ firstDelayMs: 20_025 });
     expect(schedule.rampToMs).toBeUndefined();
     expect(schedule.learned).toBeUndefined();
   });
@@ -60,8 +60,8 @@ describe('DurationModel.pollSchedule', () => {
     const varied = new DurationModel({ [SLUG]: { mean: 10_000, variance: 1500 ** 2, samples: 9 } });
     const long = { duration: 10 };
     const { schedule } = varied.pollSchedule(SLUG, TYPE, long, task(1000));
-    // None just at the first read (24.1 s), and some after it, for a task that runs long.
-    expect(schedule).toMatchObject({ firstDelayMs: 23_100, spareAt: [18_000, 19_500, 21_000, 22_500, 25_500] });
+    // None just at the first read (24.0 s), and some after it, for a task that runs long.
+    expect(schedule).toMatchObject({ firstDelayMs: 23_025, spareAt: [18_000, 19_500, 21_000, 22_500, 25_500] });
     expect(varied.pollSchedule(SLUG, TYPE, long, { ...task(0), webhook: true }).schedule.spareAt).toBeUndefined();
     // A deviation of 400 ms: spare reads half a second apart at least, two of them.
     const close = new DurationModel({ [SLUG]: { mean: 10_000, variance: 200 ** 2, samples: 9 } });

@@ -49,7 +49,7 @@ describe('DurationFile', () => {
     const fresh = new DurationModel();
     expect(fresh.firstPoll('vendor-b/video', 'text-to-video', { duration: 5 })).toBeUndefined();
     const seeded = new DurationModel({ 'vendor-b/video': { mean: 3300, variance: 0, samples: 1 } });
-    expect(seeded.firstPoll('vendor-b/video', 'text-to-video', { duration: 5 })).toBe(3400);
+    expect(seeded.firstPoll('vendor-b/video', 'text-to-video', { duration: 5 })).toBe(3325);
   });
 });
 
