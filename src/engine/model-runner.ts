@@ -92,8 +92,19 @@ export async function runModel(
   // p-queue starts a waiting item from the task whose end freed the slot: bound, the item keeps
   // its own step's context, and the requests it makes count to that step (ctx.withinStep).
   else {
-    ctx.rowProgress?.taskReady(row, ctx.durations.expected(item.slug, item.type, input));
-    ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(inSlot) : inSlot, {
+    const { rowProgress } = ctx;
+    rowProgress?.taskReady(row, ctx.durations.expected(item.slug, item.type, input));
+    const slotted = rowProgress
+      ? async () => {
+          const leaveSlot = rowProgress.slotTaken(row);
+          try {
+            return await inSlot();
+          } finally {
+            leaveSlot();
+          }
+        }
+      : inSlot;
+    ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(slotted) : slotted, {
       priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
     });
   }

@@ -73,10 +73,10 @@ describe('RowAdmission', () => {
    * Rows that each prepare until the test says, then queue one task and wait for it; the tasks are
    * expected to take `taskMs`, and the clock moves only when the test moves it.
    */
-  function harness(slots: number, taskMs = 1000) {
+  function harness(slots: number, taskMs = 1000, rows = 6) {
     const tasks = new PQueue({ concurrency: slots });
     const clock = { time: 0, now: () => clock.time };
-    const admission = new RowAdmission(tasks, slots, clock);
+    const admission = new RowAdmission(tasks, slots, clock, rows);
     const prepared = new Map<number, ReturnType<typeof deferred>>();
     const taskEnds = new Map<number, ReturnType<typeof deferred>>();
     const started: number[] = [];
@@ -88,7 +88,11 @@ describe('RowAdmission', () => {
       const end = deferred();
       taskEnds.set(row, end);
       admission.taskReady(row, taskMs);
-      await tasks.add(() => end.promise);
+      await tasks.add(async () => {
+        const leaveSlot = admission.slotTaken(row);
+        await end.promise;
+        leaveSlot();
+      });
     };
     return { tasks, clock, admission, prepared, taskEnds, started, run };
   }
@@ -108,7 +112,7 @@ describe('RowAdmission', () => {
   });
 
   it('holds new rows while as many tasks wait for a slot as there are slots', async () => {
-    const h = harness(1);
+    const h = harness(1, 1000, 4);
     const done = startRows(4, 64, h.admission, h.run);
     await settle();
     expect(h.started).toEqual([0]);
@@ -134,7 +138,7 @@ describe('RowAdmission', () => {
   });
 
   it('a row that waits on a task in a slot does not hold back a new one', async () => {
-    const h = harness(2);
+    const h = harness(2, 1000, 3);
     const done = startRows(3, 64, h.admission, h.run);
     await settle();
     h.prepared.get(0)!.resolve();
@@ -163,6 +167,62 @@ describe('RowAdmission', () => {
     // A row took 30 s to prepare and brought 10 s of work: three must prepare to keep the slot busy.
     expect(h.started).toEqual([0, 1, 2, 3]);
     await drain(h);
+    await done;
+  });
+
+  it('starts a held row once the rest of the batch would end before it, whatever waits', async () => {
+    // One slot; each row prepares, then has three tasks ready at once (one slot-time 10 s each).
+    const slots = 1;
+    const tasks = new PQueue({ concurrency: slots });
+    const clock = { time: 0, now: () => clock.time };
+    const admission = new RowAdmission(tasks, slots, clock, 3);
+    const prepared = new Map<number, ReturnType<typeof deferred>>();
+    const inOrder: Array<ReturnType<typeof deferred>> = [];
+    const started: number[] = [];
+    const run = async (row: number) => {
+      started.push(row);
+      const prep = deferred();
+      prepared.set(row, prep);
+      await prep.promise;
+      const ends = [deferred(), deferred(), deferred()];
+      inOrder.push(...ends);
+      for (const _ of ends) admission.taskReady(row, 10_000);
+      await Promise.all(
+        ends.map((end) =>
+          tasks.add(async () => {
+            const leaveSlot = admission.slotTaken(row);
+            await end.promise;
+            leaveSlot();
+          }),
+        ),
+      );
+    };
+    /** The task in the slot ends `atMs` on the clock; the next waiting one takes the slot. */
+    const endNext = async (atMs: number) => {
+      clock.time = atMs;
+      inOrder.shift()!.resolve();
+      await settle();
+    };
+    const done = startRows(3, 64, admission, run);
+    await settle();
+    // Row 0 prepares for 60 s, then its three tasks hold the slot 10 s each.
+    clock.time = 60_000;
+    prepared.get(0)!.resolve();
+    await settle();
+    await endNext(70_000);
+    await endNext(80_000);
+    // Row 0's last task has the slot and nothing waits: row 1 starts, and has its tasks at once.
+    expect(started).toEqual([0, 1]);
+    prepared.get(1)!.resolve();
+    await settle();
+    expect(tasks.size).toBe(3);
+    // Row 0 ends: 90 s from start to end, 30 s of slot time. The batch still needs 3 × 30 s less the
+    // 30 s held: 60 s on one slot, within 90 s. Row 2 starts though two of row 1's tasks wait.
+    await endNext(90_000);
+    expect(tasks.size).toBe(2);
+    expect(started).toEqual([0, 1, 2]);
+    prepared.get(2)!.resolve();
+    for (let t = 100_000; inOrder.length > 0; t += 10_000) await endNext(t);
     await done;
   });
 });
