@@ -57,44 +57,48 @@ describe('startRows', () => {
   });
 });
 
-/** Lets every row prepared so far end its preparation and its task, until no row is left. */
-async function drain(h: {
-  prepared: Map<number, { resolve: () => void }>;
-  taskEnds: Map<number, { resolve: () => void }>;
-}) {
+/** Lets every row prepared so far end its preparation and its tasks, until no row is left. */
+async function drain(h: { prepared: Map<number, { resolve: () => void }>; inOrder: Array<{ resolve: () => void }> }) {
   for (let round = 0; round < 50; round++) {
-    for (const d of [...h.prepared.values(), ...h.taskEnds.values()]) d.resolve();
+    for (const d of [...h.prepared.values(), ...h.inOrder]) d.resolve();
     await settle();
   }
 }
 
 describe('RowAdmission', () => {
   /**
-   * Rows that each prepare until the test says, then queue one task and wait for it; the tasks are
-   * expected to take `taskMs`, and the clock moves only when the test moves it.
+   * Rows that each prepare until the test says, then queue `tasksPerRow` tasks and wait for them;
+   * the tasks are expected to take `taskMs`, and the clock moves only when the test moves it.
    */
-  function harness(slots: number, taskMs = 1000, rows = 6) {
+  function harness(slots: number, taskMs = 1000, rows = 6, tasksPerRow = 1) {
     const tasks = new PQueue({ concurrency: slots });
     const clock = { time: 0, now: () => clock.time };
     const admission = new RowAdmission(tasks, slots, clock, rows);
     const prepared = new Map<number, ReturnType<typeof deferred>>();
+    /** Each row's first task's end; every task's end, in the order they were queued. */
     const taskEnds = new Map<number, ReturnType<typeof deferred>>();
+    const inOrder: Array<ReturnType<typeof deferred>> = [];
     const started: number[] = [];
     const run = async (row: number) => {
       started.push(row);
       const prep = deferred();
       prepared.set(row, prep);
       await prep.promise;
-      const end = deferred();
-      taskEnds.set(row, end);
-      admission.taskReady(row, taskMs);
-      await tasks.add(async () => {
-        const leaveSlot = admission.slotTaken(row);
-        await end.promise;
-        leaveSlot();
-      });
+      const ends = Array.from({ length: tasksPerRow }, deferred);
+      taskEnds.set(row, ends[0]!);
+      inOrder.push(...ends);
+      for (const _ of ends) admission.taskReady(row, taskMs);
+      await Promise.all(
+        ends.map((end) =>
+          tasks.add(async () => {
+            const leaveSlot = admission.slotTaken(row);
+            await end.promise;
+            leaveSlot();
+          }),
+        ),
+      );
     };
-    return { tasks, clock, admission, prepared, taskEnds, started, run };
+    return { tasks, clock, admission, prepared, taskEnds, inOrder, started, run };
   }
 
   it('lets in no more rows than there are slots while they prepare', async () => {
@@ -171,58 +175,34 @@ describe('RowAdmission', () => {
   });
 
   it('starts a held row once the rest of the batch would end before it, whatever waits', async () => {
-    // One slot; each row prepares, then has three tasks ready at once (one slot-time 10 s each).
-    const slots = 1;
-    const tasks = new PQueue({ concurrency: slots });
-    const clock = { time: 0, now: () => clock.time };
-    const admission = new RowAdmission(tasks, slots, clock, 3);
-    const prepared = new Map<number, ReturnType<typeof deferred>>();
-    const inOrder: Array<ReturnType<typeof deferred>> = [];
-    const started: number[] = [];
-    const run = async (row: number) => {
-      started.push(row);
-      const prep = deferred();
-      prepared.set(row, prep);
-      await prep.promise;
-      const ends = [deferred(), deferred(), deferred()];
-      inOrder.push(...ends);
-      for (const _ of ends) admission.taskReady(row, 10_000);
-      await Promise.all(
-        ends.map((end) =>
-          tasks.add(async () => {
-            const leaveSlot = admission.slotTaken(row);
-            await end.promise;
-            leaveSlot();
-          }),
-        ),
-      );
-    };
-    /** The task in the slot ends `atMs` on the clock; the next waiting one takes the slot. */
+    // One slot; each row prepares, then has three tasks ready at once, each holding the slot 10 s.
+    const h = harness(1, 10_000, 3, 3);
+    /** The task in the slot ends `atMs` on the clock; the next one waiting takes the slot. */
     const endNext = async (atMs: number) => {
-      clock.time = atMs;
-      inOrder.shift()!.resolve();
+      h.clock.time = atMs;
+      h.inOrder.shift()!.resolve();
       await settle();
     };
-    const done = startRows(3, 64, admission, run);
+    const done = startRows(3, 64, h.admission, h.run);
     await settle();
     // Row 0 prepares for 60 s, then its three tasks hold the slot 10 s each.
-    clock.time = 60_000;
-    prepared.get(0)!.resolve();
+    h.clock.time = 60_000;
+    h.prepared.get(0)!.resolve();
     await settle();
     await endNext(70_000);
     await endNext(80_000);
     // Row 0's last task has the slot and nothing waits: row 1 starts, and has its tasks at once.
-    expect(started).toEqual([0, 1]);
-    prepared.get(1)!.resolve();
+    expect(h.started).toEqual([0, 1]);
+    h.prepared.get(1)!.resolve();
     await settle();
-    expect(tasks.size).toBe(3);
+    expect(h.tasks.size).toBe(3);
     // Row 0 ends: 90 s from start to end, 30 s of slot time. The batch still needs 3 × 30 s less the
     // 30 s held: 60 s on one slot, within 90 s. Row 2 starts though two of row 1's tasks wait.
     await endNext(90_000);
-    expect(tasks.size).toBe(2);
-    expect(started).toEqual([0, 1, 2]);
-    prepared.get(2)!.resolve();
-    for (let t = 100_000; inOrder.length > 0; t += 10_000) await endNext(t);
+    expect(h.tasks.size).toBe(2);
+    expect(h.started).toEqual([0, 1, 2]);
+    h.prepared.get(2)!.resolve();
+    for (let t = 100_000; h.inOrder.length > 0; t += 10_000) await endNext(t);
     await done;
   });
 });
