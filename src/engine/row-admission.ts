@@ -95,7 +95,7 @@ export class RowAdmission implements RowProgress {
     return Math.max(this.limit, Math.ceil((this.limit * this.prepMs.value) / work));
   }
 
-  /** Called whenever `mayStart` may have become true: a slot taken, a row that has a task ready or ended. */
+  /** Called whenever `mayStart` may have become true: a slot taken or left, a row that has a task ready or ended. */
   onChange(listener: () => void): void {
     this.listener = listener;
   }
