@@ -6,8 +6,8 @@ import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule }
  * How long after a deviation past the mean the first read goes. Little is needed: the read is
  * already late by the submission's answer, since the mean is the gateway's own submit-to-end and
  * the schedule counts from when its answer arrived; this covers timer and timestamp granularity.
- * Every task holds its slot this long past its end (100 ms held 1.5 % of mixed-chain's slot time,
- * 716 to 736 slot-seconds for 692 of processing, against 712 to 722 at 25 ms).
+ * Every task read once holds its slot this long past its end: bench mixed-chain by hand held 724 to
+ * 737 slot-seconds for 692 of processing at 100 ms (six runs), 712 to 731 at 25 ms (ten runs).
  */
 const FIRST_READ_MARGIN_MS = 25;
 

@@ -25,9 +25,9 @@ export interface RowProgress {
  * what the rows that ended so far took.
  *
  * Rows are never held past the moment they would end after everything else: once the slot time the
- * batch still needs (the rows' mean slot time so far × the rows, less the slot time taken), over the
- * slots, is no more than a row's mean time from its start to its end, the next row starts whatever
- * waits. Each row's tasks that nothing downstream reads (launch-kit's other heroes) go after the
+ * rows not yet ended still need (their count × the mean slot time of a row so far, less what the
+ * rows in progress have held), over the slots, is no more than a row's mean time from its start to
+ * its end, the rows held start whatever waits. Each row's tasks that nothing downstream reads (launch-kit's other heroes) go after the
  * chains, so where many rows started early their queue could hold the last rows back until the end
  * (bench mixed-chain: 17 rows started in the first 10 s, the last 3 at 76 s, 110.2 s in all).
  */
@@ -39,15 +39,19 @@ export class RowAdmission implements RowProgress {
   /** Means so far: a row's time from its start to its first task ready, and its tasks' expected time. */
   private readonly prepMs = new RunningMean();
   private readonly workMs = new RunningMean();
-  /** Rows ended so far: the time from a row's start to its end, and the slot time its tasks held. */
+  /**
+   * Rows ended so far that held a task slot: the time from a row's start to its end, and the slot
+   * time its tasks held. Rows that held none (a resume's finished rows, rows served from the cache
+   * or skipped) say nothing of what a row needs.
+   */
   private readonly spanMs = new RunningMean();
   private readonly rowSlotMs = new RunningMean();
-  /** The rows in progress: when each started, and the slot time its tasks have held so far. */
+  private rowsEnded = 0;
+  /** The rows in progress: when each started, and the slot time its tasks have held and left. */
   private readonly startedAt = new Map<number, number>();
   private readonly slotMsByRow = new Map<number, number>();
-  private rowsStarted = 0;
-  /** Slot time held so far: by tasks that left their slot, and by those in one (count, sum of start times). */
-  private releasedSlotMs = 0;
+  private slotMsInProgress = 0;
+  /** The tasks in a slot now: their count, and the sum of the times they took it. */
   private inSlots = 0;
   private inSlotsSinceSum = 0;
   private listener: (() => void) | undefined;
@@ -76,15 +80,17 @@ export class RowAdmission implements RowProgress {
   }
 
   /**
-   * Whether the slot time the batch still needs, over the slots, is within a row's time from start
-   * to end, so that a row held any longer would end after the rest of the batch. Both from the rows
-   * ended so far: nothing before one has.
+   * Whether the slot time the rows not yet ended still need, over the slots, is within a row's time
+   * from start to end, so that a row held any longer would end after the rest of the batch. Both
+   * from the rows ended so far that held a slot: nothing before one has. The slot time grows with
+   * the clock, so this is asked again at every slot taken or left, task ready and row ended. Once
+   * true it stays true: every row held starts, within the cap on rows in progress.
    */
   private heldRowWouldEndLast(): boolean {
     const rowSlotMs = this.rowSlotMs.value;
-    if (rowSlotMs <= 0 || this.rowsStarted >= this.rowCount) return false;
-    const heldMs = this.releasedSlotMs + this.inSlots * this.clock.now() - this.inSlotsSinceSum;
-    const neededMs = this.rowCount * rowSlotMs - heldMs;
+    if (rowSlotMs <= 0) return false;
+    const heldMs = this.slotMsInProgress + this.inSlots * this.clock.now() - this.inSlotsSinceSum;
+    const neededMs = (this.rowCount - this.rowsEnded) * rowSlotMs - heldMs;
     return neededMs / this.limit <= this.spanMs.value;
   }
 
@@ -104,13 +110,13 @@ export class RowAdmission implements RowProgress {
     const now = this.clock.now();
     this.preparing.set(row, now);
     this.startedAt.set(row, now);
-    this.rowsStarted++;
   }
 
   slotTaken(row: number): () => void {
     const since = this.clock.now();
     this.inSlots++;
     this.inSlotsSinceSum += since;
+    if (!this.slotMsByRow.has(row) && this.startedAt.has(row)) this.slotMsByRow.set(row, 0);
     let left = false;
     return () => {
       if (left) return;
@@ -118,9 +124,13 @@ export class RowAdmission implements RowProgress {
       const heldMs = this.clock.now() - since;
       this.inSlots--;
       this.inSlotsSinceSum -= since;
-      this.releasedSlotMs += heldMs;
-      // A row that has ended keeps no count: its task outlived it only if the row was stopped.
-      if (this.startedAt.has(row)) this.slotMsByRow.set(row, (this.slotMsByRow.get(row) ?? 0) + heldMs);
+      // A task that outlived its row (stopped) counts no more.
+      const rowMs = this.slotMsByRow.get(row);
+      if (rowMs !== undefined) {
+        this.slotMsByRow.set(row, rowMs + heldMs);
+        this.slotMsInProgress += heldMs;
+      }
+      // Time has passed since the last question: a held row may start now.
       this.listener?.();
     };
   }
@@ -137,13 +147,15 @@ export class RowAdmission implements RowProgress {
 
   ended(row: number): void {
     this.preparing.delete(row);
-    const startedAt = this.startedAt.get(row);
-    if (startedAt !== undefined) {
-      this.spanMs.add(this.clock.now() - startedAt);
-      this.rowSlotMs.add(this.slotMsByRow.get(row) ?? 0);
-      this.startedAt.delete(row);
+    this.rowsEnded++;
+    const slotMs = this.slotMsByRow.get(row);
+    if (slotMs !== undefined) {
+      this.spanMs.add(this.clock.now() - this.startedAt.get(row)!);
+      this.rowSlotMs.add(slotMs);
+      this.slotMsInProgress -= slotMs;
       this.slotMsByRow.delete(row);
     }
+    this.startedAt.delete(row);
     const work = this.rowWorkMs.get(row);
     if (work === undefined) return;
     this.rowWorkMs.delete(row);

@@ -19,7 +19,7 @@ describe('DurationModel.pollSchedule', () => {
 
     durations.observe(SLUG, TYPE, input, 12_000);
     probe.done();
-    // Read when a task submitted with the follower is typically done: 0.5 s + 12 s + 0.1 s.
+    // Read when a task submitted with the follower is typically done: 0.5 s + 12 s + 25 ms.
     await expect(follower.schedule.learned).resolves.toEqual({ firstAt: 12_525, intervalMs: 2400 });
     follower.done();
   });

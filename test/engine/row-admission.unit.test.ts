@@ -70,7 +70,7 @@ describe('RowAdmission', () => {
    * Rows that each prepare until the test says, then queue `tasksPerRow` tasks and wait for them;
    * the tasks are expected to take `taskMs`, and the clock moves only when the test moves it.
    */
-  function harness(slots: number, taskMs = 1000, rows = 6, tasksPerRow = 1) {
+  function harness(slots: number, taskMs = 1000, rows = 6, tasksPerRow: number | ((row: number) => number) = 1) {
     const tasks = new PQueue({ concurrency: slots });
     const clock = { time: 0, now: () => clock.time };
     const admission = new RowAdmission(tasks, slots, clock, rows);
@@ -84,8 +84,8 @@ describe('RowAdmission', () => {
       const prep = deferred();
       prepared.set(row, prep);
       await prep.promise;
-      const ends = Array.from({ length: tasksPerRow }, deferred);
-      taskEnds.set(row, ends[0]!);
+      const ends = Array.from({ length: typeof tasksPerRow === 'number' ? tasksPerRow : tasksPerRow(row) }, deferred);
+      if (ends[0]) taskEnds.set(row, ends[0]);
       inOrder.push(...ends);
       for (const _ of ends) admission.taskReady(row, taskMs);
       await Promise.all(
@@ -203,6 +203,39 @@ describe('RowAdmission', () => {
     expect(h.started).toEqual([0, 1, 2]);
     h.prepared.get(2)!.resolve();
     for (let t = 100_000; h.inOrder.length > 0; t += 10_000) await endNext(t);
+    await done;
+  });
+
+  it("learns what a row needs only from rows that held a slot (a resume's finished rows hold none)", async () => {
+    // Rows 0 and 1 end without a task, as a resume's finished rows do; rows 2 to 4 have three each.
+    const h = harness(1, 10_000, 5, (row) => (row < 2 ? 0 : 3));
+    const endNext = async (atMs: number) => {
+      h.clock.time = atMs;
+      h.inOrder.shift()!.resolve();
+      await settle();
+    };
+    const done = startRows(5, 64, h.admission, h.run);
+    for (const row of [0, 1, 2]) {
+      await settle();
+      h.prepared.get(row)!.resolve();
+    }
+    await settle();
+    expect(h.started).toEqual([0, 1, 2]);
+    await endNext(10_000);
+    await endNext(20_000);
+    // Row 2's last task has the slot: row 3 starts, and its three tasks wait.
+    h.prepared.get(3)!.resolve();
+    await settle();
+    await endNext(30_000);
+    await endNext(40_000);
+    // Row 2 took 30 s of slot time: rows 3 and 4 still need 60 s less row 3's 10 s, over 30 s a row
+    // takes. Counted with rows 0 and 1 (a mean of 10 s a row), row 4 would start here.
+    expect(h.tasks.size).toBe(1);
+    expect(h.started).toEqual([0, 1, 2, 3]);
+    await endNext(50_000);
+    expect(h.started).toEqual([0, 1, 2, 3, 4]);
+    h.prepared.get(4)!.resolve();
+    for (let t = 60_000; h.inOrder.length > 0; t += 10_000) await endNext(t);
     await done;
   });
 });
