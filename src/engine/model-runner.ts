@@ -94,16 +94,7 @@ export async function runModel(
   else {
     const { rowProgress } = ctx;
     rowProgress?.taskReady(row, ctx.durations.expected(item.slug, item.type, input));
-    const slotted = rowProgress
-      ? async () => {
-          const leaveSlot = rowProgress.slotTaken(row);
-          try {
-            return await inSlot();
-          } finally {
-            leaveSlot();
-          }
-        }
-      : inSlot;
+    const slotted = rowProgress ? () => rowProgress.inSlot(row, inSlot) : inSlot;
     ended = await ctx.tasks.add(ctx.withinStep ? AsyncResource.bind(slotted) : slotted, {
       priority: taskPriority(ctx.plan, step.id, step.forEach ? index : undefined),
     });

@@ -1,11 +1,23 @@
 import type PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
 
-/** What a row's model items tell the admission: the row has a task ready for a slot, expected to take `expectedMs`. */
+/** What a row's model items tell the admission. */
 export interface RowProgress {
+  /** The row has a task ready for a slot, expected to take `expectedMs`: called just before it is queued. */
   taskReady(row: number, expectedMs: number): void;
-  /** The row's task took a task slot; call what it returns when the task leaves the slot. */
-  slotTaken(row: number): () => void;
+  /** Runs the row's task, which has taken a task slot, counting the slot time it holds. */
+  inSlot<T>(row: number, task: () => Promise<T>): Promise<T>;
+}
+
+/** A row in progress, as the admission follows it. */
+interface RowState {
+  startedAt: number;
+  /** Started, but with no task ready for a slot yet. */
+  preparing: boolean;
+  /** The expected time of the row's tasks made ready so far. */
+  expectedMs: number;
+  /** The slot time its tasks held and left; undefined until one takes a slot. */
+  slotMs?: number;
 }
 
 /**
@@ -27,15 +39,15 @@ export interface RowProgress {
  * Rows are never held past the moment they would end after everything else: once the slot time the
  * rows not yet ended still need (their count × the mean slot time of a row so far, less what the
  * rows in progress have held), over the slots, is no more than a row's mean time from its start to
- * its end, the rows held start whatever waits. Each row's tasks that nothing downstream reads (launch-kit's other heroes) go after the
- * chains, so where many rows started early their queue could hold the last rows back until the end
- * (bench mixed-chain: 17 rows started in the first 10 s, the last 3 at 76 s, 110.2 s in all).
+ * its end, the rows held start whatever waits. Each row's tasks that nothing downstream reads
+ * (launch-kit's other heroes) go after the chains, so where many rows started early their queue
+ * could hold the last rows back until the end (mixed-chain by hand: 17 rows started in the first
+ * 10 s, the last 3 at 76 s, 110.2 s in all).
  */
 export class RowAdmission implements RowProgress {
-  /** The rows preparing, and when each started. */
-  private readonly preparing = new Map<number, number>();
-  /** The expected time of the tasks of each row in progress so far. */
-  private readonly rowWorkMs = new Map<number, number>();
+  private readonly rows = new Map<number, RowState>();
+  private preparingCount = 0;
+  private rowsEnded = 0;
   /** Means so far: a row's time from its start to its first task ready, and its tasks' expected time. */
   private readonly prepMs = new RunningMean();
   private readonly workMs = new RunningMean();
@@ -46,10 +58,7 @@ export class RowAdmission implements RowProgress {
    */
   private readonly spanMs = new RunningMean();
   private readonly rowSlotMs = new RunningMean();
-  private rowsEnded = 0;
-  /** The rows in progress: when each started, and the slot time its tasks have held and left. */
-  private readonly startedAt = new Map<number, number>();
-  private readonly slotMsByRow = new Map<number, number>();
+  /** The slot time the rows in progress have held and left. */
   private slotMsInProgress = 0;
   /** The tasks in a slot now: their count, and the sum of the times they took it. */
   private inSlots = 0;
@@ -76,7 +85,7 @@ export class RowAdmission implements RowProgress {
    * itself (tried: 97.4 s twice, within the spread of the rule kept, 93.7 to 98.1 s).
    */
   mayStart(): boolean {
-    return (this.tasks.size < this.limit && this.preparing.size < this.preparingLimit()) || this.heldRowWouldEndLast();
+    return (this.tasks.size < this.limit && this.preparingCount < this.preparingLimit()) || this.heldRowWouldEndLast();
   }
 
   /**
@@ -107,59 +116,56 @@ export class RowAdmission implements RowProgress {
   }
 
   started(row: number): void {
-    const now = this.clock.now();
-    this.preparing.set(row, now);
-    this.startedAt.set(row, now);
+    this.rows.set(row, { startedAt: this.clock.now(), preparing: true, expectedMs: 0 });
+    this.preparingCount++;
   }
 
-  slotTaken(row: number): () => void {
+  taskReady(row: number, expectedMs: number): void {
+    const state = this.rows.get(row);
+    if (!state) return;
+    state.expectedMs += expectedMs;
+    if (!state.preparing) return;
+    state.preparing = false;
+    this.preparingCount--;
+    this.prepMs.add(this.clock.now() - state.startedAt);
+    this.listener?.();
+  }
+
+  async inSlot<T>(row: number, task: () => Promise<T>): Promise<T> {
     const since = this.clock.now();
+    const state = this.rows.get(row);
+    if (state) state.slotMs ??= 0;
     this.inSlots++;
     this.inSlotsSinceSum += since;
-    if (!this.slotMsByRow.has(row) && this.startedAt.has(row)) this.slotMsByRow.set(row, 0);
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
+    try {
+      return await task();
+    } finally {
       const heldMs = this.clock.now() - since;
       this.inSlots--;
       this.inSlotsSinceSum -= since;
       // A task that outlived its row (stopped) counts no more.
-      const rowMs = this.slotMsByRow.get(row);
-      if (rowMs !== undefined) {
-        this.slotMsByRow.set(row, rowMs + heldMs);
+      if (state && this.rows.get(row) === state) {
+        state.slotMs! += heldMs;
         this.slotMsInProgress += heldMs;
       }
       // Time has passed since the last question: a held row may start now.
       this.listener?.();
-    };
-  }
-
-  /** Called just before the task is added to the queue, which may start it at once. */
-  taskReady(row: number, expectedMs: number): void {
-    this.rowWorkMs.set(row, (this.rowWorkMs.get(row) ?? 0) + expectedMs);
-    const startedAt = this.preparing.get(row);
-    if (startedAt === undefined) return;
-    this.preparing.delete(row);
-    this.prepMs.add(this.clock.now() - startedAt);
-    this.listener?.();
+    }
   }
 
   ended(row: number): void {
-    this.preparing.delete(row);
+    const state = this.rows.get(row);
     this.rowsEnded++;
-    const slotMs = this.slotMsByRow.get(row);
-    if (slotMs !== undefined) {
-      this.spanMs.add(this.clock.now() - this.startedAt.get(row)!);
-      this.rowSlotMs.add(slotMs);
-      this.slotMsInProgress -= slotMs;
-      this.slotMsByRow.delete(row);
+    if (!state) return;
+    this.rows.delete(row);
+    if (state.preparing) this.preparingCount--;
+    if (state.slotMs !== undefined) {
+      this.spanMs.add(this.clock.now() - state.startedAt);
+      this.rowSlotMs.add(state.slotMs);
+      this.slotMsInProgress -= state.slotMs;
     }
-    this.startedAt.delete(row);
-    const work = this.rowWorkMs.get(row);
-    if (work === undefined) return;
-    this.rowWorkMs.delete(row);
-    this.workMs.add(work);
+    // A row that never made a task ready (served from the cache, say) tells nothing of a row's work.
+    if (!state.preparing) this.workMs.add(state.expectedMs);
   }
 
   close(): void {

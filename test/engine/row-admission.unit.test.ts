@@ -88,17 +88,15 @@ describe('RowAdmission', () => {
       if (ends[0]) taskEnds.set(row, ends[0]);
       inOrder.push(...ends);
       for (const _ of ends) admission.taskReady(row, taskMs);
-      await Promise.all(
-        ends.map((end) =>
-          tasks.add(async () => {
-            const leaveSlot = admission.slotTaken(row);
-            await end.promise;
-            leaveSlot();
-          }),
-        ),
-      );
+      await Promise.all(ends.map((end) => tasks.add(() => admission.inSlot(row, () => end.promise))));
     };
-    return { tasks, clock, admission, prepared, taskEnds, inOrder, started, run };
+    /** The task in the slot ends `atMs` on the clock; the next one waiting takes the slot. */
+    const endNext = async (atMs: number) => {
+      clock.time = atMs;
+      inOrder.shift()!.resolve();
+      await settle();
+    };
+    return { tasks, clock, admission, prepared, taskEnds, inOrder, started, run, endNext };
   }
 
   it('lets in no more rows than there are slots while they prepare', async () => {
@@ -177,12 +175,7 @@ describe('RowAdmission', () => {
   it('starts a held row once the rest of the batch would end before it, whatever waits', async () => {
     // One slot; each row prepares, then has three tasks ready at once, each holding the slot 10 s.
     const h = harness(1, 10_000, 3, 3);
-    /** The task in the slot ends `atMs` on the clock; the next one waiting takes the slot. */
-    const endNext = async (atMs: number) => {
-      h.clock.time = atMs;
-      h.inOrder.shift()!.resolve();
-      await settle();
-    };
+    const { endNext } = h;
     const done = startRows(3, 64, h.admission, h.run);
     await settle();
     // Row 0 prepares for 60 s, then its three tasks hold the slot 10 s each.
@@ -209,11 +202,7 @@ describe('RowAdmission', () => {
   it("learns what a row needs only from rows that held a slot (a resume's finished rows hold none)", async () => {
     // Rows 0 and 1 end without a task, as a resume's finished rows do; rows 2 to 4 have three each.
     const h = harness(1, 10_000, 5, (row) => (row < 2 ? 0 : 3));
-    const endNext = async (atMs: number) => {
-      h.clock.time = atMs;
-      h.inOrder.shift()!.resolve();
-      await settle();
-    };
+    const { endNext } = h;
     const done = startRows(5, 64, h.admission, h.run);
     for (const row of [0, 1, 2]) {
       await settle();
