@@ -139,6 +139,11 @@ export interface StepCachePolicy {
 
 export interface PlanSettings {
   concurrency: number;
+  /**
+   * `settings.queue_ahead`: tasks submitted beyond `concurrency`, to wait in the gateway's own queue
+   * and start there the moment one of the run's tasks ends, before a poll has seen that end.
+   */
+  queueAhead: number;
   rpm: 'auto' | number;
   retries: number;
   timeoutMs: number;

@@ -10,6 +10,7 @@ export interface RunFlags extends ConnectionFlags, MoneyFlags, RemoteFlags {
   batch?: string;
   out?: string;
   concurrency?: number;
+  queueAhead?: number;
   rpm?: RpmFlag;
   /** `--redis URL`: the budget and learned durations shared through Redis. */
   redis?: string;

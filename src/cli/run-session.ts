@@ -42,6 +42,7 @@ export function runOptionsOf(flags: RunFlags): RunOptions {
     ...(flags.batch !== undefined ? { batch: flags.batch } : {}),
     ...(flags.skipInvalidRows ? { skipInvalidRows: true } : {}),
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+    ...(flags.queueAhead !== undefined ? { queueAhead: flags.queueAhead } : {}),
     ...(flags.rpm !== undefined ? { rpm: flags.rpm } : {}),
     ...(flags.redis !== undefined ? { redisUrl: flags.redis } : {}),
     ...(flags.workers !== undefined

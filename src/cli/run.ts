@@ -24,6 +24,11 @@ function addExecutionOptions(command: Command): Command {
       numberFlag('--concurrency', { integer: true, min: 1 }),
     )
     .option(
+      '--queue-ahead <n>',
+      "tasks submitted beyond --concurrency, to wait in the gateway's own queue (default: the recipe's, else 0)",
+      numberFlag('--queue-ahead', { integer: true, min: 0 }),
+    )
+    .option(
       '--rpm <n|auto>',
       "requests per minute: a cap below the gateway's limit, or auto to follow its headers",
       parseRpm,

@@ -49,6 +49,7 @@ export interface RawRecipe {
   inputs?: Record<string, InputDefinition>;
   settings?: {
     concurrency?: number;
+    queue_ahead?: number;
     rpm?: 'auto' | number;
     retries?: number;
     timeout?: string | number;

@@ -31,6 +31,7 @@ export function resolveSettings(
   };
   const resolved: PlanSettings = {
     concurrency: settings.concurrency ?? DEFAULTS.concurrency,
+    queueAhead: settings.queue_ahead ?? 0,
     rpm: settings.rpm ?? 'auto',
     retries: settings.retries ?? DEFAULTS.retries,
     timeoutMs: duration('timeout', DEFAULTS.timeoutMs),

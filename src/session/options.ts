@@ -47,6 +47,11 @@ export interface RunOptions {
   skipInvalidRows?: boolean;
   /** Tasks in flight at once (default: the recipe's `settings.concurrency`, else 4). */
   concurrency?: number;
+  /**
+   * Tasks submitted beyond `concurrency`, to wait in the gateway's own queue (default: the recipe's
+   * `settings.queue_ahead`, else 0).
+   */
+  queueAhead?: number;
   /** Requests per minute (default: the recipe's `settings.rpm`, else the gateway's headers). */
   rpm?: RpmOption;
   /** Share the rate budget and learned durations through this Redis (default: $PIPELINE_REDIS_URL). */

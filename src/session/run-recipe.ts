@@ -88,6 +88,8 @@ export function checkRunOptions(options: RunOptions): string | undefined {
   const shown = (value: unknown) => JSON.stringify(value);
   if (options.concurrency !== undefined && !isCount(options.concurrency))
     return `concurrency must be a whole number of at least 1, got ${shown(options.concurrency)}`;
+  if (options.queueAhead !== undefined && !(options.queueAhead === 0 || isCount(options.queueAhead)))
+    return `queueAhead must be a whole number of at least 0, got ${shown(options.queueAhead)}`;
   if (options.rpm !== undefined && options.rpm !== 'auto' && !isCount(options.rpm))
     return `rpm must be a whole number of at least 1 or 'auto', got ${shown(options.rpm)}`;
   if (options.maxCostUsd !== undefined && !isUsd(options.maxCostUsd))

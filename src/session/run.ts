@@ -225,6 +225,8 @@ export async function execute(
     if (options.workers)
       remote = await openCoordinator(options.workers, plan, paths.id, connection, report, environment.env);
     const concurrency = options.concurrency ?? plan.settings.concurrency;
+    // On workers, each worker's --concurrency caps its own tasks; nothing waits in the gateway's queue.
+    const queueAhead = remote ? 0 : (options.queueAhead ?? plan.settings.queueAhead);
     const cache = openRunCache(
       {
         ...(options.cache?.enabled === false ? { cache: false } : {}),
@@ -256,7 +258,8 @@ export async function execute(
       runId: paths.id,
       runDir: paths.dir,
       outputsDir: paths.outputs,
-      tasks: new PQueue({ concurrency }),
+      // The tasks beyond `concurrency` wait in the gateway's own queue (settings.queue_ahead).
+      tasks: new PQueue({ concurrency: concurrency + queueAhead }),
       reads: connection.reads,
       hasSpareRoom: () => connection.budget.hasSpareRoom(),
       durations: new DurationModel(await connection.durations.load(), (slug, learned) =>
@@ -280,8 +283,11 @@ export async function execute(
       ...(remote ? { remote } : {}),
       ...(options.keepRowOutcomes ? { withinStep: traffic.within } : {}),
     };
+    const slots = remote
+      ? 'tasks on the workers'
+      : `${concurrency} tasks at once${queueAhead > 0 ? ` and ${queueAhead} more in the gateway's queue` : ''}`;
     report.note(
-      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plural(plan.steps.length, 'step')}${isBatch(plan.rows) ? ` × ${plural(plan.rows.length, 'row')}` : ''}, ${remote ? 'tasks on the workers' : `${concurrency} tasks at once`}, logs in ${shownPath(paths.log, environment.cwd)}`,
+      `${resume ? 'resuming' : 'run'} ${paths.id}: ${plural(plan.steps.length, 'step')}${isBatch(plan.rows) ? ` × ${plural(plan.rows.length, 'row')}` : ''}, ${slots}, logs in ${shownPath(paths.log, environment.cwd)}`,
     );
     // A step that waited for a durable line may end the run with the journal's error itself.
     const result = await runPlan(ctx).catch((error: unknown) => {

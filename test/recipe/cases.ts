@@ -151,6 +151,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:3:26: error: settings.concurrency must be at least 1 (got 0)\n  |\n3 | settings: { concurrency: 0 }\n  |                          ~',
   },
   {
+    name: 'queue_ahead below 0',
+    yaml: `${head}settings: { concurrency: 8, queue_ahead: -2 }\nsteps:\n  a: { run: echo }\n`,
+    expected:
+      'recipes/broken.yaml:3:42: error: settings.queue_ahead must be at least 0 (got -2)\n  |\n3 | settings: { concurrency: 8, queue_ahead: -2 }\n  |                                          ~~',
+  },
+  {
     name: 'input without type',
     yaml: `${head}inputs:\n  topic: { default: bikes }\nsteps:\n  a: { run: echo }\n`,
     expected:
@@ -491,7 +497,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'unknown key in settings, listing the keys settings has',
     yaml: `${head}settings: { colour: red }\nsteps:\n  a: { run: echo }\n`,
     expected:
-      "recipes/broken.yaml:3:13: error: unknown key 'colour' in settings; settings has concurrency, rpm, retries, timeout, poll, item_flow, cache, cache_remote, max_cost, prices, pass_env\n  |\n3 | settings: { colour: red }\n  |             ~~~~~~",
+      "recipes/broken.yaml:3:13: error: unknown key 'colour' in settings; settings has concurrency, queue_ahead, rpm, retries, timeout, poll, item_flow, cache, cache_remote, max_cost, prices, pass_env\n  |\n3 | settings: { colour: red }\n  |             ~~~~~~",
   },
   {
     name: 'cache ttl that is no duration',

@@ -148,6 +148,11 @@ describe('runRecipe, the library API', () => {
       ok: false,
       error: { kind: 'usage', message: 'concurrency must be a whole number of at least 1, got 0' },
     });
+    const queue = await run({ recipe: 'poster.yaml', set: ['title=Harbour'], queueAhead: 1.5 });
+    expect(queue).toEqual({
+      ok: false,
+      error: { kind: 'usage', message: 'queueAhead must be a whole number of at least 0, got 1.5' },
+    });
     const unreadable = await run({ recipe: 'nowhere.yaml' });
     expect(unreadable).toEqual({ ok: false, error: { kind: 'usage', message: 'cannot read the recipe nowhere.yaml' } });
     expect(totalRequests()).toBe(before);

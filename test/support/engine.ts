@@ -59,7 +59,7 @@ export async function engineFor(
     runId: 'test-run',
     runDir: dir,
     outputsDir: dir,
-    tasks: new PQueue({ concurrency: options.concurrency ?? plan.settings.concurrency }),
+    tasks: new PQueue({ concurrency: (options.concurrency ?? plan.settings.concurrency) + plan.settings.queueAhead }),
     durations: new DurationModel(),
     reads,
     hasSpareRoom: () => budget.hasSpareRoom(),
