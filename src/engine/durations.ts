@@ -136,6 +136,12 @@ export class DurationModel {
       return offsets.length > 0 ? { spareAt: offsets.map((ms) => task.submittedAt + ms) } : {};
     };
     if (!task.webhook) Object.assign(schedule, spares());
+    // A task found waiting to start takes at least about a deviation under the mean once it starts.
+    const times = this.perUnit.get(slug);
+    if (times) {
+      const early = Math.max(0, times.mean - Math.sqrt(times.variance)) * workUnits(type, input);
+      if (early > 0) schedule.pendingMs = Math.round(early);
+    }
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {

@@ -53,6 +53,13 @@ export interface PollSchedule {
    */
   spareAt?: readonly number[];
   hasSpareRoom?: () => boolean;
+  /**
+   * The least wait after a read that finds the task still `pending`, not yet started (it waits in
+   * the gateway's queue, as with `queue_ahead`): once started it takes about this long, so a read
+   * before then would find it running at best. On the bench's chain-items with `queue_ahead: 4`,
+   * 13 % of all reads found a task pending.
+   */
+  pendingMs?: number;
 }
 
 /** How a task is read once its model's time is known. */
@@ -189,14 +196,17 @@ export async function waitForTask(
     if (task.state !== 'running') return ok({ result: task, polls });
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
+    // Not started yet: no read, spare or not, can find it ended before it has run its least time.
+    const pendingMs = task.status === 'pending' ? schedule.pendingMs : undefined;
     // A spare read that finds the task running leaves the schedule as it was.
-    if (spareAt !== undefined) continue;
+    if (spareAt !== undefined && pendingMs === undefined) continue;
     let delay = Math.min(interval, schedule.maxIntervalMs, left);
+    if (pendingMs !== undefined) delay = Math.max(delay, Math.min(pendingMs, left));
     if (interval < rampTo) interval = Math.min(Math.round(interval * PROBE_GROWTH), rampTo);
     else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
     readAt = clock.now() + delay;
-    spare = sparesBefore(spares, clock.now(), readAt);
+    spare = pendingMs === undefined ? sparesBefore(spares, clock.now(), readAt) : [];
   }
 }
 

@@ -40,6 +40,12 @@ describe('DurationModel.pollSchedule', () => {
     expect(schedule.learned).toBeUndefined();
   });
 
+  it('once learned, a task found pending waits a deviation under the mean per unit of work; nothing is known before', () => {
+    const learned = new DurationModel({ [SLUG]: { mean: 20_000, variance: 3000 ** 2, samples: 3 } });
+    expect(learned.pollSchedule(SLUG, TYPE, { duration: 10 }, task(0)).schedule.pendingMs).toBe(34_000);
+    expect(new DurationModel().pollSchedule(SLUG, TYPE, input, task(0)).schedule.pendingMs).toBeUndefined();
+  });
+
   it("a worker's job carries the coordinator's figures, which serve until the worker learns its own", () => {
     const durations = new DurationModel();
     const guess = { expectedMs: 30_000, firstPollMs: 31_000 };

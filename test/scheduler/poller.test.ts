@@ -15,15 +15,25 @@ const task = (state: 'running' | 'succeeded', taskId = 'task_1'): TaskResult => 
   metadata: {},
 });
 
-/** A client whose only task ends at `endsAt` ms after the test starts; it records when it was read. */
-function fakeClient(clock: ManualClock, endsAt: number, failAt?: { read: number; failure: GatewayFailure }) {
+/**
+ * A client whose only task ends at `endsAt` ms after the test starts, `pending` (in the gateway's
+ * queue) before `startsAt`; it records when it was read.
+ */
+function fakeClient(
+  clock: ManualClock,
+  endsAt: number,
+  failAt?: { read: number; failure: GatewayFailure },
+  startsAt = 0,
+) {
   const start = clock.now();
   const reads: number[] = [];
   const client = {
     async task(taskId: string): Promise<Result<TaskResult, GatewayFailure>> {
-      reads.push(clock.now() - start);
+      const elapsed = clock.now() - start;
+      reads.push(elapsed);
       if (failAt && reads.length === failAt.read) return err(failAt.failure);
-      return ok(task(clock.now() - start >= endsAt ? 'succeeded' : 'running', taskId));
+      const read = task(elapsed >= endsAt ? 'succeeded' : 'running', taskId);
+      return ok(elapsed < startsAt ? { ...read, status: 'pending' } : read);
     },
   } as unknown as GatewayClient;
   return { client, reads };
@@ -154,6 +164,33 @@ describe('waitForTask on the model schedule', () => {
     const waited = await waiting;
     expect(waited.ok && waited.value.polls).toBe(3);
     expect(reads).toEqual([30_000, 38_000, 50_000]);
+  });
+
+  it("a read that finds the task still pending (in the gateway's queue) waits its least time before the next, spare reads too", async () => {
+    // Learned as 30 s (first read at 33 s, then 6 s growing by half); in the queue until 40 s, it ends at 70 s.
+    const readsOf = async (pendingMs?: number) => {
+      const clock = new ManualClock();
+      const { client, reads } = fakeClient(clock, 70_000, undefined, 40_000);
+      const schedule = modelTaskSchedule(clock.now(), {
+        expectedMs: 30_000,
+        firstPollMs: 33_000,
+        submittedAt: clock.now(),
+        maxIntervalMs: 60_000,
+        webhook: false,
+      });
+      const waiting = waitForTask(client, clock, 'task_1', {
+        ...schedule,
+        spareAt: [clock.now() + 35_000],
+        hasSpareRoom: () => true,
+        ...(pendingMs ? { pendingMs } : {}),
+      });
+      await clock.advance(200_000);
+      expect((await waiting).ok).toBe(true);
+      return reads;
+    };
+    // Found pending at 33 s, it cannot end before 60 s: no read at 35 s or 39 s.
+    expect(await readsOf(27_000)).toEqual([33_000, 60_000, 69_000, 82_500]);
+    expect(await readsOf()).toEqual([33_000, 35_000, 39_000, 48_000, 61_500, 81_750]);
   });
 
   it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {
