@@ -69,9 +69,31 @@ export class DurationModel {
    * after the mean). Undefined before anything is learned.
    */
   firstPoll(slug: string, type: string, input: Record<string, unknown>): number | undefined {
+    const times = this.learnedTimes(slug, type, input);
+    return times && Math.round(times.mean + times.deviation + FIRST_READ_MARGIN_MS);
+  }
+
+  /**
+   * How long a task found still `pending` (not started) waits before its next read, in
+   * milliseconds: a deviation under the mean, about the least it takes once started. Undefined
+   * before anything is learned, or where that leaves nothing.
+   */
+  pendingWait(slug: string, type: string, input: Record<string, unknown>): number | undefined {
+    const times = this.learnedTimes(slug, type, input);
+    const early = times ? Math.round(times.mean - times.deviation) : 0;
+    return early > 0 ? early : undefined;
+  }
+
+  /** The learned mean time of a task of `slug` with this input, and its standard deviation, in milliseconds. */
+  private learnedTimes(
+    slug: string,
+    type: string,
+    input: Record<string, unknown>,
+  ): { mean: number; deviation: number } | undefined {
     const learned = this.perUnit.get(slug);
     if (!learned) return undefined;
-    return Math.round((learned.mean + Math.sqrt(learned.variance)) * workUnits(type, input) + FIRST_READ_MARGIN_MS);
+    const units = workUnits(type, input);
+    return { mean: learned.mean * units, deviation: Math.sqrt(learned.variance) * units };
   }
 
   /**
@@ -82,12 +104,10 @@ export class DurationModel {
    * yet learned.
    */
   spareReads(slug: string, type: string, input: Record<string, unknown>): number[] {
-    const learned = this.perUnit.get(slug);
-    if (!learned) return [];
-    const units = workUnits(type, input);
-    const spread = Math.sqrt(learned.variance) * units;
+    const times = this.learnedTimes(slug, type, input);
+    if (!times) return [];
+    const { mean, deviation: spread } = times;
     if (!(spread >= SPARE_SPREAD_MS)) return [];
-    const mean = learned.mean * units;
     const step = Math.max(spread / 2, SPARE_STEP_MS);
     const firstRead = this.firstPoll(slug, type, input)!;
     const reads: number[] = [];
@@ -136,12 +156,8 @@ export class DurationModel {
       return offsets.length > 0 ? { spareAt: offsets.map((ms) => task.submittedAt + ms) } : {};
     };
     if (!task.webhook) Object.assign(schedule, spares());
-    // A task found waiting to start takes at least about a deviation under the mean once it starts.
-    const times = this.perUnit.get(slug);
-    if (times) {
-      const early = Math.max(0, times.mean - Math.sqrt(times.variance)) * workUnits(type, input);
-      if (early > 0) schedule.pendingMs = Math.round(early);
-    }
+    const pendingMs = this.pendingWait(slug, type, input);
+    if (pendingMs !== undefined) schedule.pendingMs = pendingMs;
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {

@@ -81,7 +81,7 @@ export async function runPlan(ctx: EngineContext): Promise<RunResult> {
   // recipe has tasks for the slots here, and more than one row.
   const admission =
     count > 1 && !ctx.remote && ctx.plan.steps.some((s) => s.action === 'model')
-      ? new RowAdmission(ctx.tasks, ctx.tasks.concurrency, ctx.clock, count)
+      ? new RowAdmission(ctx.tasks, ctx.clock, count)
       : undefined;
   const rowCtx: EngineContext = admission ? { ...ctx, rowProgress: admission } : ctx;
   await startRows(count, rowsInProgress(ctx), admission, async (row) => {

@@ -67,13 +67,18 @@ export class RowAdmission implements RowProgress {
   private readonly onSlotTaken = () => this.listener?.();
 
   constructor(
+    /** The task slots: `concurrency` of them (and `queue_ahead`), the `limit` below. */
     private readonly tasks: PQueue,
-    private readonly limit: number,
     private readonly clock: Pick<Clock, 'now'>,
     /** The rows of the batch. */
     private readonly rowCount: number,
   ) {
     tasks.on('active', this.onSlotTaken);
+  }
+
+  /** The task slots' count. */
+  private get limit(): number {
+    return this.tasks.concurrency;
   }
 
   /**

@@ -56,8 +56,8 @@ export interface PollSchedule {
   /**
    * The least wait after a read that finds the task still `pending`, not yet started (it waits in
    * the gateway's queue, as with `queue_ahead`): once started it takes about this long, so a read
-   * before then would find it running at best. On the bench's chain-items with `queue_ahead: 4`,
-   * 13 % of all reads found a task pending.
+   * before then would find it running at best. By hand, on the bench's chain-items scenario with
+   * `queue_ahead: 4`, 131 of 1,063 reads (12 %) had found a task pending.
    */
   pendingMs?: number;
 }

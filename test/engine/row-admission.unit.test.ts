@@ -73,7 +73,7 @@ describe('RowAdmission', () => {
   function harness(slots: number, taskMs = 1000, rows = 6, tasksPerRow: number | ((row: number) => number) = 1) {
     const tasks = new PQueue({ concurrency: slots });
     const clock = { time: 0, now: () => clock.time };
-    const admission = new RowAdmission(tasks, slots, clock, rows);
+    const admission = new RowAdmission(tasks, clock, rows);
     const prepared = new Map<number, ReturnType<typeof deferred>>();
     /** Each row's first task's end; every task's end, in the order they were queued. */
     const taskEnds = new Map<number, ReturnType<typeof deferred>>();
