@@ -52,7 +52,8 @@ export interface BudgetOptions {
  * answer it is cautious: one request at a time. A 429 pauses everything until the reset.
  *
  * Reads of tasks in flight go first, then submissions, then the rest: a read may find a task ended
- * and free its slot, and a submission puts a free slot to work.
+ * and free its slot, and a submission puts a free slot to work. Once the window's length is known,
+ * reads take it no faster than evenly (`readPaceTime`); what waits behind a held read goes.
  */
 export class RateBudget implements RequestGate, Budget {
   private readonly clock: Clock;
@@ -70,6 +71,13 @@ export class RateBudget implements RequestGate, Budget {
   private readonly waiters: Waiter[];
   private readonly onGrant: ((sentAt: number) => () => void) | undefined;
   private readonly forecast: ReadForecast | undefined;
+  /**
+   * The length of the gateway's window, learned from two resets in a row (the shortest step
+   * between them, since a quiet window may be skipped); until then reads are not paced.
+   */
+  private windowMs: number | undefined;
+  /** The latest reset any answer told, kept across the rollover that forgets `resetAt`. */
+  private lastResetAt: number | undefined;
   private readonly wake: WakeTimer;
   private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
@@ -139,8 +147,8 @@ export class RateBudget implements RequestGate, Budget {
   hasSpareRoom(): boolean {
     if (!this.forecast || this.closed) return false;
     const now = this.clock.now();
-    // A pause, the per-minute cap or a spent window: no request may go now, spare or not.
-    if (this.nextSendTime(now) > now) return false;
+    // A pause, the per-minute cap, a spent window or the reads' pace: no read may go now, spare or not.
+    if (this.nextSendTime(now) > now || this.readPaceTime(now) > now) return false;
     if (this.remaining === undefined || this.resetAt === undefined || now >= this.resetAt) return false;
     const free =
       this.remaining - this.unanswered - this.waiters.length - Math.ceil((this.limit ?? this.remaining) / 10);
@@ -157,6 +165,7 @@ export class RateBudget implements RequestGate, Budget {
     if (observation.limit !== undefined) this.limit = observation.limit;
     const { resetAt, remaining } = observation;
     if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
+      this.learnWindow(resetAt);
       if (this.resetAt === undefined || resetAt > this.resetAt) {
         this.resetAt = resetAt;
         this.remaining = this.shareOf(remaining);
@@ -176,6 +185,40 @@ export class RateBudget implements RequestGate, Budget {
     this.pump();
   };
 
+  private learnWindow(resetAt: number): void {
+    const last = this.lastResetAt;
+    if (last !== undefined && resetAt > last) {
+      const step = resetAt - last;
+      this.windowMs = this.windowMs === undefined ? step : Math.min(this.windowMs, step);
+    }
+    if (last === undefined || resetAt > last) this.lastResetAt = resetAt;
+  }
+
+  /**
+   * The earliest moment a read of a task in flight may go: reads take the window no faster than
+   * evenly over it, with a burst of a tenth of it, so that the room left before the reset is there
+   * for the submissions their reads make possible. Unpaced, the reads due together took a window
+   * in its first seconds; the tasks that ended in its last seconds then waited for the reset,
+   * unseen, and the submissions into their slots with them (chain-items with `queue_ahead: 4`:
+   * the gateway's places idle 42 place-seconds in the window's last second, 15 in its third).
+   * `now` when the window's length or end is not known, or the read may go at once.
+   */
+  private readPaceTime(now: number): number {
+    const windowMs = this.windowMs;
+    const limit = this.limit === undefined ? undefined : this.shareOf(this.limit);
+    if (windowMs === undefined || limit === undefined || this.remaining === undefined) return now;
+    // After a rollover no answer has told the new window's end yet: the step learned gives it.
+    let endsAt = this.resetAt ?? (this.lastResetAt === undefined ? undefined : this.lastResetAt + windowMs);
+    if (endsAt === undefined || endsAt <= now) return now;
+    if (endsAt - now > windowMs) endsAt = now + windowMs;
+    const burst = Math.max(1, Math.floor(limit / 10));
+    // The read leaves `room - 1`; enough while it is at least the window's share still to come.
+    const room = this.remaining - this.unanswered;
+    const keptFor = (at: number) => Math.ceil((limit * (endsAt - at)) / windowMs) - burst;
+    if (room - 1 >= keptFor(now)) return now;
+    return Math.ceil(endsAt - ((room - 1 + burst) * windowMs) / limit);
+  }
+
   private release(): void {
     this.unanswered = Math.max(0, this.unanswered - 1);
     this.pump();
@@ -185,15 +228,21 @@ export class RateBudget implements RequestGate, Budget {
   private pump(): void {
     if (this.closed) return;
     for (;;) {
-      const waiter = this.waiters[0];
-      if (!waiter) break;
+      if (this.waiters.length === 0) break;
       const now = this.clock.now();
       const next = this.nextSendTime(now);
       if (next > now) {
         this.wake.wakeAt(next);
         return;
       }
-      this.waiters.shift();
+      // Reads held by their pace let what waits behind them go.
+      const readsAt = this.readPaceTime(now);
+      const index = readsAt > now ? this.waiters.findIndex((w) => w.purpose !== 'task-read') : 0;
+      if (index < 0) {
+        this.wake.wakeAt(readsAt);
+        return;
+      }
+      const [waiter] = this.waiters.splice(index, 1) as [Waiter];
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.unanswered++;
       // Send times matter only to a per-minute cap.

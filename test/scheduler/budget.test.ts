@@ -171,6 +171,33 @@ describe('RateBudget', () => {
     expect(order).toEqual(['task-read 2', 'task-read 4', 'submit 1', 'submit 5', 'other 0', 'other 3']);
   });
 
+  it('paces the reads of tasks in flight over the window once its length is known, letting submissions by', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 0 });
+    budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 6_000 });
+    // One window's end alone does not tell its length: six reads all go.
+    const unpaced = Array.from({ length: 6 }, () => request(budget, 'task-read'));
+    await settle();
+    expect(unpaced.every((r) => r.granted())).toBe(true);
+    for (const r of unpaced) r.release();
+    await clock.advance(6_000);
+    budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: T0 + 12_000 });
+    // The next window's end, 6 s on: 30 requests in 6 s, a burst of 3 reads, then one each 200 ms.
+    const reads = Array.from({ length: 5 }, () => request(budget, 'task-read'));
+    await settle();
+    expect(reads.map((r) => r.granted())).toEqual([true, true, true, false, false]);
+    // A submission behind the held reads goes at once, and the reads after it keep their pace.
+    const submit = request(budget, 'submit');
+    await settle();
+    expect(submit.granted()).toBe(true);
+    await clock.advance(399);
+    expect(reads[3]!.granted()).toBe(false);
+    await clock.advance(1);
+    expect(reads.map((r) => r.granted())).toEqual([true, true, true, true, false]);
+    await clock.advance(200);
+    expect(reads[4]!.granted()).toBe(true);
+  });
+
   it('has spare room only beyond what waits, what is unanswered, the reads expected before the reset and a tenth of the window', async () => {
     const clock = new ManualClock(T0);
     const forecast = new ReadForecast();
