@@ -1,11 +1,13 @@
 import { expectedMs } from '../actions/durations.js';
 import type { LearnedDuration } from '../expected-durations.js';
+import type { TaskResult } from '../gateway/types.js';
 import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
 
 /**
  * How long after a deviation past the mean the first read goes. Little is needed: the read is
- * already late by the submission's answer, since the mean is the gateway's own submit-to-end and
- * the schedule counts from when its answer arrived; this covers timer and timestamp granularity.
+ * already late by the submission's answer, since the mean is the gateway's own processing time
+ * (from its start, at its submission unless queued) and the schedule counts from when its answer
+ * arrived; this covers timer and timestamp granularity.
  * Every task read once holds its slot this long past its end: bench mixed-chain by hand held 724 to
  * 737 slot-seconds for 692 of processing at 100 ms (six runs), 712 to 731 at 25 ms (ten runs).
  */
@@ -33,13 +35,35 @@ export function workUnits(type: string, input: Record<string, unknown>): number 
   return 1;
 }
 
+/** How long a task ran, in milliseconds: the gateway's processing time, else its submit-to-end. */
+export function processingTime(result: TaskResult): number | undefined {
+  if (result.durationMs !== undefined && result.durationMs > 0) return result.durationMs;
+  if (result.submitTime !== undefined && result.endTime !== undefined) return result.endTime - result.submitTime;
+  return undefined;
+}
+
+/** How long a task waited in the gateway's queue before it ran, when the gateway's figures tell it. */
+export function queueWait(result: TaskResult): number | undefined {
+  const { durationMs, submitTime, endTime } = result;
+  if (durationMs === undefined || submitTime === undefined || endTime === undefined) return undefined;
+  return Math.max(0, endTime - submitTime - durationMs);
+}
+
+/** How much a new wait moves the mean of the queue waits: the run's queue changes as it goes. */
+const WAIT_WEIGHT = 0.25;
+
 /**
- * Learns, per model, how long a task takes from submission to its end, per unit of work: an
- * exponentially weighted mean and variance of the tasks finished so far, starting from the first
- * guess for the model's type. The poller asks it when to look first.
+ * Learns, per model, how long a task takes once running, per unit of work: an exponentially
+ * weighted mean and variance of the tasks finished so far, starting from the first guess for the
+ * model's type. The poller asks it when to look first. A task the gateway queued (`pending` in the
+ * submission's answer, as with `queue_ahead`) is read from when it likely started: the run's mean
+ * wait in the queue past its submission, then, once a read finds it running, from between the
+ * last moment it was seen pending and that read (see `PollSchedule.fromStart`).
  */
 export class DurationModel {
   private readonly perUnit = new Map<string, LearnedDuration>();
+  /** The mean time this run's queued tasks waited in the gateway's queue; not kept across runs. */
+  private meanWaitMs: number | undefined;
   /** Models whose time one task is probing now, nothing being learned of them yet. */
   private readonly probing = new Set<string>();
   /** Told when a model's first time is learned: the tasks waiting on a guess. */
@@ -132,8 +156,12 @@ export class DurationModel {
       maxIntervalMs: number;
       webhook: boolean;
       guess?: { expectedMs: number; firstPollMs?: number };
+      /** The submission's answer said `pending`: the task waits in the gateway's queue. */
+      queued?: boolean;
     },
   ): { schedule: Omit<PollSchedule, 'delivered' | 'signal'>; done: () => void } {
+    // A queued task is expected to start after the run's mean wait: its reads count from then.
+    const startsAt = task.submittedAt + (task.queued ? (this.meanWaitMs ?? 0) : 0);
     const known = this.perUnit.has(slug);
     const expectedMs = known
       ? this.expected(slug, type, input)
@@ -145,25 +173,33 @@ export class DurationModel {
     const schedule = modelTaskSchedule(task.now, {
       expectedMs,
       firstPollMs,
-      submittedAt: task.submittedAt,
+      submittedAt: startsAt,
       maxIntervalMs: task.maxIntervalMs,
       webhook: task.webhook,
       probe,
     });
     // Spare reads as clock times, where there are any.
-    const spares = (): { spareAt?: number[] } => {
+    const spares = (from = startsAt): { spareAt?: number[] } => {
       const offsets = this.spareReads(slug, type, input);
-      return offsets.length > 0 ? { spareAt: offsets.map((ms) => task.submittedAt + ms) } : {};
+      return offsets.length > 0 ? { spareAt: offsets.map((ms) => from + ms) } : {};
     };
     if (!task.webhook) Object.assign(schedule, spares());
     const pendingMs = this.pendingWait(slug, type, input);
     if (pendingMs !== undefined) schedule.pendingMs = pendingMs;
+    if (task.queued && !task.webhook)
+      schedule.fromStart = (waitedUntil, runningAt) => {
+        const first = this.firstPoll(slug, type, input);
+        if (first === undefined) return undefined;
+        // The expected start, if the reads allow it: after the last pending read, by the running one.
+        const startedAt = Math.min(runningAt, Math.max(waitedUntil, startsAt));
+        return { readAt: startedAt + first, ...spares(startedAt) };
+      };
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {
       wake = () =>
         resolve({
-          ...learnedReads(task.submittedAt + this.firstPoll(slug, type, input)!, this.expected(slug, type, input)),
+          ...learnedReads(startsAt + this.firstPoll(slug, type, input)!, this.expected(slug, type, input)),
           ...spares(),
         });
     });
@@ -171,6 +207,13 @@ export class DurationModel {
     waiting.add(wake);
     this.onFirstLearned.set(slug, waiting);
     return { schedule: { ...schedule, learned }, done: () => waiting.delete(wake) };
+  }
+
+  /** A task that was queued at its submission ran after waiting `waitMs` in the gateway's queue. */
+  observeWait(waitMs: number): void {
+    if (!(waitMs >= 0)) return;
+    this.meanWaitMs =
+      this.meanWaitMs === undefined ? waitMs : this.meanWaitMs + WAIT_WEIGHT * (waitMs - this.meanWaitMs);
   }
 
   observe(slug: string, type: string, input: Record<string, unknown>, elapsedMs: number): void {

@@ -151,19 +151,20 @@ async function submitAndWait(
     if (!ctx.webhook) expectedReads?.expect(ctx.clock.now());
     const submitted = await submit(ctx, item, input, signal);
     if (!submitted.ok) return submitted;
-    return await awaitTask(ctx, item, input, submitted.value, ctx.clock.now(), signal, expectedReads);
+    const { taskId, queued } = submitted.value;
+    return await awaitTask(ctx, item, input, taskId, ctx.clock.now(), signal, expectedReads, queued);
   } finally {
     expectedReads?.end();
   }
 }
 
-/** Sends the paid submission, journaled durably first; the task's id. */
+/** Sends the paid submission, journaled durably first; the task's id, and whether the gateway queued it. */
 async function submit(
   ctx: EngineContext,
   item: ModelItem,
   input: Input,
   signal: AbortSignal,
-): Promise<Result<string, StepFailure>> {
+): Promise<Result<{ taskId: string; queued: boolean }, StepFailure>> {
   if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
   const { slug } = item;
   const recorded = await recordPaidRequest(ctx, item, input);
@@ -181,7 +182,7 @@ async function submit(
   }
   const taskId = submitted.value.taskId;
   recordSubmitted(ctx, item, request, taskId, inputForJournal(input));
-  return ok(taskId);
+  return ok({ taskId, queued: submitted.value.status.toLowerCase() === 'pending' });
 }
 
 /** Polls (or takes the webhook's delivery) until the task ends, and learns how long it took. */
@@ -193,6 +194,7 @@ async function awaitTask(
   submittedAt: number,
   signal: AbortSignal,
   expectedReads: TaskReads | undefined,
+  queued = false,
 ): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
@@ -201,6 +203,7 @@ async function awaitTask(
     submittedAt,
     maxIntervalMs: ctx.plan.settings.pollMs,
     webhook: delivered !== undefined,
+    queued,
   });
   try {
     const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
@@ -215,7 +218,7 @@ async function awaitTask(
       return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
     }
     const { result, polls } = waited.value;
-    recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt });
+    recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt, queued });
     return ok(result);
   } finally {
     done();

@@ -5,6 +5,7 @@ import type { RunItemRef } from '../item-label.js';
 import type { EngineContext } from './context.js';
 import { emit } from './emit.js';
 import type { StepFailure } from './failure.js';
+import { processingTime, queueWait } from './durations.js';
 
 /**
  * What the run records of a model task, whoever sends and polls it (this process, or a worker for
@@ -84,19 +85,19 @@ export function recordRefused(
 
 /**
  * The task ended: `task-finished`, and a success teaches the model's time (the gateway's own
- * submit-to-end when it says, else since `submittedAt` on this clock).
+ * processing time or submit-to-end when it says, else since `submittedAt` on this clock) and, for
+ * a task the gateway queued at its submission, how long the queue held it.
  */
 export function recordTaskEnded(
   ctx: EngineContext,
   item: TaskItem,
   input: Record<string, unknown>,
-  ended: { taskId: string; result: TaskResult; polls: number; submittedAt: number },
+  ended: { taskId: string; result: TaskResult; polls: number; submittedAt: number; queued?: boolean },
 ): void {
   const { taskId, result, polls } = ended;
   emit(ctx, { type: 'task-finished', item: item.ref, taskId, result, polls });
-  const elapsed =
-    result.submitTime !== undefined && result.endTime !== undefined
-      ? result.endTime - result.submitTime
-      : ctx.clock.now() - ended.submittedAt;
-  if (result.state === 'succeeded') ctx.durations.observe(item.slug, item.type, input, elapsed);
+  if (result.state !== 'succeeded') return;
+  ctx.durations.observe(item.slug, item.type, input, processingTime(result) ?? ctx.clock.now() - ended.submittedAt);
+  const wait = ended.queued ? queueWait(result) : undefined;
+  if (wait !== undefined) ctx.durations.observeWait(wait);
 }

@@ -60,6 +60,14 @@ export interface PollSchedule {
    * `queue_ahead: 4`, 131 of 1,063 reads (12 %) had found a task pending.
    */
   pendingMs?: number;
+  /**
+   * For a task queued at its submission (`pending` in the answer): where its reads go once a read
+   * finds it running, given the last moment it was known pending and the moment of that read (its
+   * start lies between). Undefined from it, or no such function: the schedule goes on as it was.
+   * Read from its submission, a task that waited in the queue was read early by its wait, and one
+   * that started at once late by the run's mean wait.
+   */
+  fromStart?: (waitedUntil: number, runningAt: number) => { readAt: number; spareAt?: readonly number[] } | undefined;
 }
 
 /** How a task is read once its model's time is known. */
@@ -165,6 +173,8 @@ export async function waitForTask(
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
   let growFrom = schedule.growFrom;
+  /** The last moment the task was known to wait in the gateway's queue, while that matters. */
+  let pendingSince = schedule.fromStart ? clock.now() : undefined;
   for (;;) {
     const now = clock.now();
     // Waiting for what the probe learns, the read may come at any moment: once.
@@ -197,7 +207,19 @@ export async function waitForTask(
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     // Not started yet: no read, spare or not, can find it ended before it has run its least time.
-    const pendingMs = task.status === 'pending' ? schedule.pendingMs : undefined;
+    const pending = task.status === 'pending';
+    const pendingMs = pending ? schedule.pendingMs : undefined;
+    if (pending && pendingSince !== undefined) pendingSince = clock.now();
+    const started =
+      !pending && pendingSince !== undefined ? schedule.fromStart?.(pendingSince, clock.now()) : undefined;
+    if (!pending) pendingSince = undefined;
+    if (started && started.readAt > clock.now()) {
+      // Seen running for the first time: read it as a task that started then.
+      readAt = started.readAt;
+      spares = hasSpareRoom ? started.spareAt : undefined;
+      spare = sparesBefore(spares, clock.now(), readAt);
+      continue;
+    }
     // A spare read that finds the task running leaves the schedule as it was.
     if (spareAt !== undefined && pendingMs === undefined) continue;
     let delay = Math.min(interval, schedule.maxIntervalMs, left);

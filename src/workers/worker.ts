@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import { DurationModel } from '../engine/durations.js';
+import { DurationModel, processingTime } from '../engine/durations.js';
 import { fromGateway, stepFailure } from '../engine/failure.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
@@ -232,8 +232,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         return { kind: 'unread', taskId, failure: fromGateway(waited.error, `reading task ${taskId}`) };
       }
       const { result } = waited.value;
-      if (result.state === 'succeeded' && result.submitTime !== undefined && result.endTime !== undefined)
-        durations.observe(data.slug, data.type, data.input, result.endTime - result.submitTime);
+      const ran = result.state === 'succeeded' ? processingTime(result) : undefined;
+      if (ran !== undefined) durations.observe(data.slug, data.type, data.input, ran);
       return { kind: 'ended', taskId, result, polls: waited.value.polls };
     } finally {
       done();

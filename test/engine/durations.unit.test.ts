@@ -46,6 +46,26 @@ describe('DurationModel.pollSchedule', () => {
     expect(new DurationModel().pollSchedule(SLUG, TYPE, input, task(0)).schedule.pendingMs).toBeUndefined();
   });
 
+  it("a task the gateway queued is read from the run's mean wait past its submission, and once seen running, from its likely start", () => {
+    const durations = new DurationModel({ [SLUG]: { mean: 20_000, variance: 0, samples: 3 } });
+    // Nothing waited yet: read as if it started at once, but ready to move once seen running.
+    const early = durations.pollSchedule(SLUG, TYPE, input, { ...task(0), queued: true }).schedule;
+    expect(early).toMatchObject({ firstDelayMs: 20_025 });
+    durations.observeWait(4_000);
+    durations.observeWait(8_000);
+    // The mean wait moves by a quarter of each new one: 4 s, then 5 s.
+    const { schedule } = durations.pollSchedule(SLUG, TYPE, input, { ...task(0), queued: true });
+    expect(schedule).toMatchObject({ firstDelayMs: 25_025 });
+    // The start is the expected one where the reads allow it, else as near it as they allow.
+    expect(schedule.fromStart?.(3_000, 9_000)).toEqual({ readAt: 25_025 });
+    expect(schedule.fromStart?.(7_000, 9_000)).toEqual({ readAt: 27_025 });
+    expect(schedule.fromStart?.(1_000, 2_000)).toEqual({ readAt: 22_025 });
+    // A task that started at once is read from its submission, whatever others waited.
+    const direct = durations.pollSchedule(SLUG, TYPE, input, task(0)).schedule;
+    expect(direct).toMatchObject({ firstDelayMs: 20_025 });
+    expect(direct.fromStart).toBeUndefined();
+  });
+
   it("a worker's job carries the coordinator's figures, which serve until the worker learns its own", () => {
     const durations = new DurationModel();
     const guess = { expectedMs: 30_000, firstPollMs: 31_000 };

@@ -3,7 +3,13 @@ import type { GatewayClient } from '../../src/gateway/client.js';
 import { httpFailure, type GatewayFailure } from '../../src/gateway/failures.js';
 import type { TaskResult } from '../../src/gateway/types.js';
 import { err, ok, type Result } from '../../src/result.js';
-import { byIdSchedule, type LearnedReads, modelTaskSchedule, waitForTask } from '../../src/scheduler/poller.js';
+import {
+  byIdSchedule,
+  type LearnedReads,
+  modelTaskSchedule,
+  type PollSchedule,
+  waitForTask,
+} from '../../src/scheduler/poller.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const task = (state: 'running' | 'succeeded', taskId = 'task_1'): TaskResult => ({
@@ -191,6 +197,40 @@ describe('waitForTask on the model schedule', () => {
     // Found pending at 33 s, it cannot end before 60 s: no read at 35 s or 39 s.
     expect(await readsOf(27_000)).toEqual([33_000, 60_000, 69_000, 82_500]);
     expect(await readsOf()).toEqual([33_000, 35_000, 39_000, 48_000, 61_500, 81_750]);
+  });
+
+  it('a task queued at its submission, once a read finds it running, is read as a task that started between its last pending read and that one', async () => {
+    // In the queue until 10 s, it runs 30 s to 40 s; read at 8 s (pending), then 6 s later (running).
+    const readsOf = async (fromStart?: PollSchedule['fromStart']) => {
+      const clock = new ManualClock();
+      const { client, reads } = fakeClient(clock, 40_000, undefined, 10_000);
+      const schedule = { firstDelayMs: 8_000, intervalMs: 6_000, maxIntervalMs: 60_000, growFrom: 0 };
+      const told: Array<[number, number]> = [];
+      const start = clock.now();
+      const waiting = waitForTask(client, clock, 'task_1', {
+        ...schedule,
+        ...(fromStart
+          ? {
+              fromStart: (waitedUntil: number, runningAt: number) => {
+                told.push([waitedUntil - start, runningAt - start]);
+                return fromStart(waitedUntil, runningAt);
+              },
+            }
+          : {}),
+      });
+      await clock.advance(200_000);
+      expect((await waiting).ok).toBe(true);
+      return { reads, told };
+    };
+    // Started at the last pending read (8 s) at the earliest: read 30 s and 25 ms after it.
+    const queued = await readsOf((waitedUntil) => ({ readAt: waitedUntil + 30_025 }));
+    expect(queued.told).toEqual([[8_000, 14_000]]);
+    expect(queued.reads).toEqual([8_000, 14_000, 38_025, 47_025]);
+    // A start that would put the read in the past leaves the schedule as it was.
+    expect((await readsOf((waitedUntil) => ({ readAt: waitedUntil - 1 }))).reads).toEqual([
+      8_000, 14_000, 23_000, 36_500, 56_750,
+    ]);
+    expect((await readsOf()).reads).toEqual([8_000, 14_000, 23_000, 36_500, 56_750]);
   });
 
   it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {
