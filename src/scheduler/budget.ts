@@ -45,6 +45,9 @@ export interface BudgetOptions {
   forecast?: ReadForecast;
 }
 
+/** The shortest window the budget believes in: resets are told to the second, give or take one. */
+const MIN_WINDOW_MS = 2000;
+
 /**
  * One request budget per API key, shared by every request of a run. It learns the gateway's
  * window from `X-RateLimit-Limit`, `-Remaining` and `-Reset` on every answer and never sends
@@ -185,11 +188,15 @@ export class RateBudget implements RequestGate, Budget {
     this.pump();
   };
 
+  /**
+   * Learns the window's length from a reset later than the last one by MIN_WINDOW_MS or more: a
+   * gateway that gives its reset as seconds from now moves it by a rounding within one window.
+   */
   private learnWindow(resetAt: number): void {
     const last = this.lastResetAt;
     if (last !== undefined && resetAt > last) {
       const step = resetAt - last;
-      this.windowMs = this.windowMs === undefined ? step : Math.min(this.windowMs, step);
+      if (step >= MIN_WINDOW_MS) this.windowMs = this.windowMs === undefined ? step : Math.min(this.windowMs, step);
     }
     if (last === undefined || resetAt > last) this.lastResetAt = resetAt;
   }

@@ -198,6 +198,17 @@ describe('RateBudget', () => {
     expect(reads[4]!.granted()).toBe(true);
   });
 
+  it('takes a reset moved by a second within the window for a rounding, not for a window of a second', async () => {
+    const clock = new ManualClock(T0);
+    const budget = new RateBudget({ clock, resetMarginMs: 0 });
+    // A gateway that gives its reset as seconds from now: two answers a moment apart, 6 s and 7 s.
+    budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 6_000 });
+    budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 7_000 });
+    const reads = Array.from({ length: 6 }, () => request(budget, 'task-read'));
+    await settle();
+    expect(reads.every((r) => r.granted())).toBe(true);
+  });
+
   it('has spare room only beyond what waits, what is unanswered, the reads expected before the reset and a tenth of the window', async () => {
     const clock = new ManualClock(T0);
     const forecast = new ReadForecast();
