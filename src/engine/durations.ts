@@ -45,7 +45,8 @@ export function processingTime(result: TaskResult): number | undefined {
 /** How long a task waited in the gateway's queue before it ran, when the gateway's figures tell it. */
 export function queueWait(result: TaskResult): number | undefined {
   const { durationMs, submitTime, endTime } = result;
-  if (durationMs === undefined || submitTime === undefined || endTime === undefined) return undefined;
+  if (!(durationMs !== undefined && durationMs > 0) || submitTime === undefined || endTime === undefined)
+    return undefined;
   return Math.max(0, endTime - submitTime - durationMs);
 }
 
@@ -80,7 +81,7 @@ export class DurationModel {
     for (const [slug, learned] of Object.entries(earlier)) this.perUnit.set(slug, learned);
   }
 
-  /** Expected milliseconds from submission to the end of a task of `slug` with this input. */
+  /** Expected milliseconds from its start (its submission, unless queued) to the end of a task of `slug` with this input. */
   expected(slug: string, type: string, input: Record<string, unknown>): number {
     const learned = this.perUnit.get(slug);
     const units = workUnits(type, input);
@@ -88,7 +89,8 @@ export class DurationModel {
   }
 
   /**
-   * When to look first at a task, in milliseconds after its submission: one standard deviation
+   * When to look first at a task, in milliseconds after its start (its submission, unless the gateway
+   * queued it; see `pollSchedule`): one standard deviation
    * past the mean, so that most tasks are done at the first poll (with steady durations, just
    * after the mean). Undefined before anything is learned.
    */
@@ -121,7 +123,7 @@ export class DurationModel {
   }
 
   /**
-   * Spare reads (milliseconds after the submission; see PollSchedule.spareAt): from a standard
+   * Spare reads (milliseconds after the task's start, as `firstPoll`; see PollSchedule.spareAt): from a standard
    * deviation before the mean to two past it, every half deviation and SPARE_STEP_MS at least, but
    * none just at the first read (a deviation past the mean). None while the model's durations are
    * steady (a deviation under SPARE_SPREAD_MS: the first read is just past the mean anyway) or not
@@ -186,7 +188,9 @@ export class DurationModel {
     if (!task.webhook) Object.assign(schedule, spares());
     const pendingMs = this.pendingWait(slug, type, input);
     if (pendingMs !== undefined) schedule.pendingMs = pendingMs;
-    if (task.queued && !task.webhook)
+    // Only once a wait is learned: a gateway that reports no processing time teaches submit-to-end,
+    // which counts the wait, and its tasks are best read from their submission.
+    if (task.queued && !task.webhook && this.meanWaitMs !== undefined)
       schedule.fromStart = (waitedUntil, runningAt) => {
         const first = this.firstPoll(slug, type, input);
         if (first === undefined) return undefined;

@@ -4,7 +4,7 @@ import type { Resource, TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
 import { type ModelStep, outputFilePrefix } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
-import { waitForTask } from '../scheduler/poller.js';
+import { isPending, waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';
@@ -182,7 +182,7 @@ async function submit(
   }
   const taskId = submitted.value.taskId;
   recordSubmitted(ctx, item, request, taskId, inputForJournal(input));
-  return ok({ taskId, queued: submitted.value.status.toLowerCase() === 'pending' });
+  return ok({ taskId, queued: isPending(submitted.value.status) });
 }
 
 /** Polls (or takes the webhook's delivery) until the task ends, and learns how long it took. */

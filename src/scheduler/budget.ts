@@ -47,6 +47,8 @@ export interface BudgetOptions {
 
 /** The shortest window the budget believes in: resets are told to the second, give or take one. */
 const MIN_WINDOW_MS = 2000;
+/** How far a reset told as seconds from now may move within one window. */
+const ROUNDING_MS = 1000;
 
 /**
  * One request budget per API key, shared by every request of a run. It learns the gateway's
@@ -75,12 +77,14 @@ export class RateBudget implements RequestGate, Budget {
   private readonly onGrant: ((sentAt: number) => () => void) | undefined;
   private readonly forecast: ReadForecast | undefined;
   /**
-   * The length of the gateway's window, learned from two resets in a row (the shortest step
-   * between them, since a quiet window may be skipped); until then reads are not paced.
+   * The length of the gateway's window, learned from the steps between the resets of successive
+   * windows (see `learnWindow`); until then reads are not paced.
    */
   private windowMs: number | undefined;
-  /** The latest reset any answer told, kept across the rollover that forgets `resetAt`. */
+  /** The first reset told of the latest window, kept across the rollover that forgets `resetAt`. */
   private lastResetAt: number | undefined;
+  /** The step from the window before that one's reset to `lastResetAt`. */
+  private lastStepMs: number | undefined;
   private readonly wake: WakeTimer;
   private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
@@ -168,7 +172,7 @@ export class RateBudget implements RequestGate, Budget {
     if (observation.limit !== undefined) this.limit = observation.limit;
     const { resetAt, remaining } = observation;
     if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
-      this.learnWindow(resetAt);
+      this.learnWindow(resetAt, now);
       if (this.resetAt === undefined || resetAt > this.resetAt) {
         this.resetAt = resetAt;
         this.remaining = this.shareOf(remaining);
@@ -189,16 +193,28 @@ export class RateBudget implements RequestGate, Budget {
   };
 
   /**
-   * Learns the window's length from a reset later than the last one by MIN_WINDOW_MS or more: a
-   * gateway that gives its reset as seconds from now moves it by a rounding within one window.
+   * Learns the window's length from the steps between the resets of successive windows: a step of
+   * MIN_WINDOW_MS or more (less is a rounding: a gateway that gives its reset as seconds from now
+   * moves it within one window), believed once two steps in a row agree to a second (a fixed
+   * window; a reset that slides with time never settles). A reset further off than the window
+   * believed, a second of rounding aside, proves it wrong: it is forgotten and learned again.
    */
-  private learnWindow(resetAt: number): void {
-    const last = this.lastResetAt;
-    if (last !== undefined && resetAt > last) {
-      const step = resetAt - last;
-      if (step >= MIN_WINDOW_MS) this.windowMs = this.windowMs === undefined ? step : Math.min(this.windowMs, step);
+  private learnWindow(resetAt: number, now: number): void {
+    if (this.windowMs !== undefined && resetAt - now > this.windowMs + ROUNDING_MS) {
+      this.windowMs = undefined;
+      this.lastStepMs = undefined;
     }
-    if (last === undefined || resetAt > last) this.lastResetAt = resetAt;
+    const last = this.lastResetAt;
+    if (last === undefined) {
+      this.lastResetAt = resetAt;
+      return;
+    }
+    const step = resetAt - last;
+    if (step < MIN_WINDOW_MS) return;
+    this.lastResetAt = resetAt;
+    if (this.lastStepMs !== undefined && Math.abs(step - this.lastStepMs) <= ROUNDING_MS)
+      this.windowMs = Math.min(step, this.lastStepMs);
+    this.lastStepMs = step;
   }
 
   /**
@@ -217,6 +233,7 @@ export class RateBudget implements RequestGate, Budget {
     // After a rollover no answer has told the new window's end yet: the step learned gives it.
     let endsAt = this.resetAt ?? (this.lastResetAt === undefined ? undefined : this.lastResetAt + windowMs);
     if (endsAt === undefined || endsAt <= now) return now;
+    // At most a rounding past a window away: an answer telling a reset farther off forgets the window.
     if (endsAt - now > windowMs) endsAt = now + windowMs;
     const burst = Math.max(1, Math.floor(limit / 10));
     // The read leaves `room - 1`; enough while it is at least the window's share still to come.

@@ -15,6 +15,9 @@ import type { TaskReads } from './read-forecast.js';
  */
 const PROBE_GROWTH = 1.5;
 
+/** Whether the gateway's word for a task's state says it waits in its queue, not yet started. */
+export const isPending = (status: string): boolean => status.toLowerCase() === 'pending';
+
 /** When to read a task: the first wait, then waits growing by half up to a ceiling. */
 export interface PollSchedule {
   /** Milliseconds before the first read. */
@@ -207,7 +210,7 @@ export async function waitForTask(
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     // Not started yet: no read, spare or not, can find it ended before it has run its least time.
-    const pending = task.status === 'pending';
+    const pending = isPending(task.status);
     const pendingMs = pending ? schedule.pendingMs : undefined;
     if (pending && pendingSince !== undefined) pendingSince = clock.now();
     const started =
@@ -215,7 +218,7 @@ export async function waitForTask(
     if (!pending) pendingSince = undefined;
     if (started && started.readAt > clock.now()) {
       // Seen running for the first time: read it as a task that started then.
-      readAt = started.readAt;
+      readAt = Math.min(started.readAt, clock.now() + left);
       spares = hasSpareRoom ? started.spareAt : undefined;
       spare = sparesBefore(spares, clock.now(), readAt);
       continue;

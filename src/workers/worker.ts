@@ -10,14 +10,14 @@ import { hostname } from 'node:os';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import { DurationModel, processingTime } from '../engine/durations.js';
+import { DurationModel, processingTime, queueWait } from '../engine/durations.js';
 import { fromGateway, stepFailure } from '../engine/failure.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
 import { gatewayCalls } from '../actions/gateway-calls.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { err } from '../result.js';
-import { waitForTask } from '../scheduler/poller.js';
+import { isPending, waitForTask } from '../scheduler/poller.js';
 import { RedisBlobs } from './blobs.js';
 import { beat, leave } from './heartbeats.js';
 import { reachable } from './coordinator.js';
@@ -160,7 +160,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const taskId = submitted.value.taskId;
     await recordTask(key, taskId);
     await job.updateProgress({ task_id: taskId }).catch(() => {});
-    return poll(data, taskId, options.clock.now(), signal);
+    return poll(data, taskId, options.clock.now(), signal, isPending(submitted.value.status));
   }
 
   /** The task id, recorded before any poll: retried while Redis answers slowly, then the task is polled anyway. */
@@ -213,13 +213,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // coordinator had learned anything carries its first guess, and would poll a known model blindly.
   const durations = new DurationModel();
 
-  async function poll(data: ModelJob, taskId: string, submittedAt: number, signal: AbortSignal): Promise<ModelJobEnd> {
+  async function poll(
+    data: ModelJob,
+    taskId: string,
+    submittedAt: number,
+    signal: AbortSignal,
+    queued = false,
+  ): Promise<ModelJobEnd> {
     // The coordinator's figures serve until this worker has learned the model itself.
     const { schedule, done } = durations.pollSchedule(data.slug, data.type, data.input, {
       now: options.clock.now(),
       submittedAt,
       maxIntervalMs: data.maxPollIntervalMs,
       webhook: false,
+      queued,
       guess: {
         expectedMs: data.expectedMs,
         ...(data.firstPollMs === undefined ? {} : { firstPollMs: data.firstPollMs }),
@@ -234,6 +241,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       const { result } = waited.value;
       const ran = result.state === 'succeeded' ? processingTime(result) : undefined;
       if (ran !== undefined) durations.observe(data.slug, data.type, data.input, ran);
+      // Other workers' tasks share the gateway's queue: a task it held tells this worker its wait.
+      const wait = ran !== undefined && queued ? queueWait(result) : undefined;
+      if (wait !== undefined) durations.observeWait(wait);
       return { kind: 'ended', taskId, result, polls: waited.value.polls };
     } finally {
       done();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DurationModel } from '../../src/engine/durations.js';
+import { DurationModel, processingTime, queueWait } from '../../src/engine/durations.js';
 
 const SLUG = 'vendor-b/vendor-b-2.0-mini-v2v';
 const TYPE = 'video-to-video';
@@ -48,9 +48,10 @@ describe('DurationModel.pollSchedule', () => {
 
   it("a task the gateway queued is read from the run's mean wait past its submission, and once seen running, from its likely start", () => {
     const durations = new DurationModel({ [SLUG]: { mean: 20_000, variance: 0, samples: 3 } });
-    // Nothing waited yet: read as if it started at once, but ready to move once seen running.
+    // No wait learned yet (nor ever, from a gateway that reports no processing time): read from its submission.
     const early = durations.pollSchedule(SLUG, TYPE, input, { ...task(0), queued: true }).schedule;
     expect(early).toMatchObject({ firstDelayMs: 20_025 });
+    expect(early.fromStart).toBeUndefined();
     durations.observeWait(4_000);
     durations.observeWait(8_000);
     // The mean wait moves by a quarter of each new one: 4 s, then 5 s.
@@ -64,6 +65,24 @@ describe('DurationModel.pollSchedule', () => {
     const direct = durations.pollSchedule(SLUG, TYPE, input, task(0)).schedule;
     expect(direct).toMatchObject({ firstDelayMs: 20_025 });
     expect(direct.fromStart).toBeUndefined();
+  });
+
+  it("a task's running time is the gateway's processing time, else its submit-to-end; its wait, the difference", () => {
+    const ended = {
+      taskId: 't',
+      modelId: 'm',
+      status: 'success',
+      state: 'succeeded' as const,
+      resources: [],
+      metadata: {},
+    };
+    expect(processingTime({ ...ended, durationMs: 9_000, submitTime: 1_000, endTime: 12_000 })).toBe(9_000);
+    expect(queueWait({ ...ended, durationMs: 9_000, submitTime: 1_000, endTime: 12_000 })).toBe(2_000);
+    // No processing time (or 0): submit-to-end, and no wait known.
+    expect(processingTime({ ...ended, durationMs: 0, submitTime: 1_000, endTime: 12_000 })).toBe(11_000);
+    expect(queueWait({ ...ended, durationMs: 0, submitTime: 1_000, endTime: 12_000 })).toBeUndefined();
+    expect(processingTime(ended)).toBeUndefined();
+    expect(queueWait({ ...ended, durationMs: 9_000 })).toBeUndefined();
   });
 
   it("a worker's job carries the coordinator's figures, which serve until the worker learns its own", () => {

@@ -173,19 +173,25 @@ describe('RateBudget', () => {
 
   it('paces the reads of tasks in flight over the window once its length is known, letting submissions by', async () => {
     const clock = new ManualClock(T0);
-    const budget = new RateBudget({ clock, resetMarginMs: 0 });
-    budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 6_000 });
-    // One window's end alone does not tell its length: six reads all go.
-    const unpaced = Array.from({ length: 6 }, () => request(budget, 'task-read'));
-    await settle();
-    expect(unpaced.every((r) => r.granted())).toBe(true);
-    for (const r of unpaced) r.release();
-    await clock.advance(6_000);
-    budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: T0 + 12_000 });
-    // The next window's end, 6 s on: 30 requests in 6 s, a burst of 3 reads, then one each 200 ms.
+    const budget = new RateBudget({ clock, resetMarginMs: 0, forecast: new ReadForecast() });
+    // Windows of 6 s: believed once two steps between resets agree, at the third window.
+    for (const window of [1, 2, 3]) {
+      budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: T0 + 6_000 * window });
+      if (window === 3) break;
+      // Until then six reads all go.
+      const unpaced = Array.from({ length: 6 }, () => request(budget, 'task-read'));
+      await settle();
+      expect(unpaced.every((r) => r.granted())).toBe(true);
+      for (const r of unpaced) r.release();
+      await clock.advance(6_000);
+    }
+    expect(budget.hasSpareRoom()).toBe(true);
+    // 30 requests in 6 s: a burst of 3 reads, then one each 200 ms.
     const reads = Array.from({ length: 5 }, () => request(budget, 'task-read'));
     await settle();
     expect(reads.map((r) => r.granted())).toEqual([true, true, true, false, false]);
+    // No spare read while the pace holds the reads.
+    expect(budget.hasSpareRoom()).toBe(false);
     // A submission behind the held reads goes at once, and the reads after it keep their pace.
     const submit = request(budget, 'submit');
     await settle();
@@ -198,15 +204,30 @@ describe('RateBudget', () => {
     expect(reads[4]!.granted()).toBe(true);
   });
 
-  it('takes a reset moved by a second within the window for a rounding, not for a window of a second', async () => {
+  it('takes a reset moved by a second within the window for a rounding, and forgets a window a reset lies beyond', async () => {
     const clock = new ManualClock(T0);
     const budget = new RateBudget({ clock, resetMarginMs: 0 });
-    // A gateway that gives its reset as seconds from now: two answers a moment apart, 6 s and 7 s.
+    const allGo = async () => {
+      const reads = Array.from({ length: 6 }, () => request(budget, 'task-read'));
+      await settle();
+      const granted = reads.map((r) => r.granted());
+      for (const r of reads) if (r.granted()) r.release();
+      await Promise.all(reads.map((r) => r.pending));
+      return granted.every(Boolean);
+    };
+    // A gateway that gives its reset as seconds from now: 6 s, then 7 s a moment later, is a rounding.
     budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 6_000 });
     budget.observe({ status: 200, observedAt: T0, limit: 30, remaining: 30, resetAt: T0 + 7_000 });
-    const reads = Array.from({ length: 6 }, () => request(budget, 'task-read'));
-    await settle();
-    expect(reads.every((r) => r.granted())).toBe(true);
+    for (const window of [2, 3]) {
+      await clock.advance(6_000);
+      budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: T0 + 6_000 * window });
+    }
+    // Steps of 6 s and 6 s: the window is 6 s, and reads are paced.
+    expect(await allGo()).toBe(false);
+    // A reset 60 s away: the window was not 6 s; nothing is paced until it is learned again.
+    await clock.advance(6_000);
+    budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: clock.now() + 60_000 });
+    expect(await allGo()).toBe(true);
   });
 
   it('has spare room only beyond what waits, what is unanswered, the reads expected before the reset and a tenth of the window', async () => {
