@@ -213,6 +213,25 @@ export class DurationModel {
     return { schedule: { ...schedule, learned }, done: () => waiting.delete(wake) };
   }
 
+  /**
+   * Learns from a task that ended: a success teaches its model's processing time (else its
+   * submit-to-end, else `elapsedMs`, the time seen here) and, for a task the gateway queued at its
+   * submission, the wait in its queue.
+   */
+  observeEnded(
+    slug: string,
+    type: string,
+    input: Record<string, unknown>,
+    result: TaskResult,
+    seen: { queued: boolean; elapsedMs?: number },
+  ): void {
+    if (result.state !== 'succeeded') return;
+    const ran = processingTime(result) ?? seen.elapsedMs;
+    if (ran !== undefined) this.observe(slug, type, input, ran);
+    const wait = seen.queued ? queueWait(result) : undefined;
+    if (wait !== undefined) this.observeWait(wait);
+  }
+
   /** A task that was queued at its submission ran after waiting `waitMs` in the gateway's queue. */
   observeWait(waitMs: number): void {
     if (!(waitMs >= 0)) return;

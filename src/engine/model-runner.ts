@@ -1,10 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
-import type { Resource, TaskResult } from '../gateway/types.js';
+import { isPending, type Resource, type TaskResult } from '../gateway/types.js';
 import { validateModelInput } from '../model-schemas/validate.js';
 import { type ModelStep, outputFilePrefix } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
-import { isPending, waitForTask } from '../scheduler/poller.js';
+import { waitForTask } from '../scheduler/poller.js';
 import { itemKey } from '../store/replay.js';
 import { inputForJournal } from './journal-input.js';
 import type { EngineContext } from './context.js';

@@ -5,7 +5,6 @@ import type { RunItemRef } from '../item-label.js';
 import type { EngineContext } from './context.js';
 import { emit } from './emit.js';
 import type { StepFailure } from './failure.js';
-import { processingTime, queueWait } from './durations.js';
 
 /**
  * What the run records of a model task, whoever sends and polls it (this process, or a worker for
@@ -96,8 +95,6 @@ export function recordTaskEnded(
 ): void {
   const { taskId, result, polls } = ended;
   emit(ctx, { type: 'task-finished', item: item.ref, taskId, result, polls });
-  if (result.state !== 'succeeded') return;
-  ctx.durations.observe(item.slug, item.type, input, processingTime(result) ?? ctx.clock.now() - ended.submittedAt);
-  const wait = ended.queued ? queueWait(result) : undefined;
-  if (wait !== undefined) ctx.durations.observeWait(wait);
+  const seen = { queued: ended.queued ?? false, elapsedMs: ctx.clock.now() - ended.submittedAt };
+  ctx.durations.observeEnded(item.slug, item.type, input, result, seen);
 }

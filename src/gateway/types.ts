@@ -85,3 +85,6 @@ export function taskState(status: string): TaskState {
   if (FAILURE.has(word)) return 'failed';
   return 'running';
 }
+
+/** Whether a running task's word says it waits in the gateway's queue, not yet started. */
+export const isPending = (status: string): boolean => status.toLowerCase() === 'pending';

@@ -238,8 +238,8 @@ export class RateBudget implements RequestGate, Budget {
     const burst = Math.max(1, Math.floor(limit / 10));
     // The read leaves `room - 1`; enough while it is at least the window's share still to come.
     const room = this.remaining - this.unanswered;
-    const keptFor = (at: number) => Math.ceil((limit * (endsAt - at)) / windowMs) - burst;
-    if (room - 1 >= keptFor(now)) return now;
+    if (room - 1 >= Math.ceil((limit * (endsAt - now)) / windowMs) - burst) return now;
+    // Else when the window's share still to come has shrunk to what the read leaves.
     return Math.ceil(endsAt - ((room - 1 + burst) * windowMs) / limit);
   }
 

@@ -2,7 +2,7 @@ import { type Clock, sleep } from '../clock.js';
 import { LinkedAbort } from '../linked-abort.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { abortedFailure, type GatewayFailure } from '../gateway/failures.js';
-import type { TaskResult } from '../gateway/types.js';
+import { isPending, type TaskResult } from '../gateway/types.js';
 import { formatDuration } from '../duration.js';
 import { err, ok, type Result } from '../result.js';
 import type { TaskReads } from './read-forecast.js';
@@ -14,9 +14,6 @@ import type { TaskReads } from './read-forecast.js';
  * for one read more.
  */
 const PROBE_GROWTH = 1.5;
-
-/** Whether the gateway's word for a task's state says it waits in its queue, not yet started. */
-export const isPending = (status: string): boolean => status.toLowerCase() === 'pending';
 
 /** When to read a task: the first wait, then waits growing by half up to a ceiling. */
 export interface PollSchedule {
@@ -207,31 +204,33 @@ export async function waitForTask(
     if (!read.ok) return read;
     const task = read.value;
     if (task.state !== 'running') return ok({ result: task, polls });
-    const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - clock.now();
+    const answeredAt = clock.now();
+    const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - answeredAt;
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     // Not started yet: no read, spare or not, can find it ended before it has run its least time.
     const pending = isPending(task.status);
     const pendingMs = pending ? schedule.pendingMs : undefined;
-    if (pending && pendingSince !== undefined) pendingSince = clock.now();
-    const started =
-      !pending && pendingSince !== undefined ? schedule.fromStart?.(pendingSince, clock.now()) : undefined;
-    if (!pending) pendingSince = undefined;
-    if (started && started.readAt > clock.now()) {
-      // Seen running for the first time: read it as a task that started then.
-      readAt = Math.min(started.readAt, clock.now() + left);
-      spares = hasSpareRoom ? started.spareAt : undefined;
-      spare = sparesBefore(spares, clock.now(), readAt);
-      continue;
+    if (pendingSince !== undefined) {
+      const waitedUntil = pendingSince;
+      pendingSince = pending ? answeredAt : undefined;
+      // Seen running for the first time: read it as a task that started since it was last pending.
+      const started = pending ? undefined : schedule.fromStart?.(waitedUntil, answeredAt);
+      if (started && started.readAt > answeredAt) {
+        readAt = Math.min(started.readAt, answeredAt + left);
+        spares = hasSpareRoom ? started.spareAt : undefined;
+        spare = sparesBefore(spares, answeredAt, readAt);
+        continue;
+      }
     }
     // A spare read that finds the task running leaves the schedule as it was.
     if (spareAt !== undefined && pendingMs === undefined) continue;
     let delay = Math.min(interval, schedule.maxIntervalMs, left);
     if (pendingMs !== undefined) delay = Math.max(delay, Math.min(pendingMs, left));
     if (interval < rampTo) interval = Math.min(Math.round(interval * PROBE_GROWTH), rampTo);
-    else if (clock.now() >= growFrom) interval = Math.round(interval * 1.5);
+    else if (answeredAt >= growFrom) interval = Math.round(interval * 1.5);
     if (delivered) delay = Math.max(delay, Math.min(schedule.maxIntervalMs, left));
-    readAt = clock.now() + delay;
-    spare = pendingMs === undefined ? sparesBefore(spares, clock.now(), readAt) : [];
+    readAt = answeredAt + delay;
+    spare = pendingMs === undefined ? sparesBefore(spares, answeredAt, readAt) : [];
   }
 }
 

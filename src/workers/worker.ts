@@ -10,14 +10,15 @@ import { hostname } from 'node:os';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import { DurationModel, processingTime, queueWait } from '../engine/durations.js';
+import { DurationModel } from '../engine/durations.js';
 import { fromGateway, stepFailure } from '../engine/failure.js';
 import type { StepFailureReason } from '../engine/step-retry.js';
 import type { ModelJob, ModelJobEnd } from '../engine/remote.js';
 import { gatewayCalls } from '../actions/gateway-calls.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { err } from '../result.js';
-import { isPending, waitForTask } from '../scheduler/poller.js';
+import { waitForTask } from '../scheduler/poller.js';
+import { isPending } from '../gateway/types.js';
 import { RedisBlobs } from './blobs.js';
 import { beat, leave } from './heartbeats.js';
 import { reachable } from './coordinator.js';
@@ -239,11 +240,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         return { kind: 'unread', taskId, failure: fromGateway(waited.error, `reading task ${taskId}`) };
       }
       const { result } = waited.value;
-      const ran = result.state === 'succeeded' ? processingTime(result) : undefined;
-      if (ran !== undefined) durations.observe(data.slug, data.type, data.input, ran);
-      // Other workers' tasks share the gateway's queue: a task it held tells this worker its wait.
-      const wait = ran !== undefined && queued ? queueWait(result) : undefined;
-      if (wait !== undefined) durations.observeWait(wait);
+      // From the gateway's own times only, as ever: no `elapsedMs` from this worker's clock.
+      durations.observeEnded(data.slug, data.type, data.input, result, { queued });
       return { kind: 'ended', taskId, result, polls: waited.value.polls };
     } finally {
       done();
