@@ -191,7 +191,8 @@ export async function connect(
     async check(uses) {
       if (flags.local) return undefined;
       const { checkGateway } = await import('./preflight.js');
-      return checkGateway(endpoints, apiKey, clock, flags, uses);
+      const calls = uses ?? { tools: false, llm: false };
+      return checkGateway(endpoints, apiKey, clock, flags, calls, { gate: budget, onRateLimit });
     },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
     async close() {

@@ -2,6 +2,8 @@ import { connect } from 'node:net';
 import type { Clock } from '../clock.js';
 import type { GatewayEndpoints } from '../gateway/client.js';
 import type { GatewayFailure } from '../gateway/failures.js';
+import type { RequestGate } from '../gateway/gate.js';
+import type { RateLimitListener } from '../gateway/rate-limit-headers.js';
 import { GatewayRefusal } from './errors.js';
 
 /** A run learns that the gateway is unreachable or refuses the key within this time, before it starts. */
@@ -83,15 +85,30 @@ export async function checkGateway(
   clock: Clock,
   flags: { baseUrl?: string; apiKey?: string; toolUrl?: string; llmUrl?: string },
   /** What the run calls besides the media API: only those addresses are checked. */
-  uses: { tools: boolean; llm: boolean } = { tools: false, llm: false },
+  uses: { tools: boolean; llm: boolean },
+  /**
+   * The key's budget. The probe is one of the key's requests: sent past the budget, it takes a
+   * place in the window that other processes on the key were granted, and one of them gets a 429.
+   */
+  budget: { gate: RequestGate; onRateLimit: RateLimitListener },
 ): Promise<number | undefined> {
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
-  const probe = new HttpGatewayClient({ endpoints, apiKey, clock, timeouts, retry: { maxAttempts: 0 } });
+  const turns = timedTurns(budget.gate, PREFLIGHT_MS + 500);
+  const { onRateLimit } = budget;
+  const probe = new HttpGatewayClient({
+    endpoints,
+    apiKey,
+    clock,
+    timeouts,
+    retry: { maxAttempts: 0 },
+    gate: turns.gate,
+    onRateLimit,
+  });
   const source = flags.baseUrl ? '--base-url' : 'PIPELINE_BASE_URL';
   const { host } = new URL(endpoints.baseUrl);
   try {
-    const answer = await probe.account(AbortSignal.timeout(PREFLIGHT_MS + 500));
+    const answer = await probe.account(turns.signal);
     if (!answer.ok) {
       const failure = answer.error;
       if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
@@ -109,6 +126,30 @@ export async function checkGateway(
     await checkOtherOrigins(endpoints, flags, uses);
     return answer.ok ? answer.value.balanceUsd : undefined;
   } finally {
+    turns.stop();
     await probe.close();
   }
+}
+
+/**
+ * The budget's turns for the probe's requests, one at a time, and a signal that aborts a request
+ * out for longer than `limitMs` (a gateway that accepts the connection and then says nothing, or
+ * drips its answer). The wait for a turn is not counted: a window spent by the run's other
+ * processes on the key is a wait, not a gateway that does not answer.
+ */
+function timedTurns(budget: RequestGate, limitMs: number) {
+  const deadline = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => clearTimeout(timer);
+  const gate: RequestGate = {
+    async acquire(_signal, purpose) {
+      const release = await budget.acquire(undefined, purpose);
+      timer = setTimeout(() => deadline.abort(), limitMs);
+      return () => {
+        stop();
+        release();
+      };
+    },
+  };
+  return { gate, signal: deadline.signal, stop };
 }

@@ -58,7 +58,7 @@ async function startThree(
 }
 
 describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () => {
-  it('follow one window: 20 images each against 30 requests per 6 s, at most one 429 in all', {
+  it('follow one window: 20 images each against 30 requests per 6 s, no 429', {
     timeout: 240_000,
   }, async () => {
     const gateway = await startLocalGateway({
@@ -78,7 +78,10 @@ describe.skipIf(!redisTestsRun)('three processes on one key and one Redis', () =
       }
       const stats = gateway.stats();
       expect(stats.tasks.submitted).toEqual({ [SLUG]: 60 });
-      expect(stats.rate_limited).toBeLessThanOrEqual(1);
+      // The requests each process sends before its run (the gateway check) wait their turn too: one
+      // sent past the budget took a place the others had counted on (a 429 when a late process
+      // started in a spent window).
+      expect(stats.rate_limited).toBe(0);
     } finally {
       await gateway.close();
     }
