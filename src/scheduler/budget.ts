@@ -3,6 +3,7 @@ import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Clock } from '../clock.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
 import type { ReadForecast } from './read-forecast.js';
+import { readPaceTime, WindowLength } from './read-pace.js';
 import { type Waiter, waitForGrant } from './waiters.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -45,11 +46,6 @@ export interface BudgetOptions {
   forecast?: ReadForecast;
 }
 
-/** The shortest window the budget believes in: resets are told to the second, give or take one. */
-const MIN_WINDOW_MS = 2000;
-/** How far a reset told as seconds from now may move within one window. */
-const ROUNDING_MS = 1000;
-
 /**
  * One request budget per API key, shared by every request of a run. It learns the gateway's
  * window from `X-RateLimit-Limit`, `-Remaining` and `-Reset` on every answer and never sends
@@ -76,15 +72,8 @@ export class RateBudget implements RequestGate, Budget {
   private readonly waiters: Waiter[];
   private readonly onGrant: ((sentAt: number) => () => void) | undefined;
   private readonly forecast: ReadForecast | undefined;
-  /**
-   * The length of the gateway's window, learned from the steps between the resets of successive
-   * windows (see `learnWindow`); until then reads are not paced.
-   */
-  private windowMs: number | undefined;
-  /** The first reset told of the latest window, kept across the rollover that forgets `resetAt`. */
-  private lastResetAt: number | undefined;
-  /** The step from the window before that one's reset to `lastResetAt`. */
-  private lastStepMs: number | undefined;
+  /** The length of the gateway's window, learned from the resets of successive windows; until then reads are not paced. */
+  private readonly window = new WindowLength();
   private readonly wake: WakeTimer;
   private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
@@ -172,7 +161,7 @@ export class RateBudget implements RequestGate, Budget {
     if (observation.limit !== undefined) this.limit = observation.limit;
     const { resetAt, remaining } = observation;
     if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
-      this.learnWindow(resetAt, now);
+      this.window.observe(resetAt, now);
       if (this.resetAt === undefined || resetAt > this.resetAt) {
         this.resetAt = resetAt;
         this.remaining = this.shareOf(remaining);
@@ -192,55 +181,16 @@ export class RateBudget implements RequestGate, Budget {
     this.pump();
   };
 
-  /**
-   * Learns the window's length from the steps between the resets of successive windows: a step of
-   * MIN_WINDOW_MS or more (less is a rounding: a gateway that gives its reset as seconds from now
-   * moves it within one window), believed once two steps in a row agree to a second (a fixed
-   * window; a reset that slides with time never settles). A reset further off than the window
-   * believed, a second of rounding aside, proves it wrong: it is forgotten and learned again.
-   */
-  private learnWindow(resetAt: number, now: number): void {
-    if (this.windowMs !== undefined && resetAt - now > this.windowMs + ROUNDING_MS) {
-      this.windowMs = undefined;
-      this.lastStepMs = undefined;
-    }
-    const last = this.lastResetAt;
-    if (last === undefined) {
-      this.lastResetAt = resetAt;
-      return;
-    }
-    const step = resetAt - last;
-    if (step < MIN_WINDOW_MS) return;
-    this.lastResetAt = resetAt;
-    if (this.lastStepMs !== undefined && Math.abs(step - this.lastStepMs) <= ROUNDING_MS)
-      this.windowMs = Math.min(step, this.lastStepMs);
-    this.lastStepMs = step;
-  }
-
-  /**
-   * The earliest moment a read of a task in flight may go: reads take the window no faster than
-   * evenly over it, with a burst of a tenth of it, so that the room left before the reset is there
-   * for the submissions their reads make possible. Unpaced, the reads due together took a window
-   * in its first seconds; the tasks that ended in its last seconds then waited for the reset,
-   * unseen, and the submissions into their slots with them (chain-items with `queue_ahead: 4`:
-   * the gateway's places idle 42 place-seconds in the window's last second, 15 in its third).
-   * `now` when the window's length or end is not known, or the read may go at once.
-   */
+  /** The earliest moment a read of a task in flight may go (see read-pace.ts). */
   private readPaceTime(now: number): number {
-    const windowMs = this.windowMs;
-    const limit = this.limit === undefined ? undefined : this.shareOf(this.limit);
-    if (windowMs === undefined || limit === undefined || this.remaining === undefined) return now;
-    // After a rollover no answer has told the new window's end yet: the step learned gives it.
-    let endsAt = this.resetAt ?? (this.lastResetAt === undefined ? undefined : this.lastResetAt + windowMs);
-    if (endsAt === undefined || endsAt <= now) return now;
-    // At most a rounding past a window away: an answer telling a reset farther off forgets the window.
-    if (endsAt - now > windowMs) endsAt = now + windowMs;
-    const burst = Math.max(1, Math.floor(limit / 10));
-    // The read leaves `room - 1`; enough while it is at least the window's share still to come.
-    const room = this.remaining - this.unanswered;
-    if (room - 1 >= Math.ceil((limit * (endsAt - now)) / windowMs) - burst) return now;
-    // Else when the window's share still to come has shrunk to what the read leaves.
-    return Math.ceil(endsAt - ((room - 1 + burst) * windowMs) / limit);
+    const state = {
+      windowMs: this.window.ms,
+      limit: this.limit === undefined ? undefined : this.shareOf(this.limit),
+      remaining: this.remaining,
+      unanswered: this.unanswered,
+      endsAt: this.resetAt ?? this.window.nextEnd(),
+    };
+    return readPaceTime(state, now);
   }
 
   private release(): void {

@@ -4,6 +4,7 @@ import type { Clock, ClockTimer } from '../clock.js';
 import type { RequestPurpose } from '../gateway/gate.js';
 import type { RateLimitObservation } from '../gateway/rate-limit-headers.js';
 import type { Budget, BudgetSnapshot } from './budget-interface.js';
+import { WindowLength } from './read-pace.js';
 import { RateBudget } from './budget.js';
 import type { RedisPair } from './redis-connection.js';
 import type { ReadForecast } from './read-forecast.js';
@@ -48,7 +49,9 @@ type Counter = 'redis' | RateBudget;
 /**
  * The request budget of one key, shared by every process that runs on it: the window's state
  * lives in Redis and every change is one Lua script, so all processes follow one window and one
- * 429 pause. Each grant is a lease this process renews while it lives.
+ * 429 pause. Each grant is a lease this process renews while it lives. The reads of tasks in
+ * flight take the shared window at the pace of read-pace.ts, by the window's length this process
+ * learned; the others go by them.
  *
  * When Redis is lost, the process warns and goes on with a local RateBudget started from the
  * last shared state, its share of the window and of the `--rpm` cap, and its sends of the last
@@ -88,6 +91,8 @@ export class RedisBudget implements Budget {
     waiting: 0,
   };
   private processes = 1;
+  /** The window's length, learned from this process's answers: the shared acquire paces reads by it. */
+  private readonly window = new WindowLength();
   private local: RateBudget | undefined;
   /** Counts changes of mode: Redis's answer to a command sent in an earlier mode is stale. */
   private epoch = 0;
@@ -153,6 +158,8 @@ export class RedisBudget implements Budget {
       pauseUntil = Math.round(now + wait + this.resetMarginMs + this.random() * Math.min(1000, wait * 0.1));
     }
     this.learn(observation, now, pauseUntil);
+    const told = observation.resetAt;
+    if (told !== undefined && observation.remaining !== undefined && told > now) this.window.observe(told, now);
     if (this.local) {
       this.local.observe(observation);
       return;
@@ -219,18 +226,33 @@ export class RedisBudget implements Budget {
     const epoch = this.epoch;
     const now = this.clock.now();
     const wanted = this.waiters.length;
+    // The reads of tasks in flight wait first (waiters.ts): the script paces them.
+    const firstOther = this.waiters.findIndex((waiter) => waiter.purpose !== 'task-read');
+    const reads = firstOther < 0 ? wanted : firstOther;
     const first = this.nextGrant;
     // Taken before the answer: a local budget that takes over meanwhile must not reuse these ids.
     this.nextGrant += wanted;
     let reply: number[];
     try {
-      const args = [now, wanted, this.leaseMs, this.resetMarginMs, this.cap ?? 0, this.member, first, KEEP_MS];
+      const pace = [this.window.ms ?? 0, reads, this.window.nextEnd() ?? -1];
+      const args = [now, wanted, this.leaseMs, this.resetMarginMs, this.cap ?? 0, this.member, first, KEEP_MS, ...pace];
       reply = await this.redis.budgetAcquire(...this.keys, ...args);
     } catch {
       this.lostIn(epoch)();
       return;
     }
-    const [granted = 0, next = now, limit, remaining, resetAt, pausedUntil = 0, , processes = 1, sent = 0] = reply;
+    const [
+      granted = 0,
+      next = now,
+      limit,
+      remaining,
+      resetAt,
+      pausedUntil = 0,
+      ,
+      processes = 1,
+      sent = 0,
+      readsGranted = 0,
+    ] = reply;
     if (epoch !== this.epoch || this.closed) {
       // Granted in a mode that has ended: the waiters went on without these leases; give them back.
       for (let i = 0; i < granted; i++)
@@ -245,7 +267,7 @@ export class RedisBudget implements Budget {
     this.learn({ status: 200, observedAt: now, ...window }, now, -1);
     this.last.pausedUntil = Math.max(this.last.pausedUntil, pausedUntil);
     this.processes = Math.max(1, processes);
-    for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`, now);
+    for (let i = 0; i < granted; i++) this.grant(`${this.member}:${first + i}`, now, i < readsGranted);
     if (this.cap !== undefined) {
       this.othersSent = Math.max(0, sent - this.recentSends(now).length);
       this.othersSeenAt = now;
@@ -256,9 +278,14 @@ export class RedisBudget implements Budget {
     else this.wake.cancel();
   }
 
-  /** Hands one shared lease to the first waiter, or gives it back when the waiter left meanwhile. */
-  private grant(id: string, at: number): void {
-    const waiter = this.waiters.shift();
+  /**
+   * Hands one shared lease to the first waiter of its kind (a read of a task in flight, or any
+   * other: the script granted the others while the reads' pace held them), or gives it back when
+   * no such waiter is left (it left meanwhile).
+   */
+  private grant(id: string, at: number, read: boolean): void {
+    const index = this.waiters.findIndex((waiter) => (waiter.purpose === 'task-read') === read);
+    const [waiter] = index < 0 ? [] : this.waiters.splice(index, 1);
     if (!waiter) {
       this.redis.budgetRelease(...this.keys, id, this.channel).catch(this.lostIn(this.epoch));
       return;

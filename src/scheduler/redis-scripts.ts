@@ -7,14 +7,20 @@
 
 /**
  * ARGV: now, wanted, leaseMs, resetMarginMs, maxPerMinute (0: none), process id, first grant
- * number, keepMs. Grants up to `wanted` requests, each under a lease `process:number`. Answers
- * {granted, next (when to ask again), limit, remaining, resetAt, pausedUntil, unanswered, processes,
- * sent (the sends of every process in the last minute, under a cap; else 0)}.
+ * number, keepMs, windowMs (the window's length as the process learned it; 0: not known), reads
+ * (how many of the `wanted` are reads of tasks in flight, which come first), endHint (when the
+ * window ends by the steps the process learned, for after a rollover; -1: none). Grants up to
+ * `wanted` requests, each under a lease `process:number`: the reads first, at the pace of
+ * read-pace.ts (the same rule, on the shared window), and while the pace holds them, the others.
+ * Answers {granted, next (when to ask again), limit, remaining, resetAt, pausedUntil, unanswered,
+ * processes, sent (the sends of every process in the last minute, under a cap; else 0), reads
+ * granted (the first of the grants)}.
  */
 export const ACQUIRE = `
 local now, wanted, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local margin, cap, member = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local first, keepMs = tonumber(ARGV[7]), tonumber(ARGV[8])
+local windowMs, reads, endHint = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZADD', KEYS[4], now + leaseMs, member)
@@ -45,20 +51,50 @@ local function nextSend()
   end
   return now
 end
-local granted, nextAt = 0, now
-while granted < wanted do
-  nextAt = nextSend()
-  if nextAt ~= now then break end
-  local id = member .. ':' .. (first + granted)
+-- readPaceTime of read-pace.ts, on the shared window.
+local function readPaceTime()
+  if windowMs <= 0 or limit == nil or remaining == nil then return now end
+  local endsAt = resetAt
+  if endsAt == nil and endHint > 0 then endsAt = endHint end
+  if endsAt == nil or endsAt <= now then return now end
+  if endsAt - now > windowMs then endsAt = now + windowMs end
+  local burst = math.max(1, math.floor(limit / 10))
+  local room = remaining - unanswered
+  if room - 1 >= math.ceil(limit * (endsAt - now) / windowMs) - burst then return now end
+  return math.ceil(endsAt - (room - 1 + burst) * windowMs / limit)
+end
+local function grantOne(number)
+  local id = member .. ':' .. number
   redis.call('ZADD', KEYS[2], now + leaseMs, id)
   if cap > 0 then redis.call('ZADD', KEYS[3], now, id) end
   unanswered = unanswered + 1
+end
+local granted, readsGranted, nextAt, readsAt = 0, 0, now, now
+-- The reads first, while the window has room and their pace lets them go.
+while readsGranted < reads do
+  nextAt = nextSend()
+  if nextAt ~= now then break end
+  readsAt = readPaceTime()
+  if readsAt > now then break end
+  grantOne(first + granted)
   granted = granted + 1
+  readsGranted = readsGranted + 1
+end
+-- Then the others: behind reads the pace holds, they go.
+if nextAt == now then
+  while granted - readsGranted < wanted - reads do
+    nextAt = nextSend()
+    if nextAt ~= now then break end
+    grantOne(first + granted)
+    granted = granted + 1
+  end
 end
 if nextAt == -1 then
   -- Waiting for an answer: at the latest, the first lease that could expire frees a place.
   nextAt = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) or now
 end
+-- Reads held by their pace, and nothing else holding them: ask again at the pace's time.
+if readsGranted < reads and readsAt > now and nextAt == now then nextAt = readsAt end
 local sent = 0
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 60000)
@@ -66,7 +102,7 @@ if cap > 0 then
 end
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], keepMs) end
 local processes = redis.call('ZCARD', KEYS[4])
-return {granted, nextAt, limit or -1, remaining or -1, resetAt or -1, paused, unanswered, processes, sent}
+return {granted, nextAt, limit or -1, remaining or -1, resetAt or -1, paused, unanswered, processes, sent, readsGranted}
 `;
 
 /**

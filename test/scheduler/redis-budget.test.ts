@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RequestPurpose } from '../../src/gateway/gate.js';
 import { RedisBudget } from '../../src/scheduler/redis-budget.js';
 import { budgetScope, openRedis, type RedisPair } from '../../src/scheduler/redis-connection.js';
 import { RedisDurations } from '../../src/scheduler/redis-durations.js';
@@ -26,9 +27,9 @@ async function advanceUntil(clock: ManualClock, ms: number, condition: () => boo
   await until(condition, what);
 }
 
-function request(budget: RedisBudget) {
+function request(budget: RedisBudget, purpose?: RequestPurpose) {
   let release: (() => void) | undefined;
-  void budget.acquire().then((r) => (release = r));
+  void budget.acquire(undefined, purpose).then((r) => (release = r));
   return { budget, granted: () => release !== undefined, release: () => release!() };
 }
 
@@ -89,6 +90,45 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     await advanceUntil(clock, 9_750, () => true, 'time');
     expect(waiting.granted()).toBe(false);
     await advanceUntil(clock, 500, () => waiting.granted(), 'the grant after the reset');
+  });
+
+  it('paces the reads of tasks in flight over the shared window once its length is known, letting the others by', async () => {
+    const clock = new ManualClock(T0);
+    const a = await budgetFor(clock, 'key-read-pace');
+    const b = await budgetFor(clock, 'key-read-pace');
+    // Windows of 6 s: believed at the third (see read-pace.ts); until then reads all go.
+    for (const window of [1, 2, 3]) {
+      a.budget.observe({
+        status: 200,
+        observedAt: clock.now(),
+        limit: 30,
+        remaining: 30,
+        resetAt: T0 + 6_000 * window,
+      });
+      await a.pair.commands.ping();
+      if (window === 3) break;
+      const unpaced = Array.from({ length: 6 }, () => request(a.budget, 'task-read'));
+      await until(() => unpaced.every((r) => r.granted()), 'six reads before the window is known');
+      for (const r of unpaced) r.release();
+      await a.pair.commands.ping();
+      await clock.advance(6_000);
+    }
+    // 30 requests in 6 s: a burst of 3 reads, then one each 200 ms.
+    const reads = Array.from({ length: 5 }, () => request(a.budget, 'task-read'));
+    await until(() => reads.filter((r) => r.granted()).length === 3, 'the burst');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads.map((r) => r.granted())).toEqual([true, true, true, false, false]);
+    // A submission of the other process goes at once, and the reads keep their pace after it.
+    const submit = request(b.budget, 'submit');
+    await until(() => submit.granted(), 'the submission');
+    await clock.advance(399);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads[3]!.granted()).toBe(false);
+    await clock.advance(1);
+    await until(() => reads[3]!.granted(), 'the fourth read, 400 ms on');
+    expect(reads[4]!.granted()).toBe(false);
+    await clock.advance(200);
+    await until(() => reads[4]!.granted(), 'the fifth read, 200 ms later');
   });
 
   it('pauses every process on the key when one of them gets a 429', async () => {
