@@ -23,6 +23,11 @@ export interface BudgetOptions {
   /** What an earlier budget knew, to start from instead of nothing. */
   initial?: Partial<Omit<BudgetSnapshot, 'waiting'>>;
   /**
+   * The window's length as an earlier budget learned it, which this one goes on learning: a budget
+   * that takes over need not wait three windows to pace its reads. Default: learned afresh.
+   */
+  window?: WindowLength;
+  /**
    * Send times (clock ms, oldest first) an earlier budget counted against `maxPerMinute`: a budget
    * that takes over mid-window must not forget the last minute's requests and allow a burst.
    */
@@ -73,7 +78,7 @@ export class RateBudget implements RequestGate, Budget {
   private readonly onGrant: ((sentAt: number) => () => void) | undefined;
   private readonly forecast: ReadForecast | undefined;
   /** The length of the gateway's window, learned from the resets of successive windows; until then reads are not paced. */
-  private readonly window = new WindowLength();
+  private readonly window: WindowLength;
   private readonly wake: WakeTimer;
   private closed = false;
   /** 429s seen: the budget should keep this at one at most per limit change. */
@@ -98,6 +103,7 @@ export class RateBudget implements RequestGate, Budget {
     this.waiters = options.waiters ?? [];
     this.onGrant = options.onGrant;
     this.forecast = options.forecast;
+    this.window = options.window ?? new WindowLength();
   }
 
   /** This process's part of a count of requests the whole key has left. */

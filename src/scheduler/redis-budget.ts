@@ -158,12 +158,13 @@ export class RedisBudget implements Budget {
       pauseUntil = Math.round(now + wait + this.resetMarginMs + this.random() * Math.min(1000, wait * 0.1));
     }
     this.learn(observation, now, pauseUntil);
-    const told = observation.resetAt;
-    if (told !== undefined && observation.remaining !== undefined && told > now) this.window.observe(told, now);
     if (this.local) {
+      // It learns the window's length in `this.window`, which it was given.
       this.local.observe(observation);
       return;
     }
+    const told = observation.resetAt;
+    if (told !== undefined && observation.remaining !== undefined && told > now) this.window.observe(told, now);
     const { status, limit = -1, remaining = -1, resetAt = -1 } = observation;
     this.redis
       .budgetObserve(...this.keys, now, status, limit, remaining, resetAt, pauseUntil, this.channel)
@@ -357,6 +358,7 @@ export class RedisBudget implements Budget {
       share,
       ...(cap === undefined ? {} : { maxPerMinute: cap }),
       initial: { limit, remaining, resetAt, pausedUntil, unanswered: this.live.size },
+      window: this.window,
       sentAt: carried,
       waiters: this.waiters,
       onGrant: (at) => this.track(`${this.member}:${this.nextGrant++}`, local, at),

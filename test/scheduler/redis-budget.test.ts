@@ -217,6 +217,28 @@ describe.skipIf(!redisTestsRun)('RedisBudget on a real redis-server', () => {
     expect(warnings[1]).toMatch(/^note: Redis at redis:\/\/127\.0\.0\.1:\d+ is back; sharing the budget again$/);
   });
 
+  it('goes on pacing reads at once when Redis is lost: the local budget takes the window this process learned', async () => {
+    const clock = new ManualClock(T0);
+    const { budget, pair } = await budgetFor(clock, 'key-lost-pace');
+    for (const window of [1, 2, 3]) {
+      budget.observe({ status: 200, observedAt: clock.now(), limit: 30, remaining: 30, resetAt: T0 + 6_000 * window });
+      await pair.commands.ping();
+      if (window < 3) await clock.advance(6_000);
+    }
+    await server.stop();
+    await until(() => !budget.shared, 'the fallback');
+    // 30 requests in 6 s: a burst of 3 reads, then one each 200 ms, without three windows to learn it again.
+    const reads = Array.from({ length: 5 }, () => request(budget, 'task-read'));
+    await until(() => reads.filter((r) => r.granted()).length === 3, 'the burst');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(reads.map((r) => r.granted())).toEqual([true, true, true, false, false]);
+    await clock.advance(200);
+    await until(() => reads[3]!.granted(), 'the fourth read, 200 ms on');
+    expect(reads[4]!.granted()).toBe(false);
+    await server.start();
+    await until(() => budget.shared, 'the rejoin');
+  });
+
   it('shares learned durations per gateway: a new process starts from what another learned', async () => {
     const writer = await openRedis(server.url);
     const reader = await openRedis(server.url);
