@@ -192,7 +192,8 @@ export async function connect(
       if (flags.local) return undefined;
       const { checkGateway } = await import('./preflight.js');
       const calls = uses ?? { tools: false, llm: false };
-      return checkGateway(endpoints, apiKey, clock, flags, calls, { gate: budget, onRateLimit });
+      const warn = (text: string) => environment.warn(secrets.redact(text));
+      return checkGateway(endpoints, apiKey, clock, flags, calls, { gate: budget, onRateLimit, warn });
     },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
     async close() {

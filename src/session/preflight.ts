@@ -8,6 +8,8 @@ import { GatewayRefusal } from './errors.js';
 
 /** A run learns that the gateway is unreachable or refuses the key within this time, before it starts. */
 const PREFLIGHT_MS = 4000;
+/** A turn in the key's budget awaited longer than this is said on stderr, once: the command is not stuck. */
+const TURN_NOTICE_MS = 1000;
 
 const SOCKET_ERRORS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -90,11 +92,14 @@ export async function checkGateway(
    * The key's budget. The probe is one of the key's requests: sent past the budget, it takes a
    * place in the window that other processes on the key were granted, and one of them gets a 429.
    */
-  budget: { gate: RequestGate; onRateLimit: RateLimitListener },
+  budget: { gate: RequestGate; onRateLimit: RateLimitListener; warn: (text: string) => void },
 ): Promise<number | undefined> {
   const { HttpGatewayClient } = await import('../gateway/client.js');
   const timeouts = { connectMs: PREFLIGHT_MS, headersMs: PREFLIGHT_MS, bodyMs: PREFLIGHT_MS };
-  const turns = timedTurns(budget.gate, PREFLIGHT_MS + 500);
+  const { host } = new URL(endpoints.baseUrl);
+  const turns = timedTurns(budget.gate, PREFLIGHT_MS + 500, clock, () =>
+    budget.warn(`⏳ waiting for the API key's rate window before checking the gateway at ${host}`),
+  );
   const { onRateLimit } = budget;
   const probe = new HttpGatewayClient({
     endpoints,
@@ -106,7 +111,6 @@ export async function checkGateway(
     onRateLimit,
   });
   const source = flags.baseUrl ? '--base-url' : 'PIPELINE_BASE_URL';
-  const { host } = new URL(endpoints.baseUrl);
   try {
     const answer = await probe.account(turns.signal);
     if (!answer.ok) {
@@ -135,15 +139,21 @@ export async function checkGateway(
  * The budget's turns for the probe's requests, one at a time, and a signal that aborts a request
  * out for longer than `limitMs` (a gateway that accepts the connection and then says nothing, or
  * drips its answer). The wait for a turn is not counted: a window spent by the run's other
- * processes on the key is a wait, not a gateway that does not answer.
+ * processes on the key is a wait, not a gateway that does not answer. A wait past TURN_NOTICE_MS
+ * calls `onLongWait`, once.
  */
-function timedTurns(budget: RequestGate, limitMs: number) {
+function timedTurns(budget: RequestGate, limitMs: number, clock: Clock, onLongWait: () => void) {
   const deadline = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let told = false;
   const stop = () => clearTimeout(timer);
   const gate: RequestGate = {
     async acquire(_signal, purpose) {
-      const release = await budget.acquire(undefined, purpose);
+      const notice = clock.setTimer(TURN_NOTICE_MS, () => {
+        if (!told) onLongWait();
+        told = true;
+      });
+      const release = await budget.acquire(undefined, purpose).finally(() => clock.clearTimer(notice));
       timer = setTimeout(() => deadline.abort(), limitMs);
       return () => {
         stop();
