@@ -42,7 +42,9 @@ export async function withConnection<T>(
   flags: ConnectionFlags,
   work: (connection: Connection) => Promise<T>,
 ): Promise<T> {
-  const connection = await connect(flags);
+  // Its few requests count in the key's shared budget too, where the runs on the key share one.
+  const redisUrl = cliIo().env.PIPELINE_REDIS_URL;
+  const connection = await connect(flags, redisUrl ? { redisUrl, redisOptional: true } : {});
   try {
     return await work(connection);
   } finally {

@@ -35,6 +35,11 @@ export interface BudgetOptions {
   redisUrl?: string;
   /** A worker's Redis: where its jobs are, so that there is no going on without it. */
   redisHoldsJobs?: boolean;
+  /**
+   * A command of a few requests (`task get`, `models list`…) shares the budget when Redis answers,
+   * and when it does not, warns and goes on with its own: a run would fail rather than start unshared.
+   */
+  redisOptional?: boolean;
   /** Where learned durations are kept between runs without Redis ($PIPELINE_HOME). */
   home?: string;
 }
@@ -128,7 +133,7 @@ export async function connect(
   let stopLocal: (() => Promise<void>) | undefined;
   let scale = LOCAL_LATENCY_SCALE;
   const redis = budgetOptions.redisUrl
-    ? await openSharedRedis(budgetOptions.redisUrl, secrets, budgetOptions.redisHoldsJobs === true)
+    ? await sharedRedis(budgetOptions.redisUrl, budgetOptions, environment)
     : undefined;
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
@@ -203,6 +208,24 @@ export async function connect(
       await stopLocal?.();
     },
   };
+}
+
+/** Redis for the budget; a command for which it is optional warns and goes on without it. */
+async function sharedRedis(
+  url: string,
+  options: BudgetOptions,
+  environment: Pick<SessionEnvironment, 'secrets' | 'warn'>,
+): Promise<{ pair: RedisPair; shownUrl: string } | undefined> {
+  const { secrets, warn } = environment;
+  try {
+    return await openSharedRedis(url, secrets, options.redisHoldsJobs === true);
+  } catch (error) {
+    if (!options.redisOptional || !(error instanceof UsageError)) throw error;
+    warn(
+      secrets.redact(`warning: ${error.message.replace(/; start Redis.*$/, '')}; this command keeps its own budget`),
+    );
+    return undefined;
+  }
 }
 
 /** Connects to Redis at the start, or stops the command (exit 2) naming the URL without its password. */

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
+import { budgetScope } from '../../src/scheduler/redis-connection.js';
+import { pipelineInProcess } from '../support/cli.js';
 import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -146,5 +149,44 @@ describe.skipIf(!redisTestsRun)('--redis at the start', () => {
     });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--redis (or PIPELINE_REDIS_URL) must be a redis:// or rediss:// URL');
+  });
+
+  it('count the few requests of task get in the shared budget, and without Redis warn and go on alone', async () => {
+    const gateway = await startLocalGateway({ rpm: 30, windowSeconds: 6, latencyScale: 0.01, seed: 3 });
+    const state = `pipeline:budget:{${budgetScope(gateway.apiKey, gateway.baseUrl)}}:state`;
+    const commands = new Redis(redis.url);
+    try {
+      const submitted = await fetch(`${gateway.baseUrl}/${SLUG}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${gateway.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ prompt: 'a lighthouse', aspect_ratio: '1:1' }),
+      });
+      const taskId = ((await submitted.json()) as { data: { task_id: string } }).data.task_id;
+      const env = (redisUrl: string) => ({
+        PIPELINE_HOME: join(dir, 'task-get'),
+        PIPELINE_BASE_URL: gateway.baseUrl,
+        PIPELINE_API_KEY: gateway.apiKey,
+        PIPELINE_REDIS_URL: redisUrl,
+        CI: 'true',
+      });
+      expect(await commands.hget(state, 'limit')).toBeNull();
+      const shared = await pipelineInProcess(['task', 'get', taskId, '--json'], { env: env(redis.url) });
+      expect(shared.exitCode, shared.stderr).toBe(0);
+      expect(shared.stderr).toBe('');
+      // Its answer's headers went into the key's shared window, where the runs on the key read them.
+      expect(await commands.hget(state, 'limit')).toBe('30');
+      expect(Number(await commands.hget(state, 'remaining'))).toBeLessThan(30);
+      const unreachable = `redis://:${PASSWORD}@127.0.0.1:9`;
+      const alone = await pipelineInProcess(['task', 'get', taskId, '--json'], { env: env(unreachable) });
+      expect(alone.exitCode, alone.stderr).toBe(0);
+      expect(alone.stderr).toMatch(
+        /^warning: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:9: .*; this command keeps its own budget$/m,
+      );
+      expect(alone.stderr).not.toContain(PASSWORD);
+      expect(JSON.parse(alone.stdout)).toMatchObject({ task_id: taskId, model_id: SLUG });
+    } finally {
+      commands.disconnect();
+      await gateway.close();
+    }
   });
 });
