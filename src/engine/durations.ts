@@ -45,7 +45,7 @@ export function processingTime(result: TaskResult): number | undefined {
 /** How long a task waited in the gateway's queue before it ran, when the gateway's figures tell it. */
 export function queueWait(result: TaskResult): number | undefined {
   const { durationMs, submitTime, endTime } = result;
-  if (!(durationMs !== undefined && durationMs > 0) || submitTime === undefined || endTime === undefined)
+  if (durationMs === undefined || durationMs <= 0 || submitTime === undefined || endTime === undefined)
     return undefined;
   return Math.max(0, endTime - submitTime - durationMs);
 }

@@ -132,8 +132,10 @@ export async function connect(
   let apiKey: string;
   let stopLocal: (() => Promise<void>) | undefined;
   let scale = LOCAL_LATENCY_SCALE;
+  // What the budget, the gateway check and an optional Redis say on stderr, secrets blanked.
+  const warn = (text: string) => environment.warn(secrets.redact(text));
   const redis = budgetOptions.redisUrl
-    ? await sharedRedis(budgetOptions.redisUrl, budgetOptions, environment)
+    ? await openSharedRedis(budgetOptions.redisUrl, budgetOptions, secrets, warn)
     : undefined;
   if (flags.local) {
     const { startLocalGateway } = await import('../local-gateway/index.js');
@@ -167,7 +169,7 @@ export async function connect(
     endpoints.baseUrl,
     redis,
     { ...(maxPerMinute === undefined ? {} : { maxPerMinute }), forecast: reads },
-    (text) => environment.warn(secrets.redact(text)),
+    warn,
   );
   const observers: Connection['observers'] = [];
   const onRateLimit = (observation: RateLimitObservation) => {
@@ -197,7 +199,6 @@ export async function connect(
       if (flags.local) return undefined;
       const { checkGateway } = await import('./preflight.js');
       const calls = uses ?? { tools: false, llm: false };
-      const warn = (text: string) => environment.warn(secrets.redact(text));
       return checkGateway(endpoints, apiKey, clock, flags, calls, { gate: budget, onRateLimit, warn });
     },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
@@ -210,48 +211,39 @@ export async function connect(
   };
 }
 
-/** Redis for the budget; a command for which it is optional warns and goes on without it. */
-async function sharedRedis(
-  url: string,
-  options: BudgetOptions,
-  environment: Pick<SessionEnvironment, 'secrets' | 'warn'>,
-): Promise<{ pair: RedisPair; shownUrl: string } | undefined> {
-  const { secrets, warn } = environment;
-  try {
-    return await openSharedRedis(url, secrets, options.redisHoldsJobs === true);
-  } catch (error) {
-    if (!options.redisOptional || !(error instanceof UsageError)) throw error;
-    warn(
-      secrets.redact(`warning: ${error.message.replace(/; start Redis.*$/, '')}; this command keeps its own budget`),
-    );
-    return undefined;
-  }
-}
-
-/** Connects to Redis at the start, or stops the command (exit 2) naming the URL without its password. */
+/**
+ * Connects to Redis at the start. When it cannot (a bad URL, nothing there, a refused password),
+ * a command for which Redis is optional warns and goes on without it; any other stops (exit 2),
+ * naming the URL without its password.
+ */
 async function openSharedRedis(
   url: string,
+  options: BudgetOptions,
   secrets: Pick<SessionEnvironment['secrets'], 'register'>,
-  holdsJobs: boolean,
-): Promise<{ pair: RedisPair; shownUrl: string }> {
+  warn: (text: string) => void,
+): Promise<{ pair: RedisPair; shownUrl: string } | undefined> {
   const [{ openRedis }, { checkRedisUrl, redisPassword, shownRedisUrl }] = await Promise.all([
     import('../scheduler/redis-connection.js'),
     import('../scheduler/redis-url.js'),
   ]);
+  const refused = (reason: string, fix: string) => {
+    if (!options.redisOptional) throw new UsageError(`${reason}${fix}`);
+    warn(`warning: ${reason}; this command keeps its own budget`);
+    return undefined;
+  };
   const checked = checkRedisUrl(url, '--redis (or PIPELINE_REDIS_URL)');
-  if (!checked.ok) throw new UsageError(checked.error);
+  if (!checked.ok) return refused(checked.error, '');
   // As given and as sent: a message may quote either.
   const password = redisPassword(url);
   for (const form of [password, encodeURIComponent(password), new URL(url).password]) secrets.register(form);
   const opened = await openRedis(url);
-  if (!opened.ok && opened.error.includes('refused the password')) throw new UsageError(opened.error);
-  if (!opened.ok)
-    throw new UsageError(
-      holdsJobs
-        ? `${opened.error}; start Redis: the runs queue their items there`
-        : `${opened.error}; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process`,
-    );
-  return { pair: opened.value, shownUrl: shownRedisUrl(url) };
+  if (opened.ok) return { pair: opened.value, shownUrl: shownRedisUrl(url) };
+  // Redis answered, and refused the password: starting it is not the fix.
+  if (opened.error.includes('refused the password')) return refused(opened.error, '');
+  const fix = options.redisHoldsJobs
+    ? '; start Redis: the runs queue their items there'
+    : '; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process';
+  return refused(opened.error, fix);
 }
 
 async function makeBudget(

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { budgetScope } from '../../src/scheduler/redis-connection.js';
 import { pipelineInProcess } from '../support/cli.js';
+import { http } from '../support/http.js';
 import { redisTestsRun, startRedis, type RedisServer } from '../support/redis-server.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -156,12 +157,8 @@ describe.skipIf(!redisTestsRun)('--redis at the start', () => {
     const state = `pipeline:budget:{${budgetScope(gateway.apiKey, gateway.baseUrl)}}:state`;
     const commands = new Redis(redis.url);
     try {
-      const submitted = await fetch(`${gateway.baseUrl}/${SLUG}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${gateway.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ prompt: 'a lighthouse', aspect_ratio: '1:1' }),
-      });
-      const taskId = ((await submitted.json()) as { data: { task_id: string } }).data.task_id;
+      const submitted = await http(gateway).post(`/api/v1/${SLUG}`, { prompt: 'a lighthouse', aspect_ratio: '1:1' });
+      const taskId = (submitted.body as { data: { task_id: string } }).data.task_id;
       const env = (redisUrl: string) => ({
         PIPELINE_HOME: join(dir, 'task-get'),
         PIPELINE_BASE_URL: gateway.baseUrl,
