@@ -126,6 +126,11 @@ export interface ItemLineage {
   perItem: boolean;
   /** Why the step waits for all of X, for `plan`. */
   wholeBecause?: string;
+  /**
+   * Steps further up the item's chain whose outcome its `if` reads (`steps.t2i.outcome` in an item
+   * of `again ← edit ← t2i`): the outcome of the item's own ancestor, so not waited for as a whole.
+   */
+  ancestorsReadPerItem?: StepId[];
 }
 
 /** Whether a step's outputs are reused from the step cache, for how long, and what else keys them. */

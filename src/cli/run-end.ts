@@ -35,6 +35,35 @@ const LISTED_FILES = 20;
 /** The exit code of a run that ended (130, interrupted, is answered before these). */
 const EXIT_CODES = { succeeded: 0, failed: 1, stopped: 3, interrupted: 130 } as const;
 
+/** What `--json` prints on stdout at a run's end: its id, status, outputs and each step's end. */
+function runJson(run: SessionRun): Record<string, unknown> {
+  const { plan, summary, copied, runId: id } = run;
+  const outputs = run.result.outputs;
+  return {
+    run_id: id,
+    status: run.status,
+    run_dir: run.runDir,
+    outputs_dir: run.outputsDir,
+    outputs: isBatch(plan.rows) ? outputs : outputs[0],
+    files: summary.files.map((f) => f.path),
+    copied,
+    cache: summary.cache,
+    skipped_rows: summary.skipped_rows,
+    // Each step's end; `items_from`: item i of the step comes from item i of that step.
+    steps: summary.steps.map((s) => ({
+      ...(isBatch(plan.rows) ? { row: s.row } : {}),
+      step: s.step,
+      status: s.status,
+      ...(s.continued ? { continued: true } : {}),
+      ...(s.items_from !== undefined ? { items_from: s.items_from } : {}),
+      ...(s.failed_items ? { failed_items: s.failed_items } : {}),
+      ...(s.skipped_items ? { skipped_items: s.skipped_items } : {}),
+    })),
+    // A batch past LISTED_ROWS rows: its later rows' files and succeeded steps, counted.
+    ...(summary.not_listed ? { not_listed: summary.not_listed } : {}),
+  };
+}
+
 /** Prints how a session's run ended; answers the exit code. */
 export function printRunEnd(run: SessionRun, flags: RunFlags): number {
   const { plan, summary, copied, runId: id } = run;
@@ -47,6 +76,8 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     cliIo().stderr.write(
       `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(id, flags)}\n`,
     );
+    // A wrapper reading stdout learns the run's id and what it got to before the stop.
+    if (flags.json) printJson(runJson(run));
     return 130;
   }
   const seconds = summary.duration_ms === null ? '' : ` in ${(summary.duration_ms / 1000).toFixed(1)}s`;
@@ -54,32 +85,11 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     `\n${run.status === 'succeeded' ? '✓' : '✗'} run ${id} ${run.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
   writeMoneyAdvice(summary, id, flags);
-  const outputs = run.result.outputs;
   if (flags.json) {
     // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
+    if (cancelled) cliIo().stderr.write(`  ${cancelled}\n`);
     for (const line of describeItems(summary.steps, plan.rows.length)) cliIo().stderr.write(`  ${line}\n`);
-    printJson({
-      run_id: id,
-      status: run.status,
-      run_dir: run.runDir,
-      outputs_dir: run.outputsDir,
-      outputs: isBatch(plan.rows) ? outputs : outputs[0],
-      files: summary.files.map((f) => f.path),
-      copied,
-      cache: summary.cache,
-      skipped_rows: summary.skipped_rows,
-      // Each step's end; `items_from`: item i of the step comes from item i of that step.
-      steps: summary.steps.map((s) => ({
-        ...(isBatch(plan.rows) ? { row: s.row } : {}),
-        step: s.step,
-        status: s.status,
-        ...(s.items_from !== undefined ? { items_from: s.items_from } : {}),
-        ...(s.failed_items ? { failed_items: s.failed_items } : {}),
-        ...(s.skipped_items ? { skipped_items: s.skipped_items } : {}),
-      })),
-      // A batch past LISTED_ROWS rows: its later rows' files and succeeded steps, counted.
-      ...(summary.not_listed ? { not_listed: summary.not_listed } : {}),
-    });
+    printJson(runJson(run));
   } else {
     if (summary.files.length > 0) {
       printLine(`outputs in ${shown(run.outputsDir)}:`);

@@ -14,6 +14,7 @@ import { spendFigures } from '../store/summary.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 import { itemLabel } from '../item-label.js';
 import { cliIo } from './io.js';
+import { plural } from '../format.js';
 
 /** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */
 const cachedItems = (step: string, indexes: number[]) =>
@@ -110,7 +111,7 @@ export function registerRunsCommand(program: Command): void {
         ['STEP', 'STATUS', 'TOOK', 'TASKS'],
         summary.steps.map((s) => [
           `${summary.rows > 1 ? `row ${s.row + 1} ` : ''}${s.step}`,
-          `${s.continued ? 'failed (continued)' : s.status}${s.skipped_items?.length ? ` (${s.skipped_items.length} items skipped)` : ''}`,
+          `${s.continued ? 'failed (continued)' : s.status}${s.skipped_items?.length ? ` (${plural(s.skipped_items.length, 'item')} skipped)` : ''}`,
           s.duration_ms === null ? '' : formatDuration(s.duration_ms),
           [
             ...s.tasks.map((t) => `${t.task_id}${t.status ? ` (${t.status})` : ' (in flight)'}`),

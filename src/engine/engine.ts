@@ -181,6 +181,10 @@ const failedEnd = (step: PlannedStep, index: number, lineage: Lineage): ItemEnd 
   lineage: { ...lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
 });
 
+/** Whether a failure is the run's stop (Ctrl-C, a signal) reaching the item, rather than its own. */
+const stoppedBy = (ctx: EngineContext, failure: StepFailure): boolean =>
+  ctx.signal.aborted && (failure.reason === 'interrupted' || failure.reason === 'aborted');
+
 /** Runs the step when it is ready; then tells the items downstream how each of its items ended. */
 async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, state: RowRun): Promise<StepOutcome> {
   const outcome = await decideAndRun(ctx, row, step, state);
@@ -189,11 +193,12 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
   const failedItems = new Map((outcome.failedItems ?? []).map((f) => [f.index, f]));
   state.feeds.get(step.id)?.close((index): ItemEnd => {
     const failed = failedItems.get(index);
-    if (failed) return failedEnd(step, index, failed.lineage);
+    // An item the stop cut short did not fail: its descendants are cancelled with it, not skipped.
+    if (failed && !stoppedBy(ctx, failed.failure)) return failedEnd(step, index, failed.lineage);
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
     return {
       status,
-      cause: `${itemLabel({ step: step.id, index })} did not run`,
+      cause: ctx.signal.aborted ? 'the run was stopped' : `${itemLabel({ step: step.id, index })} did not run`,
       lineage: { [step.id]: { outcome: status, conclusion: status } },
     };
   });
@@ -208,8 +213,10 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     Promise.all(ids.map((dep) => outcomes.get(dep)!.then((outcome) => [dep, outcome] as const)));
   // An `if` with success(), failure()… reads how every earlier step ended: it waits for them whole.
   const chosen = readsStatus(step) ? [] : (step.chosenItems ?? []);
+  // Steps up the item's chain that its `if` reads per item are waited for through its lineage.
+  const perItem = new Set<string>(flowsFrom ? (step.itemsFrom?.ancestorsReadPerItem ?? []) : []);
   const deps = await awaitDeps(
-    step.dependsOn.filter((dep) => dep !== flowsFrom && !chosen.some((c) => c.step === dep)),
+    step.dependsOn.filter((dep) => dep !== flowsFrom && !perItem.has(dep) && !chosen.some((c) => c.step === dep)),
   );
   // Chosen items (`branded ← hero[0]`): the step starts once they have succeeded, whatever the other
   // items of their step do; when one of them did not, it waits for the whole step and goes as it says.
@@ -393,6 +400,17 @@ async function executeStep(
   if (list.length > 0 && flowState.skipped.length === list.length) {
     // No item ran: the step is skipped, as a step whose `if` is false or whose dependency was skipped.
     const first = [...flowState.skipped].sort((a, b) => a.index - b.index)[0]!;
+    if (ctx.signal.aborted && flowState.skipped.some((s) => s.end.status === 'cancelled')) {
+      emit(ctx, { type: 'step-cancelled', at: stepAt(row, step), reason: 'the run was stopped' });
+      return {
+        status: 'cancelled',
+        outputs: null,
+        reason: 'the run was stopped',
+        ms,
+        runs: 0,
+        ...skippedOf(flowState),
+      };
+    }
     const reason = flowState.skipped.every(byCondition)
       ? 'its condition is false for every item'
       : `every item was skipped (the first: ${first.reason})`;

@@ -1,7 +1,8 @@
 /**
  * The items of a step that flows from another step's items (`badge: for_each: ${{ steps.bg.outputs }}`):
  * item i becomes ready the moment bg[i] succeeded, and is skipped, with the item its trouble began
- * with named (`bg[1] failed`), when bg[i] did not, unless its `if` reads the outcome itself.
+ * with named (`bg[1] failed`), when bg[i] did not, unless its `if` decides: one that calls a status
+ * function, or any `if` after a failure under continue_on_error (which concludes success).
  */
 import type { Scope } from '../expressions/expressions.js';
 import { evaluate } from '../expressions/expressions.js';
@@ -74,8 +75,11 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
     return { kind: 'skip', lineage: chain, item: { index, reason, end: { status, cause, lineage: own } } };
   };
   const statusReading = readsStatus(step);
-  if (end.status !== 'succeeded' && !statusReading) {
-    // Implicit success(): an item whose upstream item did not succeed does not run.
+  if (end.status !== 'succeeded' && !statusReading && !(step.if && concludedSuccess(end))) {
+    // Implicit success(): an item whose upstream item did not succeed does not run. As in GitHub
+    // Actions, a failure under continue_on_error concludes `success`: then an item with an `if`
+    // lets it decide (`if: steps.bg.outcome == 'failure'` routes bg[i] to a fallback); one without
+    // an `if` has no input to run on, and is skipped.
     return end.status === 'cancelled' ? skipped(end.cause, end.cause, 'cancelled') : skipped(end.cause, end.cause);
   }
   const outputs = end.status === 'succeeded' ? end.outputs : null;
@@ -104,6 +108,10 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
   }
   return { kind: 'run', scope, lineage: chain };
 }
+
+/** An upstream item that failed, every failure in its lineage under continue_on_error. */
+const concludedSuccess = (end: ItemEnd): boolean =>
+  end.status === 'failed' && Object.values(end.lineage).every((c) => c.conclusion === 'success');
 
 /** The steps of the item's lineage as its expressions see them: the outcome of its own upstream items. */
 function lineageSteps(scope: Scope, chain: Lineage): Scope['steps'] {

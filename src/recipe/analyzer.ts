@@ -20,7 +20,7 @@ import { topologicalOrder } from './step-order.js';
 import { checkStepExpressions, valueShape } from './step-shapes.js';
 import { compileValue, type Reference, type TypeScope } from './templates.js';
 import { countThroughChains } from './item-counts.js';
-import { chosenItemReads, itemLineages } from './lineage.js';
+import { checkChosenItemsExist, chosenItemReads, itemLineages } from './lineage.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -104,7 +104,10 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
     if (chosen) step.chosenItems = chosen;
     return step;
   });
-  if (order) countThroughChains(steps, rows);
+  if (order) {
+    countThroughChains(steps, rows);
+    checkChosenItemsExist(drafts, new Map(steps.map((s) => [s.id, s.runs])), file, diagnostics);
+  }
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   return ok({
     state: 'valid',

@@ -231,7 +231,11 @@ function checkItemConditions(
   const chain = lineageChain(draft.id, lineages);
   const others = readsOf(draft, ['with', 'run', 'cache.key']);
   const wholeSteps = new Set([...draft.needs.map((n) => n.step), ...others.map((r) => r.step)]);
-  for (const read of readsOf(draft, ['if'])) {
+  const ifReads = readsOf(draft, ['if']);
+  const ancestors = new Set<StepId>();
+  for (const read of ifReads) {
+    if (isStepField(read) && chain.includes(read.step) && read.step !== lineage.step && !wholeSteps.has(read.step))
+      ancestors.add(read.step as StepId);
     if (!isStepField(read) || chain.includes(read.step) || wholeSteps.has(read.step)) continue;
     if (!byId.get(read.step)?.forEach) continue;
     const field = (read.segments[0] as { name: string }).name;
@@ -245,4 +249,42 @@ function checkItemConditions(
       ),
     );
   }
+  // Read per item through the lineage, as the item's own ancestor's: never waited for as a whole.
+  const onlyThroughLineage = [...ancestors].filter((id) => !ifReads.some((r) => r.step === id && !isStepField(r)));
+  if (onlyThroughLineage.length > 0) lineages.set(draft.id, { ...lineage, ancestorsReadPerItem: onlyThroughLineage });
+}
+
+/**
+ * `steps.X.outputs[k]…` where X's count is known and has no item k, in a row where X runs: an error
+ * before anything is sent, rather than a step that fails on a null after the items before it were
+ * paid for. Counts are those `plan` gives (`runs`), chains and schemas included.
+ */
+export function checkChosenItemsExist(
+  drafts: StepDraft[],
+  runsOf: ReadonlyMap<string, ReadonlyArray<number | 'dynamic'>>,
+  file: SourceFile,
+  diagnostics: Diagnostic[],
+): void {
+  for (const draft of drafts)
+    for (const read of readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key'])) {
+      const [outputs, item] = read.segments;
+      if (outputs?.kind !== 'field' || outputs.name !== 'outputs' || item?.kind !== 'index' || item.index < 0) continue;
+      const runs = runsOf.get(read.step);
+      if (!runs || !drafts.some((d) => d.id === read.step && d.forEach)) continue;
+      const row = runs.findIndex((count) => typeof count === 'number' && item.index >= count);
+      if (row < 0) continue;
+      const count = runs[row] as number;
+      const written = pathText('steps', [{ kind: 'field', name: read.step }, ...read.segments.slice(0, 2)]);
+      const items =
+        count === 0
+          ? 'no items'
+          : `${count} item${count === 1 ? '' : 's'}, ${read.step}[0] to ${read.step}[${count - 1}]`;
+      diagnostics.push(
+        error(
+          file,
+          file.locateWithin(read.path, read.source),
+          `${written} reads item ${item.index} of ${read.step}, which has ${items}${runs.length > 1 ? ` in batch row ${row + 1}` : ''}`,
+        ),
+      );
+    }
 }

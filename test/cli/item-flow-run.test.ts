@@ -118,8 +118,42 @@ describe('pipeline run: items that flow one by one', () => {
     expect(page).toContain('make → use → last');
     expect(page.match(/class="chain-row"/g)).toHaveLength(4);
     const show = await pipeline(['runs', 'show', runIdIn(run.stderr)]);
-    expect(show.stdout).toMatch(/^last\s+succeeded \(1 items skipped\)/m);
+    expect(show.stdout).toMatch(/^last\s+succeeded \(1 item skipped\)/m);
     expect(show.stdout).toContain('– skipped because make[2] failed: use[2], last[2]');
+  });
+});
+
+describe('pipeline run stopped by Ctrl-C while items flow', () => {
+  it('cancels the items downstream of one in flight rather than calling it failed, and --json still says the run', async () => {
+    const recipe = join(home, 'stopped.yaml');
+    await writeFile(
+      recipe,
+      COMMANDS.replace(
+        "if (process.argv[1] === 'bad') process.exit(3);",
+        "if (process.argv[1] === 'bad') setTimeout(() => {}, 60000);",
+      ),
+    );
+    const child = pipeline(['run', recipe, '--local', '--json']);
+    // Every step has started (its ▶ line): make[2] runs for a minute, and nothing downstream of it can.
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('▶ last')) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    const run = await child;
+    expect(run.exitCode, run.stderr).toBe(130);
+    expect(run.stderr).toContain('– use[2] skipped: the run was stopped\n');
+    expect(run.stderr).toContain('– last[2] skipped: the run was stopped\n');
+    expect(run.stderr).not.toContain('failed');
+    // A wrapper reading stdout learns the run and what it got to, as after any other end.
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ run_id: expect.any(String), status: 'interrupted' });
+    expect(report.steps[0]).toEqual({ step: 'make', status: 'cancelled' });
+    for (const step of report.steps.slice(1))
+      expect(step.skipped_items).toContainEqual({ index: 2, reason: 'the run was stopped' });
   });
 });
 

@@ -189,6 +189,44 @@ describe('items flow one by one through a chain', () => {
     expect((steps.fallback!.outputs as unknown[])[3]).not.toBeNull();
   });
 
+  it('with continue_on_error, routes a failed image to a fallback whose if reads the outcome alone, and succeeds', async () => {
+    // GitHub Actions' pattern: the failure concludes success, so the implicit success() holds and
+    // the item's if decides. A step without an if still skips the item, which has no input.
+    const fallback = `  fallback:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ steps.t2i.outputs }}
+    if: \${{ steps.t2i.outcome == 'failure' }}
+    with: { prompt: "a plain background for item \${{ index }}" }
+`;
+    const recipe = chain(fallback).replace(
+      'retry: { attempts: 0 }',
+      'retry: { attempts: 0 }\n    continue_on_error: true',
+    );
+    const { result, events } = await runChain(recipe, 3);
+    expect(result.status).toBe('succeeded');
+    const steps = result.rows[0]!.steps;
+    expect(submissions(events, 'fallback').map((e) => e.index)).toEqual([3]);
+    expect((steps.fallback!.outputs as unknown[])[3]).not.toBeNull();
+    expect(steps.edit!.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+  });
+
+  it('reads the outcome of an item further up its chain per item, without waiting for that whole step', async () => {
+    const again = `  again:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.edit.outputs }}
+    if: \${{ always() && steps.t2i.outcome == 'success' }}
+    with: { prompt: once more, image: ["\${{ item.images[0].url }}"] }
+`;
+    const { result, events } = await runChain(chain(again), 3);
+    expect(result.status).toBe('failed');
+    const lastT2i = events.indexOf(finishedItems(events, 't2i').at(-1)!);
+    const agains = submissions(events, 'again');
+    expect(agains.map((e) => e.index).sort((a, b) => a - b)).toEqual(COLOURS.map((_, i) => i).filter((i) => i !== 3));
+    expect(Math.min(...agains.map((e) => events.indexOf(e)))).toBeLessThan(lastT2i);
+    // again[3]'s own t2i item failed: its if, read for its lineage, is false.
+    expect(result.rows[0]!.steps.again!.skippedItems).toEqual([{ index: 3, reason: 'its condition is false' }]);
+  });
+
   it('waits for all of t2i in a step that reads steps.t2i.outputs as a whole', async () => {
     const sheet = `  sheet:
     uses: vendor-b/vendor-b-5.0-lite-edit

@@ -325,6 +325,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:6:85: error: steps.other.outcome in an item\'s if: badge[i] descends from bg[i], not from an item of other; read the outcome of a step in its lineage, or add needs: other to wait for all of other and read the outcome of the whole step\n  |\n6 |   badge: { run: "echo ${{ item.stdout }}", for_each: "${{ steps.bg.outputs }}", if: "steps.other.outcome == \'success\'" }\n  |                                                                                     ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'an item of a step past its known count',
+    yaml: `${head}steps:\n  bg: { run: "echo \${{ item }}", for_each: [red, blue] }\n  pick: { run: "echo \${{ steps.bg.outputs[5].stdout }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:22: error: steps.bg.outputs[5] reads item 5 of bg, which has 2 items, bg[0] to bg[1]\n  |\n5 |   pick: { run: "echo ${{ steps.bg.outputs[5].stdout }}" }\n  |                      ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'item outside for_each',
     yaml: `${head}steps:\n  a: { run: "echo \${{ item }}" }\n`,
     expected:

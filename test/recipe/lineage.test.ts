@@ -61,8 +61,14 @@ describe('item lineage in the plan', () => {
         { kind: 'field', name: 'url' },
       ],
     });
-    // Its if reads bg's outcome: the outcome of bg[i], its own upstream item; still per item.
-    expect(steps.clip!.itemsFrom).toEqual({ step: 'badge', perItem: true, projection: [] });
+    // Its if reads bg's outcome: the outcome of bg[i], its item's own ancestor; still per item, and
+    // bg is not waited for whole (the engine leaves it to the lineage).
+    expect(steps.clip!.itemsFrom).toEqual({
+      step: 'badge',
+      perItem: true,
+      projection: [],
+      ancestorsReadPerItem: ['bg'],
+    });
     expect(steps.numbered!.itemsFrom).toEqual({
       step: 'bg',
       perItem: false,
