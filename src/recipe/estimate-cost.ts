@@ -18,6 +18,8 @@ export interface StepCost {
    * run time: priced at the model's defaults, so the run may cost more or less. Absent when none.
    */
   priced_at_defaults?: string[];
+  /** The step has an `if`: its runs are counted as if it held for every one, so `usd` is at most. */
+  conditional?: boolean;
 }
 
 export interface TotalCost {
@@ -30,6 +32,12 @@ export interface TotalCost {
   unpriced_models: string[];
   /** `step.field` for each price field known only at run time, priced at its default (see StepCost); absent when none. */
   priced_at_defaults?: string[];
+  /**
+   * Steps with an `if`, counted as if it held for every run: the run may cost less, by up to
+   * `conditional_usd` (their part of `usd`). Absent when none.
+   */
+  conditional_steps?: string[];
+  conditional_usd?: number;
 }
 
 /**
@@ -112,6 +120,7 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
     dynamic,
     cached_runs: cachedRuns,
     ...(atDefaults.size > 0 ? { priced_at_defaults: [...atDefaults] } : {}),
+    ...(step.if !== undefined ? { conditional: true } : {}),
   };
 }
 
@@ -120,12 +129,18 @@ export function sumCosts(steps: Array<{ id: string; model: string | null; cost: 
   const dynamic: string[] = [];
   const unpriced = new Set<string>();
   const atDefaults: string[] = [];
+  const conditional: string[] = [];
+  let conditionalUsd = 0;
   for (const step of steps) {
     if (!step.cost) continue;
     for (const field of step.cost.priced_at_defaults ?? []) atDefaults.push(`${step.id}.${field}`);
     if (step.cost.usd === null) unpriced.add(step.model ?? step.id);
     else usd += step.cost.usd;
     if (step.cost.dynamic) dynamic.push(step.id);
+    if (step.cost.conditional && step.cost.usd) {
+      conditional.push(step.id);
+      conditionalUsd += step.cost.usd;
+    }
   }
   return {
     usd: roundUsd(usd),
@@ -133,5 +148,6 @@ export function sumCosts(steps: Array<{ id: string; model: string | null; cost: 
     dynamic_steps: dynamic,
     unpriced_models: [...unpriced].sort(),
     ...(atDefaults.length > 0 ? { priced_at_defaults: atDefaults } : {}),
+    ...(conditional.length > 0 ? { conditional_steps: conditional, conditional_usd: roundUsd(conditionalUsd) } : {}),
   };
 }

@@ -66,8 +66,10 @@ export async function moneyBeforeStart(
         'Give one with --prices FILE or settings.prices; nothing was sent',
     );
   }
-  // A resume is checked as it goes: part of the estimate is already paid.
-  if (!resuming && estimate.usd > capUsd) {
+  // A resume is checked as it goes: part of the estimate is already paid. Steps whose `if` may not
+  // hold are counted out: a run over the cap only if they run starts, and the spend meter holds the
+  // cap at each submission, as it does for runs whose count is known only as they go.
+  if (!resuming && estimate.usd - (estimate.conditional_usd ?? 0) > capUsd) {
     throw new UsageError(
       `the estimated cost ${describeTotalCost(estimate)} is over ${source} ${formatUsd(capUsd)}; nothing was sent`,
     );

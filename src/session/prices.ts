@@ -59,8 +59,23 @@ export function describeTotalCost(total: TotalCost): string {
   const assumed = total.priced_at_defaults
     ? ` (${total.priced_at_defaults.join(', ')} known only at run time: priced at the model's default)`
     : '';
-  if (!total.lower_bound) return `${formatUsd(total.usd)}${assumed}`;
-  return `at least ${formatUsd(total.usd)}${assumed}, a lower bound: ${lowerBoundReason(total)}`;
+  const conditional = conditionalReason(total);
+  if (!total.lower_bound)
+    return conditional
+      ? `at most ${formatUsd(total.usd)}${assumed}, an upper bound: ${conditional}`
+      : `${formatUsd(total.usd)}${assumed}`;
+  const lower = lowerBoundReason(total);
+  return conditional
+    ? `about ${formatUsd(total.usd)}${assumed}, not a bound either way: ${lower}; ${conditional}`
+    : `at least ${formatUsd(total.usd)}${assumed}, a lower bound: ${lower}`;
+}
+
+/** Why an estimate counts runs that may not happen: the steps whose `if` may not hold. */
+function conditionalReason(total: TotalCost): string | undefined {
+  const steps = total.conditional_steps;
+  if (!steps?.length) return undefined;
+  const named = steps.length === 1 ? `${steps[0]} runs` : `${steps.join(', ')} run`;
+  return `${named} only where ${steps.length === 1 ? 'its' : 'their'} if holds, counted here as if it always did (up to ${formatUsd(total.conditional_usd ?? 0)})`;
 }
 
 /** Why an estimate is only a lower bound. */

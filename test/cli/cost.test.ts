@@ -357,6 +357,35 @@ describe('pipeline run against a gateway with $100', () => {
     },
   );
 
+  it('counts a fallback whose if may not hold out of --max-cost: starts under the rest, refuses over it', async () => {
+    const recipe = join(home, 'fallback.yaml');
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: fallback',
+        'steps:',
+        `  t2i: { uses: ${T2I}, for_each: [red, green, blue], continue_on_error: true, with: { prompt: "a \${{ item }} kite" } }`,
+        '  fallback:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ steps.t2i.outputs }}',
+        "    if: ${{ steps.t2i.outcome == 'failure' }}",
+        `    with: { prompt: plain, image: [${join(recipes, 'assets', 'logo.png')}] }`,
+      ),
+    );
+    const before = await gateway.stats();
+    // $0.09 of pictures for sure, and up to $0.12 of fallbacks.
+    const over = await pipeline(['run', recipe, '--max-cost', '0.08', '--no-cache'], envFor(gateway), gateway);
+    expect(over.exitCode).toBe(2);
+    expect(over.stderr).toContain(
+      'the estimated cost at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200) is over --max-cost $0.0800; nothing was sent',
+    );
+    expect((await gateway.stats()).requests.by_route[SUBMIT]).toBe(before.requests.by_route[SUBMIT]);
+    const under = await pipeline(['run', recipe, '--max-cost', '0.10', '--no-cache'], envFor(gateway), gateway);
+    expect(under.exitCode, under.stderr).toBe(0);
+    expect(under.stderr).toMatch(/spent \$0\.0900 of an estimated \$0\.2100/);
+  });
+
   it('sends nothing when --max-cost is below the estimate, and names both', async () => {
     const before = await gateway.stats();
     const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];

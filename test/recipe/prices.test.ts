@@ -134,6 +134,32 @@ describe('the estimate of a for_each known before the run', () => {
   });
 });
 
+describe('the estimate of a step with an if', () => {
+  it('counts its runs as if it held for each, and says the total is at most that, by how much', () => {
+    const plan = planOf([
+      'version: 1',
+      'name: fallback',
+      'steps:',
+      `  t2i: { uses: ${T2I}, for_each: [red, green, blue], continue_on_error: true, with: { prompt: "\${{ item }}" } }`,
+      '  fallback:',
+      `    uses: ${EDIT}`,
+      '    for_each: ${{ steps.t2i.outputs }}',
+      "    if: ${{ steps.t2i.outcome == 'failure' }}",
+      '    with: { prompt: plain, image: [./recipes/assets/logo.png] }',
+    ]);
+    const { cost } = estimatePlan(plan, { pricing: bundled }).totals;
+    expect(cost).toMatchObject({
+      usd: 0.21,
+      lower_bound: false,
+      conditional_steps: ['fallback'],
+      conditional_usd: 0.12,
+    });
+    expect(describeTotalCost(cost)).toBe(
+      'at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200)',
+    );
+  });
+});
+
 describe('the estimate of a price field known only at run time', () => {
   it("prices it at the model's default and says so; a field the price does not read is not named", () => {
     const plan = planOf([
