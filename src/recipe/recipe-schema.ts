@@ -4,6 +4,7 @@ import type { JsonSchema } from '../model-schemas/bundled.js';
 import { precompiledValidator } from '../model-schemas/precompiled.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import type { PathPart, SourceFile } from './source.js';
+import { closestName } from '../expressions/suggest.js';
 
 /** Each recipe schema compiled once, however many recipes it checks. */
 const validators = new WeakMap<JsonSchema, ValidateFunction>();
@@ -76,6 +77,14 @@ const isMapping = (data: unknown): data is Record<string, unknown> =>
  * The keys a mapping of the schema allows, read at the error's schema path (`#/$defs/settings/
  * additionalProperties` → the properties of `$defs.settings`): what an unknown key's error lists.
  */
+/** `; did you mean 'retry'? A step has …`, or `; a step has …` when no known key is close. */
+function knownKeys(key: string, owner: string, known: string): string {
+  const meant = closestName(key, known.split(', '));
+  return meant === undefined
+    ? `; ${owner} has ${known}`
+    : `; did you mean '${meant}'? ${owner[0]!.toUpperCase()}${owner.slice(1)} has ${known}`;
+}
+
 function allowedKeys(schema: JsonSchema, schemaPath: string): string | undefined {
   const pointer = schemaPath.replace(/^#\//, '').split('/').slice(0, -1);
   let node: unknown = schema;
@@ -117,7 +126,7 @@ function describeError(
       return {
         path: [...path, key],
         at: 'key',
-        message: `unknown key '${key}' in ${path.length === 0 ? 'the recipe' : isStep ? `step '${String(path[1])}'` : where}${known ? `; ${owner} has ${known}` : ''}`,
+        message: `unknown key '${key}' in ${path.length === 0 ? 'the recipe' : isStep ? `step '${String(path[1])}'` : where}${known ? knownKeys(key, owner, known) : ''}`,
       };
     }
     case 'propertyNames':

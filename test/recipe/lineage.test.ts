@@ -141,9 +141,16 @@ describe('item lineage in the plan', () => {
     });
     expect(estimate.totals.tasks).toEqual({ [T2I]: 4, [EDIT]: 8, [V2V]: 4 });
     expect(estimate.totals.requests).toMatchObject({ submissions: 16, polls: 16, dynamic_steps: [] });
-    // 4 × $0.03 + 8 × $0.04 + 4 × 5 s × $0.06.
-    expect(estimate.totals.cost).toEqual({ usd: 1.64, lower_bound: false, dynamic_steps: [], unpriced_models: [] });
-    expect(byId.clip!.cost).toEqual({ usd: 1.2, per_run_usd: 0.3, dynamic: false, cached_runs: 0 });
+    // 4 × $0.03 + 8 × $0.04 + 4 × 5 s × $0.06, the clips counted as if their if held for each item.
+    expect(estimate.totals.cost).toEqual({
+      usd: 1.64,
+      lower_bound: false,
+      dynamic_steps: [],
+      unpriced_models: [],
+      conditional_steps: ['clip'],
+      conditional_usd: 1.2,
+    });
+    expect(byId.clip!.cost).toEqual({ usd: 1.2, per_run_usd: 0.3, dynamic: false, cached_runs: 0, conditional: true });
   });
 
   it('draws a per-item edge in Mermaid', () => {
