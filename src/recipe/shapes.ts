@@ -112,9 +112,18 @@ function follow(shape: Shape, segments: readonly Segment[], root: () => string):
       continue;
     }
     if (current.kind === 'list') {
+      const at = `${label()}[0].${segment.name}`;
+      const all = `${label()}[*].${segment.name}`;
+      const items = current.items;
+      // A list in each item: [*] would flatten them, so one per item needs an index too.
+      const inEach =
+        items.kind === 'object' && Object.hasOwn(items.fields, segment.name) ? items.fields[segment.name] : undefined;
       return {
         ok: false,
-        message: `${label()} is a list; use ${label()}[0].${segment.name} for the first item or ${label()}[*].${segment.name} for all`,
+        message:
+          inEach?.kind === 'list'
+            ? `${label()} is a list; use ${at} for the first item's, ${all}[0] for the first of each item's, or ${all} for all of them in one list`
+            : `${label()} is a list; use ${at} for the first item or ${all} for all`,
       };
     }
     if (current.kind !== 'object')

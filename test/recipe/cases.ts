@@ -265,6 +265,12 @@ export const INVALID_CASES: InvalidCase[] = [
       "recipes/broken.yaml:5:19: error: steps.hero.outputs has no field 'imagez'; did you mean 'images'? It has task_id, resources, images, videos, audio, url, path, metadata\n  |\n5 |   b: { run: \"echo ${{ steps.hero.outputs.imagez }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
   },
   {
+    name: "a list field of a for_each step's items",
+    yaml: `${head}steps:\n  t2i: { uses: vendor-a/vendor-a-v3-t2i, for_each: [red, blue], with: { prompt: "\${{ item }}" } }\n  edit: { run: "echo \${{ item }}", for_each: "\${{ steps.t2i.outputs.images }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:47: error: steps.t2i.outputs is a list; use steps.t2i.outputs[0].images for the first item\'s, steps.t2i.outputs[*].images[0] for the first of each item\'s, or steps.t2i.outputs[*].images for all of them in one list\n  |\n5 |   edit: { run: "echo ${{ item }}", for_each: "${{ steps.t2i.outputs.images }}" }\n  |                                               ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'field of a list',
     yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  b: { run: "echo \${{ steps.s.outputs.results.url }}" }\n`,
     expected:
