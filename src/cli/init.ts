@@ -18,7 +18,13 @@ const SCHEMA_LINE = /^# yaml-language-server: \$schema=.*$/m;
 interface InitFlags {
   dir: string;
   force?: boolean;
+  action?: string;
 }
+
+/** The starter workflow's `uses:` until `--action` names the action: GitHub refuses it as it is. */
+const ACTION_PLACEHOLDER = 'OWNER/media-pipeline@v1';
+/** `owner/repo@ref` (a tag, a branch or a commit SHA), optionally with a path in the repository. */
+const ACTION_REF = /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+(\/[A-Za-z0-9._/-]+)?@[A-Za-z0-9._/-]+$/;
 
 /** `path` as a recipe's `$schema` reference: relative, with forward slashes. */
 const asReference = (path: string) => path.split(sep).join('/');
@@ -31,11 +37,17 @@ const asReference = (path: string) => path.split(sep).join('/');
 function schemaReference(project: string, written: string[]): string {
   const schema = join(packageRoot(), 'schemas', 'recipe.schema.json');
   const fromRecipes = relative(join(project, 'recipes'), schema);
-  if (!relative(project, schema).startsWith('..')) return asReference(fromRecipes);
+  if (installedIn(project)) return asReference(fromRecipes);
   copyFileSync(schema, join(project, SCHEMA_COPY));
   written.push(SCHEMA_COPY);
   return 'recipe.schema.json';
 }
+
+/** Whether the running media-pipeline sits inside the project (its node_modules, or the repository itself). */
+const installedIn = (project: string) => !relative(project, packageRoot()).startsWith('..');
+
+/** A path as one word for a POSIX shell: quoted when it holds anything but safe characters. */
+const shellWord = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
 
 /** Adds `.pipeline/` (runs, logs, the step cache) to the project's .gitignore unless it is there. */
 function ignorePipelineFolder(project: string): boolean {
@@ -56,7 +68,15 @@ export function registerInitCommand(program: Command): void {
     )
     .option('--dir <folder>', 'the project folder', '.')
     .option('--force', 'overwrite the starter recipe and workflow when they exist')
+    .option(
+      '--action <owner/repo@ref>',
+      'the GitHub Action the workflow uses (the repository you got media-pipeline from, at a tag or commit); else a placeholder to replace',
+    )
     .action((flags: InitFlags) => {
+      if (flags.action !== undefined && !ACTION_REF.test(flags.action))
+        throw new UsageError(
+          `--action takes OWNER/REPO@REF (a tag, a branch or a commit SHA), got ${JSON.stringify(flags.action)}; nothing was written`,
+        );
       const project = fromCwd(flags.dir);
       const existing = [RECIPE, WORKFLOW].filter((path) => existsSync(join(project, path)));
       if (existing.length > 0 && !flags.force)
@@ -72,13 +92,28 @@ export function registerInitCommand(program: Command): void {
         `# yaml-language-server: $schema=${schemaReference(project, written)}`,
       );
       writeFileSync(join(project, RECIPE), recipe);
-      writeFileSync(join(project, WORKFLOW), readFileSync(join(starters, 'starter.workflow.yml'), 'utf8'));
+      const workflow = readFileSync(join(starters, 'starter.workflow.yml'), 'utf8');
+      writeFileSync(
+        join(project, WORKFLOW),
+        flags.action ? workflow.replace(`uses: ${ACTION_PLACEHOLDER}`, `uses: ${flags.action}`) : workflow,
+      );
       if (ignorePipelineFolder(project)) written.push('.gitignore');
       const run = commandName();
       printLine(`wrote ${written.join(', ')} in ${project}`);
       printLine('next:');
+      const here = relative(fromCwd('.'), project);
+      if (here !== '') printLine(`  cd ${shellWord(here)}`);
+      // Not in the project's node_modules: npx would look for the name on the registry instead.
+      if (!installedIn(project))
+        printLine(
+          `  npm install --save-dev ${shellWord(packageRoot())}     # media-pipeline, from where this one runs`,
+        );
       printLine(`  ${run} validate ${asReference(RECIPE)}`);
       printLine(`  ${run} run ${asReference(RECIPE)} --local     # on the built-in gateway: no key, no cost`);
+      if (!flags.action)
+        printLine(
+          `  in ${asReference(WORKFLOW)}, replace ${ACTION_PLACEHOLDER} with the repository you got media-pipeline from, at a tag or commit SHA (the step is given your API key)`,
+        );
       printLine('  add the secret PIPELINE_API_KEY and the variable PIPELINE_BASE_URL (the media API base,');
       printLine('  ending in /api/v1) to the repository, then push: the workflow builds the assets');
     });

@@ -45,7 +45,13 @@ describe('pipeline init', () => {
       with?: Record<string, string>;
       env?: Record<string, string>;
     }>;
-    const action = steps.find((step) => step.uses?.startsWith('media-pipeline/media-pipeline@'));
+    // No action is guessed for a step given the API key: a placeholder GitHub refuses, and a line saying so.
+    const action = steps.find((step) => step.uses === 'OWNER/media-pipeline@v1');
+    expect(init.stdout).toContain(
+      'in .github/workflows/assets.yml, replace OWNER/media-pipeline@v1 with the repository you got media-pipeline from',
+    );
+    // The package is not in the project: npx would look for its name on the registry.
+    expect(init.stdout).toContain(`npm install --save-dev ${resolve(cli, '..', '..', '..')}`);
     expect(action?.with).toMatchObject({ recipe: 'recipes/assets.yaml', 'api-key': '${{ secrets.PIPELINE_API_KEY }}' });
     // Without a gateway address the tool stops before it sends anything: the workflow must give one.
     expect(action?.env).toEqual({ PIPELINE_BASE_URL: '${{ vars.PIPELINE_BASE_URL }}' });
@@ -83,11 +89,25 @@ describe('pipeline init', () => {
     expect(readFileSync(join(project, '.gitignore'), 'utf8').match(/^\.pipeline\/$/gm)).toHaveLength(1);
   });
 
-  it('writes into --dir, creating it', async () => {
+  it('writes into --dir, creating it, and says to cd there first', async () => {
     const init = await pipeline(['init', '--dir', 'game']);
     expect(init.exitCode, init.stderr).toBe(0);
     expect(existsSync(join(project, 'game', 'recipes', 'assets.yaml'))).toBe(true);
     expect(existsSync(join(project, 'game', '.gitignore'))).toBe(true);
+    expect(init.stdout).toMatch(/^next:\n {2}cd game\n/m);
+  });
+
+  it('writes the action --action names into the workflow, and refuses a reference that is not one', async () => {
+    const init = await pipeline(['init', '--dir', 'pinned', '--action', 'acme/media-pipeline@3f2c1e9']);
+    expect(init.exitCode, init.stderr).toBe(0);
+    const workflow = readFileSync(join(project, 'pinned', '.github', 'workflows', 'assets.yml'), 'utf8');
+    expect(workflow).toContain('      - uses: acme/media-pipeline@3f2c1e9\n');
+    expect(workflow).not.toContain('uses: OWNER/');
+    expect(init.stdout).not.toContain('replace OWNER/');
+    const bad = await pipeline(['init', '--dir', 'unpinned', '--action', 'media-pipeline']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('--action takes OWNER/REPO@REF');
+    expect(existsSync(join(project, 'unpinned'))).toBe(false);
   });
 });
 
