@@ -4,6 +4,7 @@ import { itemLabel } from '../item-label.js';
 import { describeItems } from './item-lines.js';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
+import { RUN_STOPPED } from '../engine/failure.js';
 import { hasOutputs, isBatch, type Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
 import { fileCount, notListedLine, spendFigures } from '../store/summary.js';
@@ -24,7 +25,12 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
   const cancelled = steps.filter((s) => s.status === 'cancelled');
   if (cancelled.length === 0) return '';
   const names = [...new Set(cancelled.map((s) => s.step))];
-  const shownNames = names.length > 5 ? `${names.slice(0, 5).join(', ')}…` : names.join(', ');
+  // One row: each step with its reason (`branded (it needs hero, which failed)`); a batch, the names.
+  const why = (name: string) => {
+    const reason = rows === 1 ? cancelled.find((s) => s.step === name)?.cancelled_because : undefined;
+    return reason && reason !== RUN_STOPPED ? `${name} (${reason})` : name;
+  };
+  const shownNames = names.length > 5 ? `${names.slice(0, 5).map(why).join(', ')}…` : names.map(why).join(', ');
   const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
   return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}`;
 }

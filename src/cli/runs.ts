@@ -16,6 +16,9 @@ import { itemLabel } from '../item-label.js';
 import { cliIo } from './io.js';
 import { plural } from '../format.js';
 
+/** Cancelled steps named with their reason; a stopped batch can have thousands. */
+const LISTED_CANCELLED = 20;
+
 /** `bg[0], bg[2] from the cache`: the items a step did not run, named as the console names them. */
 const cachedItems = (step: string, indexes: number[]) =>
   `${[...indexes]
@@ -119,6 +122,12 @@ export function registerRunsCommand(program: Command): void {
           ].join(', '),
         ]),
       );
+      const cancelled = summary.steps.filter((s) => s.status === 'cancelled' && s.cancelled_because);
+      if (cancelled.length > 0) printLine();
+      for (const step of cancelled.slice(0, LISTED_CANCELLED))
+        printLine(`${itemLabel(step, summary.rows)} cancelled: ${step.cancelled_because}`);
+      if (cancelled.length > LISTED_CANCELLED)
+        printLine(`… and ${plural(cancelled.length - LISTED_CANCELLED, 'more step')} cancelled`);
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();

@@ -5,7 +5,7 @@ import { NO_OUTPUTS } from '../store/fold.js';
 import { itemKey, stepKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { ancestorsOf, conclusionOf, readsStatus, statusAfter } from './conditions.js';
-import { failed, type StepFailure } from './failure.js';
+import { failed, RUN_STOPPED, type StepFailure } from './failure.js';
 import { hashFilesUnder } from './hash-files.js';
 import { ItemFeed, type ItemEnd, type Lineage } from './item-feed.js';
 import { flowItems, type FlowState, type SkippedItem } from './item-flow.js';
@@ -198,7 +198,7 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
     return {
       status,
-      cause: ctx.signal.aborted ? 'the run was stopped' : `${itemLabel({ step: step.id, index })} did not run`,
+      cause: ctx.signal.aborted ? RUN_STOPPED : `${itemLabel({ step: step.id, index })} did not run`,
       lineage: { [step.id]: { outcome: status, conclusion: status } },
     };
   });
@@ -236,7 +236,7 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     const upstream = state.feeds.get(flowsFrom)!;
     const count = await upstream.count();
     if (count !== undefined) {
-      if (ctx.signal.aborted) return skip('cancelled', 'the run was stopped');
+      if (ctx.signal.aborted) return skip('cancelled', RUN_STOPPED);
       // Other items go on after a failure elsewhere: only the steps it waits for whole can stop it.
       const status = readsStatus(step) ? statusAfter(ctx.plan, deps) : undefined;
       if (!status) {
@@ -249,7 +249,7 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     // The upstream step ended with no list (skipped, cancelled, failed first): as any dependency.
     deps.push(...(await awaitDeps([flowsFrom])));
   }
-  if (ctx.signal.aborted) return skip('cancelled', 'the run was stopped');
+  if (ctx.signal.aborted) return skip('cancelled', RUN_STOPPED);
   let status: Scope['status'];
   if (readsStatus(step)) {
     // Its `if` decides, with success(), failure()…, whatever happened before: even after a failure.
@@ -401,11 +401,11 @@ async function executeStep(
     // No item ran: the step is skipped, as a step whose `if` is false or whose dependency was skipped.
     const first = [...flowState.skipped].sort((a, b) => a.index - b.index)[0]!;
     if (ctx.signal.aborted && flowState.skipped.some((s) => s.end.status === 'cancelled')) {
-      emit(ctx, { type: 'step-cancelled', at: stepAt(row, step), reason: 'the run was stopped' });
+      emit(ctx, { type: 'step-cancelled', at: stepAt(row, step), reason: RUN_STOPPED });
       return {
         status: 'cancelled',
         outputs: null,
-        reason: 'the run was stopped',
+        reason: RUN_STOPPED,
         ms,
         runs: 0,
         ...skippedOf(flowState),

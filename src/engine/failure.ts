@@ -32,7 +32,10 @@ export const stepFailure = (
 export const failed = (reason: StepFailureReason, message: string, extra: { taskId?: string } = {}) =>
   err(stepFailure(reason, message, extra));
 
-export const interrupted = (message = 'the run was stopped'): StepFailure => stepFailure('interrupted', message);
+/** Why a step or an item did not run or end: the run was stopped (Ctrl-C, SIGTERM). */
+export const RUN_STOPPED = 'the run was stopped';
+
+export const interrupted = (message = RUN_STOPPED): StepFailure => stepFailure('interrupted', message);
 
 export function fromGateway(failure: GatewayFailure, context: string): StepFailure {
   const advice =

@@ -42,6 +42,8 @@ export interface ReportStep {
   finishedAt: number | null;
   durationMs: number | null;
   error: string | null;
+  /** Why a cancelled step did not run (`it needs hero, which failed`). */
+  cancelledBecause: string | null;
   items: ReportItem[];
   output: unknown;
   /** The step whose items this one iterates: item i comes from its item i. */
@@ -152,6 +154,7 @@ function stepOf(state: RunState, row: number, step: string, items: Map<string, R
     finishedAt: record.finished_at,
     durationMs: record.duration_ms,
     error: record.error?.message ?? null,
+    cancelledBecause: record.status === 'cancelled' ? (record.cancelled_because ?? null) : null,
     items: own.sort((a, b) => a.index - b.index),
     output: state.finishedSteps.get(stepKey(row, step)),
     itemsFrom: record.items_from ?? null,

@@ -17,7 +17,7 @@ table.totals{border-collapse:collapse;margin-top:8px}.totals td{padding:2px 14px
 .card.failed,.card.unknown{border-color:#e03131;background:#fff5f5}
 .card img{display:block;max-width:100%;height:auto;cursor:zoom-in;border-radius:4px}
 .card video{width:100%;border-radius:4px}.card .prompt{margin:6px 0;max-height:6em;overflow:auto}
-.card .facts{color:#868e96;font-size:12px}.error{color:#c92a2a;white-space:pre-wrap}
+.card .facts{color:#868e96;font-size:12px}.error{color:#c92a2a;white-space:pre-wrap}.reason{color:#495057}
 .step{background:#fff;border:1px solid #dee2e6;border-radius:8px;padding:8px 16px 16px;margin-bottom:16px}
 pre{white-space:pre-wrap;background:#f1f3f5;padding:8px;border-radius:4px;max-height:28em;overflow:auto}
 svg text{font:11px system-ui,sans-serif}.dag-id{fill:#fff;font-weight:600}.dag-kind{fill:#f1f3f5}

@@ -94,6 +94,7 @@ function stepSection(ctx: PageContext, step: ReportStep, rows: number): Html {
   return html`<section class="step" data-step=${step.step} data-status=${step.status}>
     <h2>${name} ${badge(step.status)}<span class="meta"> ${step.model ?? step.action ?? ''}${took}${count}</span></h2>
     ${step.error ? html`<div class="error">${step.error}</div>` : null}
+    ${step.cancelledBecause ? html`<div class="reason">cancelled: ${step.cancelledBecause}</div>` : null}
     ${items.length > 0 ? grid : null}
     ${!media && items.length === 0 ? outputView(step.action, step.output) : null}
   </section>`;
@@ -128,6 +129,7 @@ function chainSection(ctx: PageContext, chain: ReportStep[], rows: number): Html
     data-steps=${chain.map((s) => s.step).join(' ')}>
     <h2>${name}<span class="meta"> · ${plural(count, 'item chain')}, one a line</span></h2>
     ${chain.filter((s) => s.error).map((s) => html`<div class="error">${s.step}: ${s.error}</div>`)}
+    ${chain.filter((s) => s.cancelledBecause).map((s) => html`<div class="reason">${s.step} cancelled: ${s.cancelledBecause}</div>`)}
     <div class="chain-row chain-head" style=${columns}>
       ${chain.map((s) => html`<div>${s.step} ${badge(s.status)}<span class="meta"> ${s.model ?? s.action ?? ''}</span></div>`)}
     </div>

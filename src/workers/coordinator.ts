@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { stepFailure, type StepFailure } from '../engine/failure.js';
+import { interrupted, stepFailure, type StepFailure } from '../engine/failure.js';
 import type { CommandJob, ModelJob, ModelJobEnd, RemoteAction, RemoteItem, RemoteItems } from '../engine/remote.js';
 import { runnerOf } from '../actions/runners.js';
 import type { PlannedStep } from '../plan.js';
@@ -274,7 +274,7 @@ export class Coordinator implements RemoteItems {
         return err(stepFailure('server-error', `the job of ${item.label} failed on its worker: ${settled.message}`));
       case 'withdrawn':
       case 'interrupted':
-        return err(stepFailure('interrupted', 'the run was stopped'));
+        return err(interrupted());
     }
   }
 

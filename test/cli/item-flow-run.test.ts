@@ -123,6 +123,28 @@ describe('pipeline run: items that flow one by one', () => {
   });
 });
 
+describe('a step cancelled by a failure upstream', () => {
+  it('says why at the run’s end, in runs show, run.json and the report', async () => {
+    const recipe = join(home, 'cancelled.yaml');
+    await writeFile(recipe, `${COMMANDS}  total:\n    run: ["echo", "\${{ length(steps.make.outputs) }}"]\n`);
+    const run = await pipeline(['run', recipe, '--local']);
+    expect(run.exitCode, run.stderr).toBe(1);
+    expect(run.stderr).toContain('  1 step cancelled: total (it needs make, which failed)\n');
+    const runId = runIdIn(run.stderr);
+    const show = await pipeline(['runs', 'show', runId]);
+    expect(show.stdout).toContain('\ntotal cancelled: it needs make, which failed\n');
+    const dir = join(home, 'runs', runId);
+    const summary = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+    expect(summary.steps.find((s: { step: string }) => s.step === 'total')).toMatchObject({
+      status: 'cancelled',
+      cancelled_because: 'it needs make, which failed',
+    });
+    expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain(
+      '<div class="reason">cancelled: it needs make, which failed</div>',
+    );
+  });
+});
+
 describe('pipeline run stopped by Ctrl-C while items flow', () => {
   it('cancels the items downstream of one in flight rather than calling it failed, and --json still says the run', async () => {
     const recipe = join(home, 'stopped.yaml');
