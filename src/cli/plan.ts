@@ -75,9 +75,14 @@ function printText(
     .filter(([, n]) => n !== 0)
     .map(([slug, n]) => `${n} × ${slug}`);
   const r = totals.requests;
-  printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}`);
+  // Steps whose `if` is decided at run time are left out of tasks, requests and time: they may not run.
+  const conditional = totals.cost.conditional_steps ?? [];
+  const besides = conditional.length
+    ? `, besides the runs of ${conditional.join(', ')} where ${conditional.length === 1 ? 'its' : 'their'} if holds`
+    : '';
+  printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}${besides}`);
   printLine(
-    `requests   at least ${r.total}: ${plural(r.submissions, 'submission')}, ${plural(r.polls, 'poll')}, ${plural(r.uploads, 'upload')}, ${plural(r.tool_calls, 'tool call')}, ${plural(r.text_calls, 'text call')}${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}`,
+    `requests   at least ${r.total}: ${plural(r.submissions, 'submission')}, ${plural(r.polls, 'poll')}, ${plural(r.uploads, 'upload')}, ${plural(r.tool_calls, 'tool call')}, ${plural(r.text_calls, 'text call')}${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}${besides}`,
   );
   printLine(`cost       ${describeTotalCost(totals.cost)}`);
   printLine(

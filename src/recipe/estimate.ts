@@ -3,7 +3,7 @@ import { plannerOf } from '../actions/planners.js';
 import type { Plan, PlannedStep } from '../plan.js';
 import { chosenItemsLabel } from '../item-label.js';
 import type { Pricing } from '../model-schemas/prices.js';
-import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
+import { decidedAtRunTime, sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
 import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
@@ -120,7 +120,11 @@ function estimateStep(
   tally: Tally,
   cached: number,
 ): Omit<PlanEstimate['steps'][number], 'cost'> {
-  const known = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
+  const runs = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
+  // A step whose `if` is decided at run time may not run at all: the fewest requests and the least
+  // time count none of its runs (its cost counts them all, as at most).
+  const conditional = decidedAtRunTime(plan, step);
+  const known = conditional ? 0 : runs;
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
   const each = expectedMs(kindOf(step));
@@ -130,7 +134,7 @@ function estimateStep(
   plannerOf(step).estimate(step, { plan, known: uncached, dynamic, eachMs: each }, tally);
   // A cached tool call is one request fewer (web-fetch counts its calls per row, not per run).
   tally.requests.tool_calls = Math.max(toolCalls, tally.requests.tool_calls - cached);
-  const allCached = !dynamic && cached >= known;
+  const allCached = conditional || (!dynamic && cached >= known);
   for (const media of allCached ? [] : step.mediaFields) {
     for (const row of plan.rows) {
       const value = knownInputOf(step, row)?.[media.field];
@@ -176,7 +180,7 @@ function estimateStep(
         }
       : null,
     chosen_items: (step.chosenItems ?? []).map(({ step, indices }) => ({ step, indices: [...indices] })),
-    runs: dynamic ? ('dynamic' as const) : known,
+    runs: dynamic ? ('dynamic' as const) : runs,
     runs_per_row: step.runs,
     cached,
   };

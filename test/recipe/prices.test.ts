@@ -157,6 +157,23 @@ describe('the estimate of a step with an if', () => {
     expect(describeTotalCost(cost)).toBe(
       'at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200)',
     );
+    // The fewest tasks and requests leave out runs that may not happen.
+    const { tasks, requests } = estimatePlan(plan, { pricing: bundled }).totals;
+    expect(tasks).toMatchObject({ [T2I]: 3, [EDIT]: 0 });
+    expect(requests).toMatchObject({ submissions: 3, polls: 3 });
+  });
+
+  it('prices exactly a step whose if reads inputs alone: it is decided before the run', () => {
+    const plan = planOf([
+      'version: 1',
+      'name: optional',
+      'inputs: { video: { type: boolean, default: true } }',
+      'steps:',
+      `  t2i: { uses: ${T2I}, if: "\${{ inputs.video }}", with: { prompt: kite } }`,
+    ]);
+    const { cost, tasks } = estimatePlan(plan, { pricing: bundled }).totals;
+    expect(cost).toEqual({ usd: 0.03, lower_bound: false, dynamic_steps: [], unpriced_models: [] });
+    expect(tasks).toEqual({ [T2I]: 1 });
   });
 });
 
