@@ -8,6 +8,7 @@ import { SCRIPT, STYLE } from './page-assets.js';
 import { timelineSvg } from './timeline-svg.js';
 import { notListedLine, spendFigures } from '../store/summary.js';
 import { plural } from '../format.js';
+import { itemLabel } from '../item-label.js';
 
 /** What the page needs besides the data: where it will be written, and the thumbnails by file path. */
 export interface PageContext {
@@ -50,6 +51,8 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const took =
     item.submittedAt !== null && item.finishedAt !== null ? seconds(item.finishedAt - item.submittedAt) : null;
   const facts = [
+    // Which item it is (`hero[1]`): output files are numbered from 1, the recipe's items from 0.
+    (step.items.length > 1 || item.index > 0) && itemLabel({ step: step.step, index: item.index }),
     item.from && `from ${item.from}`,
     item.cached && 'from the cache',
     item.taskId,

@@ -114,6 +114,8 @@ describe('pipeline run: items that flow one by one', () => {
     const page = readFileSync(join(report.run_dir, 'report.html'), 'utf8');
     expect(page).toContain('skipped: make[2] failed');
     expect(page).toContain('from make[1]');
+    // Each card names its item, numbered as in the recipe (output files are numbered from 1).
+    expect(page).toContain('use[1] · from make[1]');
     // One section for the chain, a line per item: make[i], use[i], last[i] side by side.
     expect(page).toContain('make → use → last');
     expect(page.match(/class="chain-row"/g)).toHaveLength(4);
