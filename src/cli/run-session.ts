@@ -21,6 +21,12 @@ export type { RpmFlag, RunFlags } from './run-flags.js';
 
 /** The session's options of `run` and `resume` flags, read once; the interactive parts are added by `withTerminal`. */
 export function runOptionsOf(flags: RunFlags): RunOptions {
+  // Help shows them as alternatives; taken together, one of them would be silently ignored.
+  if (flags.refresh && flags.cache === false)
+    throw new UsageError(
+      '--refresh and --no-cache cannot go together: --refresh runs every step and writes the step cache anew, ' +
+        '--no-cache neither reads nor writes it; nothing was sent',
+    );
   const cache: NonNullable<RunOptions['cache']> = {
     ...(flags.cache === false ? { enabled: false } : {}),
     ...(flags.refresh ? { refresh: true } : {}),

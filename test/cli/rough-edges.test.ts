@@ -55,6 +55,22 @@ steps:
 `;
 
 describe('the command line without rough edges', () => {
+  it('refuses --refresh with --no-cache, which would silently drop one of them, and sends nothing', async () => {
+    const recipe = join(home, 'paid-refresh.yaml');
+    await writeFile(recipe, PAID);
+    // The gateway's routes this would have used: its check of the key, and the submission.
+    const used = async () => {
+      const stats = await fetch(`${gateway.schemaUrl}/__emulator/stats`).then((r) => r.json());
+      const routes = stats.requests.by_route as Record<string, number>;
+      return (routes['GET /api/v1/apikey/validate'] ?? 0) + (routes['POST /api/v1/{provider}/{model_id}'] ?? 0);
+    };
+    const before = await used();
+    const run = await pipeline(['run', recipe, '--refresh', '--no-cache']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('--refresh and --no-cache cannot go together');
+    expect(await used()).toBe(before);
+  });
+
   it('continue_on_error: the run exits 0, --out copies the outputs, runs show lists the step as failed and continued', async () => {
     const recipe = join(home, 'tolerant.yaml');
     await writeFile(recipe, TOLERANT);
