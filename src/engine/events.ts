@@ -54,7 +54,8 @@ export type EngineEvent =
   | { type: 'item-cached'; item: RunItemRef; key: string; input?: Record<string, unknown> }
   /** A paid request is about to leave: its id, and its price when known. The journal has it on disk first. */
   | { type: 'request-sent'; item: RunItemRef; slug: string; request: string; costUsd?: number }
-  | { type: 'submission-refused'; item: RunItemRef; reason: string }
+  /** `input`: what was asked, as task-submitted journals it, for the report's card of the item. */
+  | { type: 'submission-refused'; item: RunItemRef; reason: string; input?: Record<string, unknown> }
   /**
    * A paid text call is about to leave (answered in one exchange, billed by the token, so no price
    * here). The journal has it on disk first, so that a kill mid-call leaves a trace of it.
@@ -66,7 +67,7 @@ export type EngineEvent =
    */
   | { type: 'call-ended'; item: RunItemRef; request: string; outcome: CallOutcome; message?: string }
   /** The submission may or may not have created a task: never sent again automatically. */
-  | { type: 'submission-unknown'; item: RunItemRef; request: string; message: string }
+  | { type: 'submission-unknown'; item: RunItemRef; request: string; message: string; input?: Record<string, unknown> }
   /**
    * The gateway gave the submission a task. `how`: `sent` by this run, or `recalled`: recorded by a
    * worker after the earlier run stopped, found on resume.

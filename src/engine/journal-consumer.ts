@@ -74,7 +74,12 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...(event.costUsd !== undefined ? { cost_usd: event.costUsd } : {}),
       };
     case 'submission-refused':
-      return { type: 'submission-refused', ...itemFields(event.item), reason: event.reason };
+      return {
+        type: 'submission-refused',
+        ...itemFields(event.item),
+        reason: event.reason,
+        ...(event.input ? { input: event.input } : {}),
+      };
     case 'call-sent':
       return { type: 'call-sent', ...itemFields(event.item), model: event.model, request: event.request };
     case 'call-ended':
@@ -91,6 +96,7 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...itemFields(event.item),
         request: event.request,
         message: event.message,
+        ...(event.input ? { input: event.input } : {}),
       };
     case 'task-submitted':
       return {

@@ -175,9 +175,17 @@ async function submit(
   const submitted = await ctx.client.submit(slug, input, ctx.webhook ? { webhookUrl: ctx.webhook.url } : {});
   if (!submitted.ok) {
     const failure = submitted.error;
+    // What was asked goes with it: the report's card of the item shows the prompt it was refused for.
+    const asked = inputForJournal(input);
     if (failure.outcomeUnknown)
-      emit(ctx, { type: 'submission-unknown', item: item.ref, request, message: underlyingMessage(failure) });
-    else recordRefused(ctx, item, failure, costUsd);
+      emit(ctx, {
+        type: 'submission-unknown',
+        item: item.ref,
+        request,
+        message: underlyingMessage(failure),
+        input: asked,
+      });
+    else recordRefused(ctx, item, failure, costUsd, asked);
     return err(fromGateway(failure, `submission of ${item.label} to ${slug}`));
   }
   const taskId = submitted.value.taskId;

@@ -76,8 +76,14 @@ export function recordRefused(
   item: TaskItem,
   refusal: { reason: string; message?: string },
   costUsd: number | undefined,
+  journaledInput?: Record<string, unknown>,
 ): void {
-  emit(ctx, { type: 'submission-refused', item: item.ref, reason: refusal.reason });
+  emit(ctx, {
+    type: 'submission-refused',
+    item: item.ref,
+    reason: refusal.reason,
+    ...(journaledInput ? { input: journaledInput } : {}),
+  });
   ctx.spend?.release(costUsd);
   if (refusal.reason === 'insufficient-balance') ctx.spend?.stopForBalance(refusal.message ?? '');
 }

@@ -99,9 +99,11 @@ export function applyItemEvent(items: ItemRecords, key: string, event: ItemEvent
     }
     case 'submission-refused':
       Object.assign(item, { status: 'failed', error: `submission refused (${event.reason})` });
+      if (event.input) item.input = event.input;
       return;
     case 'submission-unknown':
       Object.assign(item, { status: 'unknown', error: `the submission's outcome is unknown: ${event.message}` });
+      if (event.input) item.input = event.input;
       return;
     case 'call-ended':
       // Handed over only when the call's outcome is unknown (see fold.ts).

@@ -22,7 +22,15 @@ export type JournalEvent =
       request: string;
       cost_usd?: number;
     }
-  | { type: 'submission-refused'; t: number; row: number; step: string; index: number; reason: string }
+  | {
+      type: 'submission-refused';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      reason: string;
+      input?: Record<string, unknown>;
+    }
   /** A paid text call, fsynced before it leaves; `call-ended` says how it ended. */
   | { type: 'call-sent'; t: number; row: number; step: string; index: number; model: string; request: string }
   | {
@@ -43,6 +51,7 @@ export type JournalEvent =
       index: number;
       request: string;
       message: string;
+      input?: Record<string, unknown>;
     }
   /** `input`: what the model was asked (long strings cut), for the report. */
   | {

@@ -60,8 +60,10 @@ describe('the command line without rough edges', () => {
     await writeFile(recipe, PAID);
     // The gateway's routes this would have used: its check of the key, and the submission.
     const used = async () => {
-      const stats = await fetch(`${gateway.schemaUrl}/__emulator/stats`).then((r) => r.json());
-      const routes = stats.requests.by_route as Record<string, number>;
+      const stats = (await fetch(`${gateway.schemaUrl}/__emulator/stats`).then((r) => r.json())) as {
+        requests: { by_route: Record<string, number> };
+      };
+      const routes = stats.requests.by_route;
       return (routes['GET /api/v1/apikey/validate'] ?? 0) + (routes['POST /api/v1/{provider}/{model_id}'] ?? 0);
     };
     const before = await used();

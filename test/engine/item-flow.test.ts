@@ -139,6 +139,15 @@ describe('items flow one by one through a chain', () => {
     expect(finishedItems(events, 'v2v')).toHaveLength(19);
     expect(submissions(events, 'edit').map((e) => e.index)).not.toContain(3);
     expect(events).toContainEqual(expect.objectContaining({ type: 'item-failed', step: 't2i', index: 3 }));
+    // The refusal carries what was asked, for the report's card of t2i[3].
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: 'submission-refused',
+        step: 't2i',
+        index: 3,
+        input: expect.objectContaining({ prompt: 'a colour-3 background' }),
+      }),
+    );
     for (const step of ['edit', 'v2v'])
       expect(events).toContainEqual(
         expect.objectContaining({ type: 'item-skipped', step, index: 3, reason: 't2i[3] failed' }),

@@ -75,7 +75,15 @@ describe('the report data, from a journal', () => {
       input: { prompt: 'a dog' },
     },
     { type: 'request-sent', t: t0 + 30, row: 0, step: 'hero', index: 2, slug: 'v/m', request: 'q2' },
-    { type: 'submission-refused', t: t0 + 40, row: 0, step: 'hero', index: 2, reason: 'rate-limited' },
+    {
+      type: 'submission-refused',
+      t: t0 + 40,
+      row: 0,
+      step: 'hero',
+      index: 2,
+      reason: 'rate-limited',
+      input: { prompt: 'a bird' },
+    },
     {
       type: 'task-finished',
       t: t0 + 900,
@@ -138,6 +146,8 @@ describe('the report data, from a journal', () => {
       ],
     );
     expect(hero!.items[0]!.input).toEqual({ prompt: 'a cat' });
+    // A refused submission has no task, but its card still shows what was asked.
+    expect(hero!.items[2]!.input).toEqual({ prompt: 'a bird' });
     expect(data.value.totals).toMatchObject({ tasks: 2, files: 1, rateLimited: 1, cacheHits: null });
     expect(data.value.totals.requests).toMatchObject({ submit: 3, poll: 5, upload: 0 });
     expect(data.value.dag).toEqual([{ id: 'hero', action: 'model', depends_on: [], model: 'v/m' }]);
