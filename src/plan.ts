@@ -131,6 +131,11 @@ export interface ItemLineage {
    * of `again ← edit ← t2i`): the outcome of the item's own ancestor, so not waited for as a whole.
    */
   ancestorsReadPerItem?: StepId[];
+  /**
+   * The step's `if` reads the outcome or conclusion of an item in the item's own lineage: after a
+   * failure under continue_on_error (a `success` conclusion) that `if` decides whether the item runs.
+   */
+  ifReadsLineageOutcome?: true;
 }
 
 /** Whether a step's outputs are reused from the step cache, for how long, and what else keys them. */

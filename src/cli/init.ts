@@ -21,8 +21,11 @@ interface InitFlags {
   action?: string;
 }
 
-/** The starter workflow's `uses:` until `--action` names the action: GitHub refuses it as it is. */
-const ACTION_PLACEHOLDER = 'OWNER/media-pipeline@v1';
+/**
+ * The starter workflow's `uses:` until `--action` names the action. Its `<` and `>` are in no GitHub
+ * name, so no one can publish an action it resolves to: a step given the API key must not run one.
+ */
+const ACTION_PLACEHOLDER = '<owner>/<repo>@<tag-or-commit>';
 /** `owner/repo@ref` (a tag, a branch or a commit SHA), optionally with a path in the repository. */
 const ACTION_REF = /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+(\/[A-Za-z0-9._/-]+)?@[A-Za-z0-9._/-]+$/;
 

@@ -246,8 +246,9 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
       const flow = { feed: upstream, count, lineage: step.itemsFrom };
       return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state, flow);
     }
-    // The upstream step ended with no list (skipped, cancelled, failed first): as any dependency.
-    deps.push(...(await awaitDeps([flowsFrom])));
+    // The upstream step ended with no list (skipped, cancelled, failed first): as any dependency,
+    // and so are the steps up its chain that the `if` reads.
+    deps.push(...(await awaitDeps([flowsFrom, ...perItem])));
   }
   if (ctx.signal.aborted) return skip('cancelled', RUN_STOPPED);
   let status: Scope['status'];

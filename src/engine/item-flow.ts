@@ -2,7 +2,8 @@
  * The items of a step that flows from another step's items (`badge: for_each: ${{ steps.bg.outputs }}`):
  * item i becomes ready the moment bg[i] succeeded, and is skipped, with the item its trouble began
  * with named (`bg[1] failed`), when bg[i] did not, unless its `if` decides: one that calls a status
- * function, or any `if` after a failure under continue_on_error (which concludes success).
+ * function, or, after a failure under continue_on_error (which concludes success), one that reads
+ * the outcome of an item in its lineage.
  */
 import type { Scope } from '../expressions/expressions.js';
 import { evaluate } from '../expressions/expressions.js';
@@ -75,11 +76,11 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
     return { kind: 'skip', lineage: chain, item: { index, reason, end: { status, cause, lineage: own } } };
   };
   const statusReading = readsStatus(step);
-  if (end.status !== 'succeeded' && !statusReading && !(step.if && concludedSuccess(end))) {
+  if (end.status !== 'succeeded' && !statusReading && !(lineage.ifReadsLineageOutcome && concludedSuccess(end))) {
     // Implicit success(): an item whose upstream item did not succeed does not run. As in GitHub
-    // Actions, a failure under continue_on_error concludes `success`: then an item with an `if`
-    // lets it decide (`if: steps.bg.outcome == 'failure'` routes bg[i] to a fallback); one without
-    // an `if` has no input to run on, and is skipped.
+    // Actions, a failure under continue_on_error concludes `success`: then an item whose `if` reads
+    // its lineage's outcome lets that `if` decide (`if: steps.bg.outcome == 'failure'` routes bg[i]
+    // to a fallback). Any other item has no input to run on (a paid call on a null), and is skipped.
     return end.status === 'cancelled' ? skipped(end.cause, end.cause, 'cancelled') : skipped(end.cause, end.cause);
   }
   const outputs = end.status === 'succeeded' ? end.outputs : null;

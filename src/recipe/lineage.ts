@@ -232,10 +232,17 @@ function checkItemConditions(
   const others = readsOf(draft, ['with', 'run', 'cache.key']);
   const wholeSteps = new Set([...draft.needs.map((n) => n.step), ...others.map((r) => r.step)]);
   const ifReads = readsOf(draft, ['if']);
+  // The steps whose item is in each item's lineage at run time: up the chain while links are per item.
+  const perItemChain = [lineage.step as string];
+  for (let at = lineages.get(lineage.step); at?.perItem && !perItemChain.includes(at.step); at = lineages.get(at.step))
+    perItemChain.push(at.step);
   const ancestors = new Set<StepId>();
+  let readsLineageOutcome = false;
   for (const read of ifReads) {
-    if (isStepField(read) && chain.includes(read.step) && read.step !== lineage.step && !wholeSteps.has(read.step))
-      ancestors.add(read.step as StepId);
+    if (isStepField(read) && perItemChain.includes(read.step) && !wholeSteps.has(read.step)) {
+      readsLineageOutcome = true;
+      if (read.step !== lineage.step) ancestors.add(read.step as StepId);
+    }
     if (!isStepField(read) || chain.includes(read.step) || wholeSteps.has(read.step)) continue;
     if (!byId.get(read.step)?.forEach) continue;
     const field = (read.segments[0] as { name: string }).name;
@@ -251,7 +258,12 @@ function checkItemConditions(
   }
   // Read per item through the lineage, as the item's own ancestor's: never waited for as a whole.
   const onlyThroughLineage = [...ancestors].filter((id) => !ifReads.some((r) => r.step === id && !isStepField(r)));
-  if (onlyThroughLineage.length > 0) lineages.set(draft.id, { ...lineage, ancestorsReadPerItem: onlyThroughLineage });
+  if (onlyThroughLineage.length > 0 || readsLineageOutcome)
+    lineages.set(draft.id, {
+      ...lineage,
+      ...(onlyThroughLineage.length > 0 ? { ancestorsReadPerItem: onlyThroughLineage } : {}),
+      ...(readsLineageOutcome ? { ifReadsLineageOutcome: true } : {}),
+    });
 }
 
 /**

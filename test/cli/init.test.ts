@@ -46,9 +46,9 @@ describe('pipeline init', () => {
       env?: Record<string, string>;
     }>;
     // No action is guessed for a step given the API key: a placeholder GitHub refuses, and a line saying so.
-    const action = steps.find((step) => step.uses === 'OWNER/media-pipeline@v1');
+    const action = steps.find((step) => step.uses === '<owner>/<repo>@<tag-or-commit>');
     expect(init.stdout).toContain(
-      'in .github/workflows/assets.yml, replace OWNER/media-pipeline@v1 with the repository you got media-pipeline from',
+      'in .github/workflows/assets.yml, replace <owner>/<repo>@<tag-or-commit> with the repository you got media-pipeline from',
     );
     // The package is not in the project: npx would look for its name on the registry.
     expect(init.stdout).toContain(`npm install --save-dev ${resolve(cli, '..', '..', '..')}`);
@@ -102,8 +102,8 @@ describe('pipeline init', () => {
     expect(init.exitCode, init.stderr).toBe(0);
     const workflow = readFileSync(join(project, 'pinned', '.github', 'workflows', 'assets.yml'), 'utf8');
     expect(workflow).toContain('      - uses: acme/media-pipeline@3f2c1e9\n');
-    expect(workflow).not.toContain('uses: OWNER/');
-    expect(init.stdout).not.toContain('replace OWNER/');
+    expect(workflow).not.toContain('<owner>');
+    expect(init.stdout).not.toContain('replace <owner>');
     const bad = await pipeline(['init', '--dir', 'unpinned', '--action', 'media-pipeline']);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--action takes OWNER/REPO@REF');

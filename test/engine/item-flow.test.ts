@@ -206,6 +206,11 @@ describe('items flow one by one through a chain', () => {
     for_each: \${{ steps.t2i.outputs }}
     if: \${{ steps.t2i.outcome == 'failure' }}
     with: { prompt: "a plain background for item \${{ index }}" }
+  captioned:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.t2i.outputs }}
+    if: \${{ index >= 0 }}
+    with: { prompt: a caption, image: ["\${{ item.images[0].url }}"] }
 `;
     // Six chains are enough here: what matters is item 3's.
     const recipe = chain(fallback, '', COLOURS.slice(0, 6)).replace(
@@ -218,6 +223,9 @@ describe('items flow one by one through a chain', () => {
     expect(submissions(events, 'fallback').map((e) => e.index)).toEqual([3]);
     expect((steps.fallback!.outputs as unknown[])[3]).not.toBeNull();
     expect(steps.edit!.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+    // An if that reads no outcome does not decide for a failed item: no paid call on its null.
+    expect(submissions(events, 'captioned').map((e) => e.index)).not.toContain(3);
+    expect(steps.captioned!.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
   });
 
   it('reads the outcome of an item further up its chain per item, without waiting for that whole step', async () => {

@@ -68,6 +68,7 @@ describe('item lineage in the plan', () => {
       perItem: true,
       projection: [],
       ancestorsReadPerItem: ['bg'],
+      ifReadsLineageOutcome: true,
     });
     expect(steps.numbered!.itemsFrom).toEqual({
       step: 'bg',
@@ -76,6 +77,27 @@ describe('item lineage in the plan', () => {
       wholeBecause: 'its with reads steps.bg.outputs as a whole',
     });
     expect(steps.sheet!.itemsFrom).toBeUndefined();
+  });
+
+  it('reads an ancestor per item only up to the first link that waits for a whole step', () => {
+    const text = `version: 1
+name: broken-link
+steps:
+  t2i: { uses: ${T2I}, for_each: [red, blue], with: { prompt: "\${{ item }}" } }
+  edit:
+    uses: ${EDIT}
+    for_each: \${{ steps.t2i.outputs }}
+    with: { prompt: "like \${{ steps.t2i.outputs[0].images[0].url }}", image: ["\${{ item.images[0].url }}"] }
+  again:
+    uses: ${EDIT}
+    for_each: \${{ steps.edit.outputs }}
+    if: \${{ steps.t2i.outcome == 'success' }}
+    with: { prompt: again, image: ["\${{ item.images[0].url }}"] }
+`;
+    const steps = Object.fromEntries(plan(text).steps.map((s) => [s.id, s]));
+    // edit reads t2i whole, so edit's items carry no t2i item: again waits for all of t2i.
+    expect(steps.edit!.itemsFrom!.perItem).toBe(false);
+    expect(steps.again!.itemsFrom).toEqual({ step: 'edit', perItem: true, projection: [] });
   });
 
   it('lets a step that reads chosen items of another wait for those items alone, and no step that reads more', () => {
