@@ -85,10 +85,6 @@ function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number)
 }
 
 /**
- * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
- * step, so they are taken off at the step's mean price per known run.
- */
-/**
  * Whether the step's `if` is decided only at run time (it reads a step's outputs or outcome, or
  * calls a status function) in a row where it may run: one that reads inputs alone is decided now,
  * in its run count (0 where false).
@@ -106,6 +102,10 @@ export function decidedAtRunTime(plan: Plan, step: PlannedStep): boolean {
   return false;
 }
 
+/**
+ * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
+ * step, so they are taken off at the step's mean price per known run.
+ */
 export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: Pricing | undefined): StepCost {
   const dynamic = step.runs.includes('dynamic');
   let usd = 0;

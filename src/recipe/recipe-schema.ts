@@ -73,18 +73,16 @@ function value(data: unknown, path: readonly PathPart[]): unknown {
 const isMapping = (data: unknown): data is Record<string, unknown> =>
   typeof data === 'object' && data !== null && !Array.isArray(data);
 
+/** ` (did you mean 'retry'?); a step has …`, or `; a step has …` when no known key is close. */
+function knownKeys(key: string, owner: string, known: string): string {
+  const meant = closestName(key, known.split(', '));
+  return meant === undefined ? `; ${owner} has ${known}` : ` (did you mean '${meant}'?); ${owner} has ${known}`;
+}
+
 /**
  * The keys a mapping of the schema allows, read at the error's schema path (`#/$defs/settings/
  * additionalProperties` → the properties of `$defs.settings`): what an unknown key's error lists.
  */
-/** `; did you mean 'retry'? A step has …`, or `; a step has …` when no known key is close. */
-function knownKeys(key: string, owner: string, known: string): string {
-  const meant = closestName(key, known.split(', '));
-  return meant === undefined
-    ? `; ${owner} has ${known}`
-    : `; did you mean '${meant}'? ${owner[0]!.toUpperCase()}${owner.slice(1)} has ${known}`;
-}
-
 function allowedKeys(schema: JsonSchema, schemaPath: string): string | undefined {
   const pointer = schemaPath.replace(/^#\//, '').split('/').slice(0, -1);
   let node: unknown = schema;

@@ -67,9 +67,9 @@ export async function moneyBeforeStart(
     );
   }
   // A resume is checked as it goes: part of the estimate is already paid. Steps whose `if` may not
-  // hold are counted out: a run over the cap only if they run starts, and the spend meter holds the
-  // cap at each submission, as it does for runs whose count is known only as they go.
-  if (!resuming && estimate.usd - (estimate.conditional_usd ?? 0) > capUsd) {
+  // hold count in full: a run that could pass the cap is refused for nothing, where one started and
+  // cut off at the cap would have paid for work it cannot finish.
+  if (!resuming && estimate.usd > capUsd) {
     throw new UsageError(
       `the estimated cost ${describeTotalCost(estimate)} is over ${source} ${formatUsd(capUsd)}; nothing was sent`,
     );

@@ -357,7 +357,7 @@ describe('pipeline run against a gateway with $100', () => {
     },
   );
 
-  it('counts a fallback whose if may not hold out of --max-cost: starts under the rest, refuses over it', async () => {
+  it('counts a fallback whose if may not hold in --max-cost in full, and says the estimate is at most', async () => {
     const recipe = join(home, 'fallback.yaml');
     await writeFile(
       recipe,
@@ -381,7 +381,12 @@ describe('pipeline run against a gateway with $100', () => {
       'the estimated cost at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200) is over --max-cost $0.0800; nothing was sent',
     );
     expect((await gateway.stats()).requests.by_route[SUBMIT]).toBe(before.requests.by_route[SUBMIT]);
-    const under = await pipeline(['run', recipe, '--max-cost', '0.10', '--no-cache'], envFor(gateway), gateway);
+    // Refused while the fallbacks could pass the cap, though they seldom run: a run cut off at the
+    // cap would have paid for work it cannot finish.
+    const between = await pipeline(['run', recipe, '--max-cost', '0.10', '--no-cache'], envFor(gateway), gateway);
+    expect(between.exitCode).toBe(2);
+    expect(between.stderr).toContain('is over --max-cost $0.1000; nothing was sent');
+    const under = await pipeline(['run', recipe, '--max-cost', '0.25', '--no-cache'], envFor(gateway), gateway);
     expect(under.exitCode, under.stderr).toBe(0);
     expect(under.stderr).toMatch(/spent \$0\.0900 of an estimated \$0\.2100/);
   });

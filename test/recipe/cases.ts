@@ -64,7 +64,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'unknown top-level key',
     yaml: `${head}stepz: {}\nsteps:\n  a: { run: echo }\n`,
     expected:
-      "recipes/broken.yaml:3:1: error: unknown key 'stepz' in the recipe; did you mean 'steps'? A recipe has version, name, description, inputs, settings, steps, outputs\n  |\n3 | stepz: {}\n  | ~~~~~",
+      "recipes/broken.yaml:3:1: error: unknown key 'stepz' in the recipe (did you mean 'steps'?); a recipe has version, name, description, inputs, settings, steps, outputs\n  |\n3 | stepz: {}\n  | ~~~~~",
   },
   {
     name: 'bad step id',
