@@ -1,8 +1,11 @@
 // A resume: the journal replayed, the checks that keep it from paying twice, then the same run.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
-import { describeLines, FileJournal } from '../store/journal.js';
+import { ownerAliveHere } from '../store/fold.js';
+import { describeLines, FileJournal, type RunOwner } from '../store/journal.js';
 import { type ReplayedState, replayJournalFile } from '../store/replay.js';
 import { type RunPaths, runExists, runPaths } from '../store/run-store.js';
 import { connect } from './connection.js';
@@ -14,6 +17,9 @@ import { analyzerDeps, offlineSchemas } from './recipe.js';
 import { changedFiles } from './run-files.js';
 import { rowsDigest } from './row-digest.js';
 import { budgetOptions, checkedOrClosed, execute, type SessionRun, thisProcess } from './run.js';
+
+/** The file in a run's folder that names the process resuming it (see claimRun). */
+const RESUME_CLAIM = 'resume.claim';
 
 /** A resume of a run that had already succeeded: nothing to do. */
 export interface AlreadySucceeded {
@@ -35,6 +41,10 @@ export async function resumeRun(
   if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
   const state = replayed.value;
   if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };
+  // Two processes on one run would each submit its unfinished items: every one paid for twice.
+  // (This process as the owner: a run of its own that it stopped, as a test or a script may.)
+  if (state.status === 'running' && state.owner && !isThisProcess(state.owner)) throw stillRunning(runId, state.owner);
+  claimRun(paths, runId);
   checkJournalDamage(runId, state, options, environment);
   const plan = keptRows(runId, analyzeKeptRecipe(paths, state, environment), state);
   checkLocalFiles(state, options, environment);
@@ -46,6 +56,42 @@ export async function resumeRun(
     options.force && state.unacceptedDamage.length > 0 ? { accepted_damage: state.unacceptedDamage } : {};
   await journal.appendDurable({ type: 'run-resumed', owner: thisProcess(), ...accepted });
   return execute(plan, options, environment, connection, paths, journal, state, money);
+}
+
+const isThisProcess = (owner: RunOwner) => owner.pid === process.pid && owner.host === hostname();
+
+/** The run's process is alive (on this machine), or on another machine where it cannot be checked. */
+function stillRunning(runId: string, owner: RunOwner): UsageError {
+  const where =
+    owner.host === hostname() ? `process ${owner.pid} on this machine` : `process ${owner.pid} on ${owner.host}`;
+  return new UsageError(
+    `run ${runId} is still running (${where}); stop it first (Ctrl-C, or kill ${owner.pid}), then resume it: ` +
+      'two processes on one run would each submit its unfinished items. Nothing was sent',
+  );
+}
+
+/**
+ * Claims the run for this resume, so that a second resume started at the same moment (before
+ * either has written its `run-resumed` line) stops rather than submitting the same items: a file
+ * created only if absent, naming this process. One whose process is gone is taken over.
+ */
+function claimRun(paths: RunPaths, runId: string): void {
+  const claim = join(paths.dir, RESUME_CLAIM);
+  const mine = JSON.stringify(thisProcess());
+  try {
+    writeFileSync(claim, mine, { flag: 'wx' });
+    return;
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw cause;
+  }
+  let holder: RunOwner | undefined;
+  try {
+    holder = JSON.parse(readFileSync(claim, 'utf8')) as RunOwner;
+  } catch {
+    holder = undefined;
+  }
+  if (holder && ownerAliveHere(holder) && !isThisProcess(holder)) throw stillRunning(runId, holder);
+  writeFileSync(claim, mine);
 }
 
 /**

@@ -19,6 +19,7 @@ export type ReplayedState = Pick<
   | 'uploads'
   | 'downloads'
   | 'status'
+  | 'owner'
   | 'damagedLines'
   | 'unacceptedDamage'
 > & {
@@ -61,6 +62,7 @@ export function resumeStateOf(run: RunState): ReplayedState {
     uploads: run.uploads,
     downloads: run.downloads,
     status: run.status,
+    owner: run.owner,
     recipePath: start.recipe,
     committedUsd: run.spend.committedUnits / 10_000,
     ...(start.cwd !== undefined ? { cwd: start.cwd } : {}),

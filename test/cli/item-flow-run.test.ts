@@ -147,6 +147,31 @@ describe('a step cancelled by a failure upstream', () => {
   });
 });
 
+describe('pipeline resume of a run whose process is alive', () => {
+  it('refuses, naming the process, and sends nothing: two processes would pay for each item twice', async () => {
+    const recipe = join(home, 'alive.yaml');
+    await writeFile(
+      recipe,
+      'version: 1\nname: alive\nsteps:\n  wait: { run: ["node", "-e", "setTimeout(() => {}, 60000)"] }\n',
+    );
+    const child = pipeline(['run', recipe, '--local']);
+    const runId = await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        const id = /^run (\S+): /m.exec(seen)?.[1];
+        if (id && seen.includes('▶ wait')) resolve(id);
+      });
+      child.once('exit', () => reject(new Error(`the run ended before it started:\n${seen}`)));
+    });
+    const resumed = await pipeline(['resume', runId, '--local']);
+    expect(resumed.exitCode).toBe(2);
+    expect(resumed.stderr).toContain(`run ${runId} is still running (process ${child.pid} on this machine)`);
+    child.kill('SIGINT');
+    expect((await child).exitCode).toBe(130);
+  });
+});
+
 describe('pipeline run stopped by Ctrl-C while items flow', () => {
   it('cancels the items downstream of one in flight rather than calling it failed, and --json still says the run', async () => {
     const recipe = join(home, 'stopped.yaml');
