@@ -181,9 +181,10 @@ describe('pipeline validate on mutated recipes', () => {
         tally[code === 0 ? 'exit0' : 'exit2']++;
         if (mutations.some((m) => m.op === 'hostile')) tally.hostile++;
         if (code === 2) expect(printed).toMatch(/^(recipes\/mutated\.yaml|command line):\d+:\d+: error: /);
-        // Under a second each on an idle machine (the slowest is printed); the bound is loose so that
-        // a busy machine cannot fail it, yet tight enough to catch the minutes a quadratic case took.
-        expect(ms).toBeLessThan(5_000);
+        // Under a second each on an idle machine (the slowest is printed). The bound is a guard
+        // against the minutes a quadratic case took, not a speed target: 5 s failed CI twice on
+        // 2026-11-28 (5.2 s and 7.4 s, the two cores loaded), so it is 30 s.
+        expect(ms).toBeLessThan(30_000);
       }),
       { seed: 20261122, numRuns: 2_000 },
     );
