@@ -34,6 +34,12 @@ interface StepCommon {
   location: RecipePosition;
   forEach?: ValueTemplate;
   if?: ValueTemplate;
+  /**
+   * Its `if` is decided only at run time (it reads a step's outputs or outcome, or calls a status
+   * function) in a row where it may run: its runs may not happen. An `if` on inputs alone is
+   * decided by the analysis, in `runs` (0 where false).
+   */
+  ifAtRunTime?: true;
   /** Every step this one waits for: references and `needs`. */
   dependsOn: StepId[];
   /** `nonRetryable`: failure reasons this step does not retry, though they are retried by default. */

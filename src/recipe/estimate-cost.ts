@@ -1,5 +1,5 @@
 import { type PriceRule, roundUsd, type Pricing } from '../model-schemas/prices.js';
-import type { ModelStep, Plan, PlannedStep } from '../plan.js';
+import type { ModelStep, Plan } from '../plan.js';
 import { type KnownItem, knownValue, ownEntry, UNKNOWN } from './known-values.js';
 
 /**
@@ -85,24 +85,6 @@ function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number)
 }
 
 /**
- * Whether the step's `if` is decided only at run time (it reads a step's outputs or outcome, or
- * calls a status function) in a row where it may run: one that reads inputs alone is decided now,
- * in its run count (0 where false).
- */
-export function decidedAtRunTime(plan: Plan, step: PlannedStep): boolean {
-  if (step.if === undefined) return false;
-  for (const [index, row] of plan.rows.entries()) {
-    if (step.runs[index] === 0) continue;
-    try {
-      if (knownValue(step.if, row) === UNKNOWN) return true;
-    } catch {
-      return true;
-    }
-  }
-  return false;
-}
-
-/**
  * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
  * step, so they are taken off at the step's mean price per known run.
  */
@@ -138,7 +120,7 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
     dynamic,
     cached_runs: cachedRuns,
     ...(atDefaults.size > 0 ? { priced_at_defaults: [...atDefaults] } : {}),
-    ...(decidedAtRunTime(plan, step) ? { conditional: true } : {}),
+    ...(step.ifAtRunTime ? { conditional: true } : {}),
   };
 }
 

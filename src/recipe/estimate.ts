@@ -3,7 +3,7 @@ import { plannerOf } from '../actions/planners.js';
 import type { Plan, PlannedStep } from '../plan.js';
 import { chosenItemsLabel } from '../item-label.js';
 import type { Pricing } from '../model-schemas/prices.js';
-import { decidedAtRunTime, sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
+import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
 import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
@@ -123,7 +123,7 @@ function estimateStep(
   const runs = step.runs.filter((r): r is number => r !== 'dynamic').reduce((a, b) => a + b, 0);
   // A step whose `if` is decided at run time may not run at all: the fewest requests and the least
   // time count none of its runs (its cost counts them all, as at most).
-  const conditional = decidedAtRunTime(plan, step);
+  const conditional = step.ifAtRunTime === true;
   const known = conditional ? 0 : runs;
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);

@@ -277,12 +277,15 @@ export function checkChosenItemsExist(
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): void {
+  // Only a for_each step has items to number: without one, no step's values need reading.
+  const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
+  if (forEachSteps.size === 0) return;
   for (const draft of drafts)
     for (const read of readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key'])) {
       const [outputs, item] = read.segments;
       if (outputs?.kind !== 'field' || outputs.name !== 'outputs' || item?.kind !== 'index' || item.index < 0) continue;
       const runs = runsOf.get(read.step);
-      if (!runs || !drafts.some((d) => d.id === read.step && d.forEach)) continue;
+      if (!runs || !forEachSteps.has(read.step)) continue;
       const row = runs.findIndex((count) => typeof count === 'number' && item.index >= count);
       if (row < 0) continue;
       const count = runs[row] as number;

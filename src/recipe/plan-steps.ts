@@ -26,11 +26,14 @@ export function planStep(
   // again each time they are read): a step without for_each, if or checked inputs runs once a row.
   const readsRows = Boolean(draft.forEach || draft.if || draft.inputSchema);
   const runs: PlannedStep['runs'] = [];
+  // Whether its `if` is left to the run in a row where the step may run (see PlannedStep.ifAtRunTime).
+  let ifAtRunTime = false;
   if (!readsRows) for (let i = 0; i < rows.length; i++) runs.push(1);
   else
     for (const row of rows) {
-      const count = runsInRow(draft, row, file, path, diagnostics);
+      const { count, conditionKnown } = runsInRow(draft, row, file, path, diagnostics);
       runs.push(count);
+      if (!conditionKnown && count !== 0) ifAtRunTime = true;
       // A step a row never runs (its `if` false, its `for_each` empty) sends nothing to be rejected.
       if (!draft.inputSchema || count === 0) continue;
       for (const problem of stepInputProblems(draft, row, recipeDir, cwd, probe))
@@ -60,6 +63,7 @@ export function planStep(
   } as Omit<PlannedStep, 'id' | 'action' | 'with'>;
   if (draft.forEach) common.forEach = draft.forEach;
   if (draft.if) common.if = draft.if;
+  if (ifAtRunTime) common.ifAtRunTime = true;
   common.dependsOn = dependsOn;
   const retryPolicy: PlannedStep['retry'] = {
     attempts: retry?.attempts ?? (planner.retriesByDefault ? settings.retries : 0),
@@ -86,14 +90,17 @@ function cachePolicy(draft: StepDraft, settings: PlanSettings): StepCachePolicy 
   return { enabled: true, ttlMs, ...(draft.cacheKey ? { key: draft.cacheKey } : {}) };
 }
 
-/** How many times a step runs in a row: 0 when its `if` is false, its `for_each` list's length, or `dynamic` when only the run knows. */
+/**
+ * How many times a step runs in a row: 0 when its `if` is false, its `for_each` list's length, or
+ * `dynamic` when only the run knows; and whether its `if` (if any) is known before the run.
+ */
 function runsInRow(
   draft: StepDraft,
   row: Record<string, unknown>,
   file: SourceFile,
   path: PathPart[],
   diagnostics: Diagnostic[],
-): number | 'dynamic' {
+): { count: number | 'dynamic'; conditionKnown: boolean } {
   let forEach: unknown;
   let condition: unknown;
   try {
@@ -102,8 +109,20 @@ function runsInRow(
   } catch (cause) {
     if (!(cause instanceof ExpressionError)) throw cause;
     diagnostics.push(error(file, file.locate(path, 'key'), cause.message));
-    return 'dynamic';
+    return { count: 'dynamic', conditionKnown: false };
   }
+  const conditionKnown = condition !== UNKNOWN;
+  return { count: countInRow(draft, forEach, condition, file, path, diagnostics), conditionKnown };
+}
+
+function countInRow(
+  draft: StepDraft,
+  forEach: unknown,
+  condition: unknown,
+  file: SourceFile,
+  path: PathPart[],
+  diagnostics: Diagnostic[],
+): number | 'dynamic' {
   if (condition === false) return 0;
   if (!draft.forEach) return 1;
   if (forEach === UNKNOWN) return 'dynamic';

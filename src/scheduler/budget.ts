@@ -165,9 +165,9 @@ export class RateBudget implements RequestGate, Budget {
   readonly observe = (observation: RateLimitObservation): void => {
     const now = this.clock.now();
     if (observation.limit !== undefined) this.limit = observation.limit;
+    this.window.observeAnswer(observation, now);
     const { resetAt, remaining } = observation;
     if (resetAt !== undefined && remaining !== undefined && resetAt > now) {
-      this.window.observe(resetAt, now);
       if (this.resetAt === undefined || resetAt > this.resetAt) {
         this.resetAt = resetAt;
         this.remaining = this.shareOf(remaining);

@@ -30,8 +30,14 @@ export class WindowLength {
   /** The step from the window before that one's reset to `lastResetAt`. */
   private lastStepMs: number | undefined;
 
+  /** An answer's headers at `now`: those that tell a window (a reset to come, and a count) teach its length. */
+  observeAnswer(answer: { resetAt?: number; remaining?: number }, now: number): void {
+    const { resetAt, remaining } = answer;
+    if (resetAt !== undefined && remaining !== undefined && resetAt > now) this.observe(resetAt, now);
+  }
+
   /** An answer told the window's reset, `resetAt`, at `now`. */
-  observe(resetAt: number, now: number): void {
+  private observe(resetAt: number, now: number): void {
     if (this.ms !== undefined && resetAt - now > this.ms + ROUNDING_MS) {
       this.ms = undefined;
       this.lastStepMs = undefined;

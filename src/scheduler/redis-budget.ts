@@ -163,8 +163,7 @@ export class RedisBudget implements Budget {
       this.local.observe(observation);
       return;
     }
-    const told = observation.resetAt;
-    if (told !== undefined && observation.remaining !== undefined && told > now) this.window.observe(told, now);
+    this.window.observeAnswer(observation, now);
     const { status, limit = -1, remaining = -1, resetAt = -1 } = observation;
     this.redis
       .budgetObserve(...this.keys, now, status, limit, remaining, resetAt, pauseUntil, this.channel)
