@@ -151,10 +151,30 @@ export class RateBudget implements RequestGate, Budget {
     const now = this.clock.now();
     // A pause, the per-minute cap, a spent window or the reads' pace: no read may go now, spare or not.
     if (this.nextSendTime(now) > now || this.readPaceTime(now) > now) return false;
-    if (this.remaining === undefined || this.resetAt === undefined || now >= this.resetAt) return false;
+    const window = this.currentWindow(now);
+    if (!window) return false;
     const free =
-      this.remaining - this.unanswered - this.waiters.length - Math.ceil((this.limit ?? this.remaining) / 10);
-    return free > 0 && this.forecast.readsBefore(this.resetAt, free) < free;
+      window.remaining - this.unanswered - this.waiters.length - Math.ceil((this.limit ?? window.remaining) / 10);
+    return free > 0 && this.forecast.readsBefore(window.resetAt, free) < free;
+  }
+
+  /**
+   * What the current window has left and when it resets: as the latest answer told, or, once that
+   * window is over and no answer has told of the next, a learned window's full count (as
+   * `nextSendTime` assumes) until its end. Without that, there was no room to spare from a window's
+   * reset until an answer told of the next: where little is sent (a run's last long tasks, each
+   * read on its schedule alone), the spare reads due meanwhile were dropped. Undefined when nothing
+   * is known.
+   */
+  private currentWindow(now: number): { remaining: number; resetAt: number } | undefined {
+    if (this.remaining !== undefined && this.resetAt !== undefined && now < this.resetAt)
+      return { remaining: this.remaining, resetAt: this.resetAt };
+    if (this.resetAt !== undefined && now < this.resetAt + this.resetMarginMs) return undefined;
+    const windowMs = this.window.ms;
+    let endsAt = this.window.nextEnd();
+    if (windowMs === undefined || endsAt === undefined || this.limit === undefined) return undefined;
+    while (endsAt <= now) endsAt += windowMs;
+    return { remaining: this.shareOf(this.limit), resetAt: endsAt };
   }
 
   acquire(signal?: AbortSignal, purpose?: RequestPurpose): Promise<() => void> {

@@ -261,4 +261,33 @@ describe('RateBudget', () => {
     await clock.advance(6_000);
     expect(budget.hasSpareRoom()).toBe(false);
   });
+
+  it('once the window is learned, counts a window no answer has told of yet as full, until its end', async () => {
+    const clock = new ManualClock(T0);
+    const forecast = new ReadForecast();
+    const budget = new RateBudget({ clock, resetMarginMs: 100, forecast });
+    // Windows of 6 s, learned at the third; the third is spent.
+    for (const window of [1, 2, 3]) {
+      budget.observe({ status: 200, observedAt: clock.now(), limit: 20, remaining: 0, resetAt: T0 + 6_000 * window });
+      if (window < 3) await clock.advance(6_000);
+    }
+    expect(budget.hasSpareRoom()).toBe(false);
+    // Past the reset, within its margin: the gateway may not have rolled over yet.
+    await clock.advance(6_050);
+    expect(budget.hasSpareRoom()).toBe(false);
+    // Past the margin, nothing sent since: the new window's 20 are there, 2 kept.
+    await clock.advance(100);
+    expect(budget.hasSpareRoom()).toBe(true);
+    // Reads expected before that window's end (at T0 + 24 s) take its room: 17 of them leave 1.
+    const tasks = Array.from({ length: 17 }, () => forecast.task());
+    for (const task of tasks) task.expect(T0 + 23_000);
+    expect(budget.hasSpareRoom()).toBe(true);
+    const last = forecast.task();
+    last.expect(T0 + 23_000);
+    expect(budget.hasSpareRoom()).toBe(false);
+    // Two windows later, still nothing told, those tasks ended: the window then, counted the same way.
+    for (const task of [...tasks, last]) task.end();
+    await clock.advance(12_000);
+    expect(budget.hasSpareRoom()).toBe(true);
+  });
 });
