@@ -62,7 +62,24 @@ export interface Connection {
   durations: DurationStore;
   /** The reads the run's tasks in flight expect to make: the budget keeps room for them (see ReadForecast). */
   reads: ReadForecast;
+  /**
+   * Which gateway this is, as a run's journal records it: `local` for the built-in one (its port
+   * changes each run, its tasks and files are kept under the home), else the media API base
+   * without credentials. A resume goes on only against the gateway its run's tasks are on.
+   */
+  gateway: string;
   close(): Promise<void>;
+}
+
+/** The gateway a connection's tasks and files are on (see Connection.gateway). */
+export function gatewayIdentity(local: boolean, baseUrl: string): string {
+  if (local) return 'local';
+  const url = new URL(baseUrl);
+  url.username = '';
+  url.password = '';
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/$/, '');
 }
 
 /** The built-in gateway of --local runs five times faster than the hosted one: quick to try, still asynchronous. */
@@ -202,6 +219,7 @@ export async function connect(
       return checkGateway(endpoints, apiKey, clock, flags, calls, { gate: budget, onRateLimit, warn });
     },
     durations: await durationStore(gatewayId, redis, budgetOptions.home),
+    gateway: gatewayIdentity(Boolean(flags.local), endpoints.baseUrl),
     async close() {
       await client.close();
       await budget.close();

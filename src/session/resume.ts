@@ -50,6 +50,10 @@ export async function resumeRun(
   checkLocalFiles(state, options, environment);
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
+  if (state.gateway !== undefined && state.gateway !== connection.gateway) {
+    await connection.close();
+    throw otherGateway(runId, state.gateway, connection.gateway);
+  }
   await checkedOrClosed(connection, plan);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
   const accepted =
@@ -67,6 +71,22 @@ function stillRunning(runId: string, owner: RunOwner): UsageError {
   return new UsageError(
     `run ${runId} is still running (${where}); stop it first (Ctrl-C, or kill ${owner.pid}), then resume it: ` +
       'two processes on one run would each submit its unfinished items. Nothing was sent',
+  );
+}
+
+/**
+ * The run's tasks and uploaded files are on the gateway it was started against: read on another,
+ * its tasks in flight would fail as unknown, and their paid work would be lost.
+ */
+function otherGateway(runId: string, was: string, now: string): UsageError {
+  const named = (gateway: string) => (gateway === 'local' ? 'the built-in gateway (--local)' : gateway);
+  const fix =
+    was === 'local'
+      ? 'add --local'
+      : `set PIPELINE_BASE_URL (or --base-url) to ${was}${now === 'local' ? ', without --local' : ''}`;
+  return new UsageError(
+    `run ${runId} was started against ${named(was)}, and this resume would go to ${named(now)}, ` +
+      `where its tasks and uploaded files are not: resume it against the same gateway (${fix}). Nothing was sent`,
   );
 }
 

@@ -135,6 +135,7 @@ export async function startRun(
     ...(batch ? { row_count: plan.rows.length, rows_sha256: rowsDigest(plan.rows) } : { rows: [...plan.rows] }),
     sets: options.set ?? [],
     batch,
+    gateway: connection.gateway,
     cwd: environment.cwd,
     batch_source: source.batchPath ? resolve(environment.cwd, source.batchPath) : null,
     local_files: hashFiles(localFilesOf(plan)),

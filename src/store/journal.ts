@@ -179,6 +179,8 @@ export interface RunStartedEvent {
   rows_sha256?: string;
   sets: string[];
   batch: string | null;
+  /** The gateway its tasks are submitted to: `local`, or the media API base (see Connection.gateway). Absent in old journals. */
+  gateway?: string;
   cwd?: string;
   batch_source?: string | null;
   local_files?: Record<string, string>;

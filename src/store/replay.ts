@@ -39,6 +39,8 @@ export type ReplayedState = Pick<
   batchSource?: string | null;
   /** Local file → SHA-256 of its bytes when the run started. */
   localFiles: Record<string, string>;
+  /** The gateway the run's tasks were submitted to (absent in old journals). */
+  gateway?: string;
   /** What the run has committed so far, in USD: a resume's spending cap counts it. */
   committedUsd: number;
 };
@@ -68,6 +70,7 @@ export function resumeStateOf(run: RunState): ReplayedState {
     ...(start.cwd !== undefined ? { cwd: start.cwd } : {}),
     ...(start.batch_source !== undefined ? { batchSource: start.batch_source } : {}),
     localFiles: start.local_files ?? {},
+    ...(start.gateway !== undefined ? { gateway: start.gateway } : {}),
     damagedLines: run.damagedLines,
     unacceptedDamage: run.unacceptedDamage,
   };

@@ -182,6 +182,33 @@ describe('the command line without rough edges', () => {
     expect(local.exitCode, local.stderr).toBe(0);
   });
 
+  it('a resume against another gateway than its run was started on is refused, with nothing sent to it', async () => {
+    const recipe = join(home, 'paid-then-broken.yaml');
+    await writeFile(recipe, `${PAID}  broken: { run: "exit 3", needs: [picture] }\n`);
+    const failed = await pipeline(['run', recipe, '--json']);
+    expect(failed.exitCode, failed.stderr).toBe(1);
+    const runId = JSON.parse(failed.stdout).run_id as string;
+    const other = await startLocalGateway({ clock, latencyScale: 0 });
+    try {
+      const resumed = await pipeline(['resume', runId], { PIPELINE_BASE_URL: other.baseUrl });
+      expect(resumed.exitCode).toBe(2);
+      expect(resumed.stderr).toContain(`run ${runId} was started against ${gateway.baseUrl}`);
+      expect(resumed.stderr).toContain(`this resume would go to ${other.baseUrl}`);
+      expect(resumed.stderr).toContain(`set PIPELINE_BASE_URL (or --base-url) to ${gateway.baseUrl}`);
+      expect(other.stats().requests.total).toBe(0);
+      // And against the built-in gateway.
+      const local = await pipeline(['resume', runId, '--local']);
+      expect(local.exitCode).toBe(2);
+      expect(local.stderr).toContain('would go to the built-in gateway (--local)');
+    } finally {
+      await other.close();
+    }
+    // Against its own gateway it goes on (and fails again at the broken step, the picture not paid twice).
+    const again = await pipeline(['resume', runId]);
+    expect(again.exitCode, again.stderr).toBe(1);
+    expect(again.stderr).not.toContain('was started against');
+  });
+
   it('an unreachable text gateway or web tools address set apart fails at once too, where the recipe calls it', async () => {
     const calls = join(home, 'calls.yaml');
     await writeFile(
