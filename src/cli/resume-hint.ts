@@ -10,6 +10,10 @@ export interface ResumeContext {
   schemaUrl?: string;
   /** `--redis` as given on the command line; PIPELINE_REDIS_URL needs no repeating. */
   redis?: string;
+  /** The pace and slots given on the command line: a resume without them would run at the recipe's. */
+  rpm?: number | 'auto';
+  concurrency?: number;
+  queueAhead?: number;
   cacheDir?: string;
   cache?: boolean;
   /** `--cache-remote URL`, or `false` for `--no-cache-remote`. */
@@ -26,9 +30,9 @@ const word = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.
 
 /**
  * The command that resumes `runId` with the flags the run was given for its connection, its
- * budget and its cache, so that pasting it works. Values from the environment are left out (the
- * same shell still has them), and so is the API key. A Redis URL with a password is never printed:
- * the hint names PIPELINE_REDIS_URL for it instead.
+ * budget, its pace and its cache, so that pasting it works. Values from the environment are left
+ * out (the same shell still has them), and so is the API key. A Redis URL with a password is never
+ * printed: REDIS_PASSWORD stands in its place, and a comment says so.
  */
 export function resumeCommand(runId: string, flags: ResumeContext, extra: string[] = []): string {
   const words = [commandName(), 'resume', runId];
@@ -40,11 +44,15 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
     ['--schema-url', flags.schemaUrl],
   ] as const)
     if (value) words.push(flag, word(value));
-  if (flags.redis) words.push('--redis', hasPassword(flags.redis) ? '"$PIPELINE_REDIS_URL"' : word(flags.redis));
-  // No variable holds the workers' URL: its password is never printed, but named for the user to fill in.
-  const masked = flags.workers !== undefined && hasPassword(flags.workers);
-  if (flags.workers)
-    words.push('--workers', word(masked ? shownRedisUrl(flags.workers, 'REDIS_PASSWORD') : flags.workers));
+  if (flags.rpm !== undefined) words.push('--rpm', String(flags.rpm));
+  if (flags.concurrency !== undefined) words.push('--concurrency', String(flags.concurrency));
+  if (flags.queueAhead !== undefined) words.push('--queue-ahead', String(flags.queueAhead));
+  // A Redis password is never printed, but named for the user to fill in. (It came on the command
+  // line: naming PIPELINE_REDIS_URL instead pasted as `--redis ""` where that variable was unset.)
+  const masked = [flags.redis, flags.workers].some((url) => url !== undefined && hasPassword(url));
+  const redisWord = (url: string) => word(hasPassword(url) ? shownRedisUrl(url, 'REDIS_PASSWORD') : url);
+  if (flags.redis) words.push('--redis', redisWord(flags.redis));
+  if (flags.workers) words.push('--workers', redisWord(flags.workers));
   if (flags.workersQueue) words.push('--workers-queue', word(flags.workersQueue));
   if (flags.cacheDir) words.push('--cache-dir', word(flags.cacheDir));
   if (flags.cache === false) words.push('--no-cache');

@@ -22,6 +22,12 @@ export type { RpmFlag, RunFlags } from './run-flags.js';
 /** The session's options of `run` and `resume` flags, read once; the interactive parts are added by `withTerminal`. */
 export function runOptionsOf(flags: RunFlags): RunOptions {
   // Help shows them as alternatives; taken together, one of them would be silently ignored.
+  // An unset variable in `--redis "$PIPELINE_REDIS_URL"` gives "": not the same as no --redis.
+  if (flags.redis === '')
+    throw new UsageError(
+      '--redis was given an empty URL (an unset variable?): give redis://[:password@]host[:port], ' +
+        'or leave --redis out to keep the budget in this process; nothing was sent',
+    );
   if (flags.refresh && flags.cache === false)
     throw new UsageError(
       '--refresh and --no-cache cannot go together: --refresh runs every step and writes the step cache anew, ' +

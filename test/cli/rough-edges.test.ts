@@ -55,7 +55,7 @@ steps:
 `;
 
 describe('the command line without rough edges', () => {
-  it('refuses --refresh with --no-cache, which would silently drop one of them, and sends nothing', async () => {
+  it('refuses --refresh with --no-cache, or an empty --redis, which would silently drop a flag, and sends nothing', async () => {
     const recipe = join(home, 'paid-refresh.yaml');
     await writeFile(recipe, PAID);
     // The gateway's routes this would have used: its check of the key, and the submission.
@@ -70,6 +70,11 @@ describe('the command line without rough edges', () => {
     const run = await pipeline(['run', recipe, '--refresh', '--no-cache']);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain('--refresh and --no-cache cannot go together');
+    expect(await used()).toBe(before);
+    // An empty --redis (`--redis "$PIPELINE_REDIS_URL"` with the variable unset) ran unshared, unsaid.
+    const unshared = await pipeline(['run', recipe, '--redis', '']);
+    expect(unshared.exitCode).toBe(2);
+    expect(unshared.stderr).toContain('--redis was given an empty URL (an unset variable?)');
     expect(await used()).toBe(before);
   });
 
