@@ -187,6 +187,26 @@ describe('the command line without rough edges', () => {
     expect(local.exitCode, local.stderr).toBe(0);
   });
 
+  it('resume --json of a run that had succeeded prints JSON: the run as it ended, and resumed: false', async () => {
+    await writeFile(join(home, 'tolerant.yaml'), TOLERANT);
+    const run = await pipeline(['run', join(home, 'tolerant.yaml'), '--json']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const ran = JSON.parse(run.stdout);
+    const again = await pipeline(['resume', ran.run_id, '--json']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      run_id: ran.run_id,
+      status: 'succeeded',
+      resumed: false,
+      run_dir: ran.run_dir,
+      outputs: ran.outputs,
+      steps: [
+        { step: 'flaky', status: 'failed' },
+        { step: 'report', status: 'succeeded' },
+      ],
+    });
+  });
+
   it('a resume against another gateway than its run was started on is refused, with nothing sent to it', async () => {
     const recipe = join(home, 'paid-then-broken.yaml');
     await writeFile(recipe, `${PAID}  broken: { run: "exit 3", needs: [picture] }\n`);
