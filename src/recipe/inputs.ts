@@ -167,6 +167,29 @@ export interface BatchReading {
 /** Stops csv-parse from within a record callback, at the first row past the row limit. */
 const PAST_THE_LIMIT = Symbol('past the batch row limit');
 
+/** A CSV header's names that cannot name inputs: one given twice (the later column would win unsaid), or none. */
+function headerProblems(file: SourceFile, names: readonly string[], line: number): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  const first = new Map<string, number>();
+  names.forEach((name, column) => {
+    if (name === '') {
+      problems.push(error(file, file.lineRange(line), `column ${column + 1} of the header has no name`));
+      return;
+    }
+    const earlier = first.get(name);
+    if (earlier === undefined) first.set(name, column);
+    else
+      problems.push(
+        error(
+          file,
+          file.lineRange(line),
+          `the header names '${name}' twice (columns ${earlier + 1} and ${column + 1})`,
+        ),
+      );
+  });
+  return problems;
+}
+
 /**
  * Reads a CSV (header row of input names) or JSONL (one object a line) batch file, handing each row
  * to `visit` as it is read: no list of the file's rows (nor csv-parse's records) is ever held, so a
@@ -188,7 +211,8 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
     for (let start = 0, line = 1; start <= text.length; line++) {
       const newline = text.indexOf('\n', start);
       const end = newline < 0 ? text.length : newline;
-      const content = text.slice(start, end);
+      // A UTF-8 byte order mark, as some editors write, is no part of the first object.
+      const content = text.slice(line === 1 && text.charCodeAt(0) === 0xfeff ? 1 : start, end);
       start = end + 1;
       if (content.trim() === '') continue;
       const range = file.lineRange(line);
@@ -220,10 +244,14 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
         trim: true,
         bom: true,
         relax_column_count: true,
+        // Any line ending, in any mix: detected from the first line alone, a file whose later lines
+        // end otherwise (rows pasted from another editor) had those rows read as one row's values.
+        record_delimiter: ['\r\n', '\n', '\r'],
         on_record: (record: string[], context: { lines: number }) => {
           try {
             if (!header) {
               header = record;
+              diagnostics.push(...headerProblems(file, record, context.lines));
               return null;
             }
             const range = file.lineRange(context.lines);
@@ -233,7 +261,7 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
             }
             rows++;
             if (record.length !== header.length) {
-              const problem = `this row has ${plural(record.length, 'value')} but the header has ${header.length} columns (${header.join(', ')})`;
+              const problem = `this row has ${plural(record.length, 'value')} but the header has ${plural(header.length, 'column')} (${header.join(', ')})`;
               visit({ values: {}, range, raw: true, problem });
             } else {
               const values: Record<string, unknown> = {};
