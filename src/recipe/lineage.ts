@@ -280,13 +280,20 @@ export function checkChosenItemsExist(
   // Only a for_each step has items to number: without one, no step's values need reading.
   const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
   if (forEachSteps.size === 0) return;
-  for (const draft of drafts)
+  // A step with an `if` runs 0 times in a row where it is false: then its readers are skipped, not wrong.
+  const conditional = new Set(drafts.filter((d) => d.if).map((d) => d.id));
+  for (const draft of drafts) {
+    const readerRuns = runsOf.get(draft.id);
     for (const read of readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key'])) {
       const [outputs, item] = read.segments;
       if (outputs?.kind !== 'field' || outputs.name !== 'outputs' || item?.kind !== 'index' || item.index < 0) continue;
       const runs = runsOf.get(read.step);
       if (!runs || !forEachSteps.has(read.step)) continue;
-      const row = runs.findIndex((count) => typeof count === 'number' && item.index >= count);
+      const mayBeSkipped = conditional.has(read.step);
+      const row = runs.findIndex(
+        (count, at) =>
+          typeof count === 'number' && item.index >= count && !(count === 0 && mayBeSkipped) && readerRuns?.[at] !== 0,
+      );
       if (row < 0) continue;
       const count = runs[row] as number;
       const written = pathText('steps', [{ kind: 'field', name: read.step }, ...read.segments.slice(0, 2)]);
@@ -302,4 +309,5 @@ export function checkChosenItemsExist(
         ),
       );
     }
+  }
 }

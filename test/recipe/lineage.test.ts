@@ -130,6 +130,25 @@ steps:
     expect(barrier.steps.find((s) => s.id === 'first')!.chosenItems).toBeUndefined();
   });
 
+  it('reads a chosen item past the count of a step only where both run: not where an if leaves either out', () => {
+    const recipe = (make: boolean, late = 'inputs.make') => `version: 1
+name: chosen
+inputs:
+  make: { type: boolean, default: ${make} }
+steps:
+  bg: { run: "echo \${{ item }}", for_each: [red, blue], if: "\${{ inputs.make }}" }
+  pick: { run: "echo \${{ steps.bg.outputs[1].stdout }}" }
+  late: { run: "echo \${{ steps.bg.outputs[3].stdout }}", if: "\${{ ${late} }}" }
+`;
+    // bg does not run: pick and late are skipped with it, and read nothing. It was a located error.
+    const skipped = plan(recipe(false));
+    expect(skipped.steps.find((s) => s.id === 'bg')!.runs).toEqual([0]);
+    // Where bg runs, late reads an item bg does not have: still an error.
+    expect(() => plan(recipe(true))).toThrow('steps.bg.outputs[3] reads item 3 of bg, which has 2 items');
+    // And where late alone is left out by its if, its read is not judged.
+    expect(plan(recipe(true, '!inputs.make')).steps).toHaveLength(3);
+  });
+
   it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
     const withIf = (step: string) => chain().replace(`  ${step}:\n`, `  ${step}:\n    if: \${{ index != 2 }}\n`);
     expect(plan(withIf('badge')).steps.find((s) => s.id === 'badge')!.if).toBeDefined();
