@@ -4,7 +4,8 @@ import type { MediaFile } from '../gateway/types.js';
 import { addConnectionOptions, withConnection, type ConnectionFlags } from './connection.js';
 import { UsageError } from './errors.js';
 import { numberFlag } from './flags.js';
-import { printJson, printLine, printTable } from './output.js';
+import { setExitCode } from './io.js';
+import { printError, printJson, printLine, printTable } from './output.js';
 import { unwrap } from './unwrap.js';
 
 const fileJson = (f: MediaFile) => ({
@@ -104,9 +105,19 @@ export function registerFilesCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (ids: string[], flags: ConnectionFlags & { json?: boolean }) =>
       withConnection(flags, async ({ client }) => {
-        for (const id of ids) unwrap(await client.deleteFile(id), `delete of ${id}`);
-        if (flags.json) return printJson({ deleted: ids });
-        for (const id of ids) printLine(`deleted ${id}`);
+        // Each file is tried: one the gateway refuses (already gone, another team's) stops none of the others.
+        const deleted: string[] = [];
+        const failed: Array<{ file_id: string; message: string }> = [];
+        for (const id of ids) {
+          const answer = await client.deleteFile(id);
+          if (answer.ok) deleted.push(id);
+          else failed.push({ file_id: id, message: answer.error.message });
+          if (flags.json) continue;
+          if (answer.ok) printLine(`deleted ${id}`);
+          else printError(`pipeline: delete of ${id}: ${answer.error.message}`);
+        }
+        if (flags.json) printJson({ deleted, failed });
+        if (failed.length > 0) setExitCode(1);
       }),
     );
 }

@@ -69,7 +69,7 @@ describe('commands that talk to the gateway', () => {
     expect(bad.exitCode).toBe(2);
   });
 
-  it('files upload, list and rm', async () => {
+  it('files upload, list and rm, which tries every id it is given', async () => {
     const uploaded = await pipeline(['files', 'upload', logo, '--json']);
     expect(uploaded.exitCode).toBe(0);
     const [file] = JSON.parse(uploaded.stdout);
@@ -88,6 +88,15 @@ describe('commands that talk to the gateway', () => {
       `pipeline: delete of ${file.file_id}: HTTP 404: Not found: file ${file.file_id} does not exist`,
     );
     expect((await pipeline(['files', 'list', '--limit', '101'])).exitCode).toBe(2);
+    // A refused id stops none of the others, and --json says which were deleted and which not.
+    const [kept] = JSON.parse((await pipeline(['files', 'upload', logo, '--json'])).stdout);
+    const mixed = await pipeline(['files', 'rm', file.file_id, kept.file_id, '--json']);
+    expect(mixed.exitCode).toBe(1);
+    expect(JSON.parse(mixed.stdout)).toEqual({
+      deleted: [kept.file_id],
+      failed: [{ file_id: file.file_id, message: `HTTP 404: Not found: file ${file.file_id} does not exist` }],
+    });
+    expect((await pipeline(['files', 'list'])).stdout).not.toContain(kept.file_id);
   });
 
   it('files upload checks every file before it sends any: a bad one anywhere in the list, nothing uploaded, exit 2', async () => {
