@@ -31,7 +31,8 @@ export interface StepRetryFacts {
  * data: `true` for a failure that may pass on another try (a failed task, an answer that broke the
  * schema, a command's exit code, a transient gateway failure), `false` for one the same input would
  * meet again (a refusal, a bad input, a missing file), `'as-its-request'` for an unnamed HTTP status
- * (retried as its request would be: 408 and 5xx other than 501).
+ * (retried as its request would be: 408 and 5xx other than 501) and for a connection not opened
+ * (retried, unless its certificate was refused).
  */
 export const RETRIED_BY_DEFAULT: { readonly [R in StepFailureReason]: boolean | 'as-its-request' } = {
   'task-failed': true,
@@ -40,7 +41,7 @@ export const RETRIED_BY_DEFAULT: { readonly [R in StepFailureReason]: boolean | 
   'rate-limited': true,
   'server-error': true,
   unavailable: true,
-  'connection-failed': true,
+  'connection-failed': 'as-its-request',
   'connection-dropped': true,
   timeout: true,
   'malformed-response': true,

@@ -32,7 +32,8 @@ const neverOpened = (failure: GatewayFailure) =>
   failure.reason === 'connection-failed' || (failure.reason === 'timeout' && failure.phase === 'connect');
 
 export function mayRetry(kind: RequestClass, failure: GatewayFailure): boolean {
-  if (failure.reason === 'rate-limited' || neverOpened(failure)) return true;
+  // Never sent, so safe to send again; but not where sending again cannot help (a refused certificate).
+  if (failure.reason === 'rate-limited' || (neverOpened(failure) && failure.retryable)) return true;
   switch (kind) {
     case 'read':
       return failure.retryable;

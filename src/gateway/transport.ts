@@ -38,6 +38,37 @@ const NEVER_OPENED = new Set([
   'EADDRNOTAVAIL',
 ]);
 
+/**
+ * Certificates refused in the TLS handshake, before anything was sent: no retry can help, and a
+ * "dropped connection" retried for seconds said nothing of the cause.
+ */
+const CERTIFICATE_REFUSED: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'its chain ends in a self-signed certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its issuer is not one Node trusts',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'its issuer is not one Node trusts',
+  UNABLE_TO_GET_ISSUER_CERT: 'its issuer is not one Node trusts',
+  CERT_UNTRUSTED: 'it is not trusted',
+  CERT_HAS_EXPIRED: 'it has expired',
+  CERT_NOT_YET_VALID: 'it is not valid yet',
+  CERT_REVOKED: 'it has been revoked',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'it is for another host name',
+};
+
+/** A certificate the handshake refused: nothing was sent, and sending again will not help. */
+function certificateFailure(code: string): GatewayFailure {
+  const trust =
+    code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID' || code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+      ? 'check the address and the gateway'
+      : "for a gateway behind a private certificate authority, give Node that authority's certificate with NODE_EXTRA_CA_CERTS=/path/to/ca.pem";
+  return {
+    reason: 'connection-failed',
+    message: `the TLS certificate could not be verified (${code}): ${CERTIFICATE_REFUSED[code]}; ${trust}`,
+    retryable: false,
+    outcomeUnknown: false,
+  };
+}
+
 function errorCode(error: unknown): string | undefined {
   let current = error as { code?: string; cause?: unknown; errors?: unknown[] } | undefined;
   for (let depth = 0; current && depth < 5; depth++) {
@@ -62,6 +93,7 @@ export function classifyError(error: unknown, timeouts: Timeouts, signal: AbortS
       break;
   }
   if (code && NEVER_OPENED.has(code)) return networkFailure('connection-failed', `could not connect (${code})`);
+  if (code && code in CERTIFICATE_REFUSED) return certificateFailure(code);
   const message = error instanceof Error ? error.message : String(error);
   return networkFailure(
     'connection-dropped',

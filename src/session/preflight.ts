@@ -116,9 +116,10 @@ export async function checkGateway(
     if (!answer.ok) {
       const failure = answer.error;
       if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
-        const hint = 'Is the gateway running there? --local uses the built-in one';
+        // A refused certificate says its own cause: the gateway is there.
+        const hint = failure.retryable ? '. Is the gateway running there? --local uses the built-in one' : '';
         throw new GatewayRefusal(
-          { ...failure, message: `${why(failure)}. ${hint}` },
+          { ...failure, message: `${why(failure)}${hint}` },
           `could not connect to ${host} (${source})`,
         );
       }

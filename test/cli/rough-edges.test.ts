@@ -234,6 +234,35 @@ describe('the command line without rough edges', () => {
     expect(again.stderr).not.toContain('was started against');
   });
 
+  it('a gateway whose TLS certificate cannot be verified fails at once, saying so, not as a dropped connection retried', async () => {
+    const fixtures = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+    const { createServer } = await import('node:https');
+    const server = createServer(
+      {
+        key: await readFile(join(fixtures, 'self-signed-key.pem')),
+        cert: await readFile(join(fixtures, 'self-signed-cert.pem')),
+      },
+      (_request, response) => response.end('{}'),
+    );
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    const { port } = server.address() as { port: number };
+    try {
+      const recipe = join(home, 'paid.yaml');
+      await writeFile(recipe, PAID);
+      const started = clock.now();
+      const result = await pipeline(['run', recipe], { PIPELINE_BASE_URL: `https://127.0.0.1:${port}/api/v1` });
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toBe(
+        `pipeline: could not connect to 127.0.0.1:${port} (PIPELINE_BASE_URL): the TLS certificate could not be verified ` +
+          "(DEPTH_ZERO_SELF_SIGNED_CERT): it is self-signed; for a gateway behind a private certificate authority, give Node that authority's certificate with NODE_EXTRA_CA_CERTS=/path/to/ca.pem",
+      );
+      // No backoff: one attempt, nothing retried.
+      expect(clock.now() - started).toBe(0);
+    } finally {
+      await new Promise((closed) => server.close(closed));
+    }
+  });
+
   it('an unreachable text gateway or web tools address set apart fails at once too, where the recipe calls it', async () => {
     const calls = join(home, 'calls.yaml');
     await writeFile(

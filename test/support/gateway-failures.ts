@@ -10,6 +10,9 @@ import {
   type GatewayFailure,
 } from '../../src/gateway/failures.js';
 import type { RequestClass } from '../../src/gateway/retry.js';
+import { classifyError } from '../../src/gateway/transport.js';
+
+const TIMEOUTS = { connectMs: 1000, headersMs: 1000, bodyMs: 1000 };
 
 /** One failure of every gateway reason, and whether each request class may send it again (a paid call as a call). */
 export const REQUEST_CASES: Array<[string, GatewayFailure, Record<Exclude<RequestClass, 'paid-call'>, boolean>]> = [
@@ -27,6 +30,15 @@ export const REQUEST_CASES: Array<[string, GatewayFailure, Record<Exclude<Reques
     'connection never opened',
     networkFailure('connection-failed', 'ECONNREFUSED'),
     { read: true, submit: true, call: true },
+  ],
+  [
+    'TLS certificate refused',
+    classifyError(
+      Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+      TIMEOUTS,
+      undefined,
+    ),
+    { read: false, submit: false, call: false },
   ],
   [
     'connection dropped',
