@@ -63,14 +63,21 @@ export async function submitAndWaitRemotely(
   );
   switch (end.kind) {
     case 'refused':
-      recordRefused(ctx, item, end.failure, costUsd);
+      // What was asked goes with it, as a local refusal's does: the report's card shows the prompt.
+      recordRefused(ctx, item, end.failure, costUsd, journaledInput);
       return err(end.failure);
     case 'withdrawn':
       // Taken off the queue before any worker had it: certainly never sent.
       recordRefused(ctx, item, { reason: 'withdrawn' }, costUsd);
       return err(interrupted('the run was stopped before this task was submitted'));
     case 'unknown':
-      emit(ctx, { type: 'submission-unknown', item: item.ref, request, message: end.message });
+      emit(ctx, {
+        type: 'submission-unknown',
+        item: item.ref,
+        request,
+        message: end.message,
+        ...(journaledInput ? { input: journaledInput } : {}),
+      });
       return err({ ...end.failure, outcomeUnknown: true });
     case 'interrupted':
       if (end.taskId) onSubmitted(end.taskId);

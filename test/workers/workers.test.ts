@@ -63,6 +63,48 @@ describe.skipIf(!redisTestsRun)('three workers and a coordinator on one Redis', 
     }
   });
 
+  it('journals what a submission the gateway refused on a worker asked, as a local refusal does', {
+    timeout: 120_000,
+  }, async () => {
+    const gateway = await startLocalGateway(gatewayOptions(3));
+    const workers = [await startWorker(gateway, 'refused-w', 'refused')];
+    try {
+      gateway.injectFault({
+        kind: 'status',
+        status: 400,
+        route: 'POST /api/v1/{provider}/{model_id}',
+        body_contains: 'refused shot 2',
+      });
+      const recipe = join(dir, 'refused.yaml');
+      await writeFile(recipe, batchRecipe(4, 'refused'));
+      const run = await execa(
+        'node',
+        [cli, 'run', recipe, '--workers', redis.url, '--workers-queue', 'refused', '--json'],
+        {
+          reject: false,
+          env: envFor(gateway, 'refused-coordinator'),
+        },
+      );
+      expect(run.exitCode, String(run.stderr)).toBe(1);
+      const { run_dir: runDir } = JSON.parse(String(run.stdout));
+      const journal = (await readFile(join(runDir, 'journal.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      // The report's card of image[2] shows the prompt it was refused for.
+      expect(journal).toContainEqual(
+        expect.objectContaining({
+          type: 'submission-refused',
+          index: 2,
+          input: expect.objectContaining({ prompt: 'refused shot 2' }),
+        }),
+      );
+    } finally {
+      await stopAll(workers);
+      await gateway.close();
+    }
+  });
+
   it('runs the launch-kit example on a worker: web search, web fetch, LLM, and model items with an uploaded file', {
     timeout: 180_000,
   }, async () => {
