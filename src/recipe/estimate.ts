@@ -134,8 +134,9 @@ function estimateStep(
   plannerOf(step).estimate(step, { plan, known: uncached, dynamic, eachMs: each }, tally);
   // A cached tool call is one request fewer (web-fetch counts its calls per row, not per run).
   tally.requests.tool_calls = Math.max(toolCalls, tally.requests.tool_calls - cached);
-  const allCached = conditional || (!dynamic && cached >= known);
-  for (const media of allCached ? [] : step.mediaFields) {
+  // Nothing of it counts in the least requests and time: every known run cached, or its if undecided.
+  const nothingSure = conditional || (!dynamic && cached >= known);
+  for (const media of nothingSure ? [] : step.mediaFields) {
     for (const row of plan.rows) {
       const value = knownInputOf(step, row)?.[media.field];
       for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
@@ -145,7 +146,7 @@ function estimateStep(
     step.runs.map((r) => (r === 'dynamic' ? 1 : r)),
     1,
   );
-  const runMs = allCached ? 0 : each;
+  const runMs = nothingSure ? 0 : each;
   const flowsFrom = step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
   let start = 0;
   // A step that reads chosen items of a dependency starts, at the least, when its first item is done.
