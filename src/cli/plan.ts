@@ -76,13 +76,17 @@ function printText(
     .map(([slug, n]) => `${n} × ${slug}`);
   const r = totals.requests;
   // Steps whose `if` is decided at run time are left out of tasks, requests and time: they may not run.
-  const conditional = totals.cost.conditional_steps ?? [];
-  const besides = conditional.length
-    ? `, besides the runs of ${conditional.join(', ')} where ${conditional.length === 1 ? 'its' : 'their'} if holds`
-    : '';
-  printLine(`tasks      ${tasks.length ? tasks.join(', ') : 'none'}${besides}`);
+  const besides = (steps: readonly string[]) =>
+    steps.length
+      ? `, besides the runs of ${steps.join(', ')} where ${steps.length === 1 ? 'its' : 'their'} if holds`
+      : '';
+  const conditional = r.conditional_steps ?? [];
+  const modelSteps = new Set(estimate.steps.filter((s) => s.model !== null).map((s) => s.id));
   printLine(
-    `requests   at least ${r.total}: ${plural(r.submissions, 'submission')}, ${plural(r.polls, 'poll')}, ${plural(r.uploads, 'upload')}, ${plural(r.tool_calls, 'tool call')}, ${plural(r.text_calls, 'text call')}${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}${besides}`,
+    `tasks      ${tasks.length ? tasks.join(', ') : 'none'}${besides(conditional.filter((id) => modelSteps.has(id)))}`,
+  );
+  printLine(
+    `requests   at least ${r.total}: ${plural(r.submissions, 'submission')}, ${plural(r.polls, 'poll')}, ${plural(r.uploads, 'upload')}, ${plural(r.tool_calls, 'tool call')}, ${plural(r.text_calls, 'text call')}${r.dynamic_steps.length ? ` (more for the runs of ${r.dynamic_steps.join(', ')}, known only at run time)` : ''}${besides(conditional)}`,
   );
   printLine(`cost       ${describeTotalCost(totals.cost)}`);
   printLine(

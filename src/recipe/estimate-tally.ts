@@ -11,6 +11,8 @@ export interface RequestCounts {
   text_calls: number;
   total: number;
   dynamic_steps: string[];
+  /** Steps whose `if` is decided at run time: none of their requests are counted (they may not run). */
+  conditional_steps?: string[];
 }
 
 /** Tasks per model slug; `dynamic` when a for_each list is known only at run time. */

@@ -202,6 +202,31 @@ describe('pipeline plan', () => {
     );
   });
 
+  it('leaves the runs of every step whose if is decided at run time out of the fewest tasks and requests, and names them', async () => {
+    const path = join(dir, 'fallbacks.yaml');
+    await writeFile(
+      path,
+      [
+        'version: 1',
+        'name: fallbacks',
+        'steps:',
+        '  t2i: { uses: vendor-a/vendor-a-v3-t2i, continue_on_error: true, with: { prompt: kite } }',
+        '  fallback: { uses: vendor-a/vendor-a-v3-t2i, if: "${{ steps.t2i.outcome == \'failure\' }}", with: { prompt: plain kite } }',
+        '  note: { uses: web-search, if: "${{ steps.t2i.outcome == \'failure\' }}", with: { query: kites } }',
+        '',
+      ].join('\n'),
+    );
+    const result = await run(['plan', path]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    // Only a model step makes tasks; both make requests.
+    expect(result.stdout).toMatch(
+      /^tasks {6}1 × vendor-a\/vendor-a-v3-t2i, besides the runs of fallback where its if holds$/m,
+    );
+    expect(result.stdout).toMatch(
+      /^requests {3}at least \d+: .*, besides the runs of fallback, note where their if holds$/m,
+    );
+  });
+
   it('refuses an unknown format with exit 2', async () => {
     expect((await run(['plan', 'recipes/launch-kit.yaml', '--format', 'dot'])).exitCode).toBe(2);
   });
