@@ -122,18 +122,27 @@ export function registerRunsCommand(program: Command): void {
           ].join(', '),
         ]),
       );
-      const cancelled = summary.steps.filter((s) => s.status === 'cancelled' && s.cancelled_because);
-      if (cancelled.length > 0) printLine();
-      for (const step of cancelled.slice(0, LISTED_CANCELLED))
-        printLine(`${itemLabel(step, summary.rows)} cancelled: ${step.cancelled_because}`);
-      if (cancelled.length > LISTED_CANCELLED)
-        printLine(`… and ${plural(cancelled.length - LISTED_CANCELLED, 'more step')} cancelled`);
+      // One line per reason: a stopped batch had a line per row saying the same.
+      const cancelled = new Map<string, typeof summary.steps>();
+      for (const step of summary.steps)
+        if (step.status === 'cancelled' && step.cancelled_because) {
+          const same = cancelled.get(step.cancelled_because);
+          if (same) same.push(step);
+          else cancelled.set(step.cancelled_because, [step]);
+        }
+      if (cancelled.size > 0) printLine();
+      for (const [reason, steps] of cancelled) {
+        const inOrder = [...steps].sort((a, b) => a.row - b.row);
+        const named = inOrder.slice(0, LISTED_CANCELLED).map((step) => itemLabel(step, summary.rows));
+        const more = steps.length > LISTED_CANCELLED ? ` and ${steps.length - LISTED_CANCELLED} more` : '';
+        printLine(`${named.join(', ')}${more} cancelled: ${reason}`);
+      }
       const failed = summary.steps.filter((s) => s.error);
       if (failed.length > 0) {
         printLine();
         for (const step of failed)
           printLine(
-            `${step.step} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`,
+            `${itemLabel(step, summary.rows)} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`,
           );
       }
       const items = describeItems(summary.steps, summary.rows);

@@ -121,6 +121,22 @@ describe('the command line without rough edges', () => {
     expect(none.stderr).toMatch(/^pipeline: no run nope in .+\/runs \(pipeline runs list shows them\)$/m);
   });
 
+  it('runs show says once for many steps that were cancelled for one reason, and names the row of each failure', async () => {
+    const recipe = join(home, 'cancelled-rows.yaml');
+    await writeFile(
+      recipe,
+      'version: 1\nname: rows\ninputs:\n  n: { type: integer }\nsteps:\n  broken: { run: "exit 3" }\n  after: { run: "echo ${{ inputs.n }}", needs: [broken] }\n',
+    );
+    await writeFile(join(home, 'rows.csv'), 'n\n1\n2\n3\n');
+    const run = await pipeline(['run', recipe, '--batch', join(home, 'rows.csv'), '--json']);
+    expect(run.exitCode, run.stderr).toBe(1);
+    const show = await pipeline(['runs', 'show', JSON.parse(run.stdout).run_id]);
+    expect(show.stdout).toContain('\nrow 1 after, row 2 after, row 3 after cancelled: it needs broken, which failed\n');
+    // And each failure names its row.
+    for (const row of [1, 2, 3])
+      expect(show.stdout.split('\n')).toContain(`row ${row} broken failed (command-failed): the command exited with 3`);
+  });
+
   it('--set name without = is a usage error that says so', async () => {
     const result = await pipeline([
       'validate',
