@@ -11,8 +11,9 @@ import { ManualClock } from '../support/manual-clock.js';
 const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
 
-// At this scale `quick` takes about 2 s and each `slow` task about 5.5 s on the built-in gateway:
-// the run is killed between the two, with one step's files downloaded and three tasks running.
+// At this scale `quick` takes about 1.75 s and each `slow` task about 8 s on the built-in gateway:
+// the run is killed between the two, with one step's files downloaded and three tasks running. (At
+// 5.5 s, under the whole suite's load on two cores, two slow tasks had ended before the kill.)
 const RECIPE = `version: 1
 name: killed-local
 settings: { concurrency: 4 }
@@ -23,7 +24,7 @@ steps:
   slow:
     uses: vendor-a/vendor-a-v3-t2i
     for_each: ["a", "b", "c"]
-    with: { prompt: "picture \${{ item }}", aspect_ratio: "1:1", n: 4 }
+    with: { prompt: "picture \${{ item }}", aspect_ratio: "1:1", n: 6 }
   framed:
     uses: vendor-b/vendor-b-5.0-lite-edit
     with:
