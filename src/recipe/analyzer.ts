@@ -9,7 +9,7 @@ import { checkInputDefinitions, resolveRows } from './input-rows.js';
 import { UPLOAD_LIMIT_BYTES } from '../wire/limits.js';
 import type { FileProbe, InputDefinition } from './inputs.js';
 import { RowOrigins, rowsStepsAccept } from './model-rows.js';
-import { planStep } from './plan-steps.js';
+import { ifFalseInRow, planStep } from './plan-steps.js';
 import { RowTable } from './row-table.js';
 import { checkStructure } from './recipe-schema.js';
 import { resolveSettings } from './settings.js';
@@ -106,7 +106,11 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   });
   if (order) {
     countThroughChains(steps, rows);
-    checkChosenItemsExist(drafts, new Map(steps.map((s) => [s.id, s.runs])), file, diagnostics);
+    const ifFalse = (step: string, row: number) => {
+      const values = rows.at(row);
+      return values !== undefined && ifFalseInRow(byId.get(step)!, values);
+    };
+    checkChosenItemsExist(drafts, new Map(steps.map((s) => [s.id, s.runs])), ifFalse, file, diagnostics);
   }
   if (!order || diagnostics.length > 0) return err(sortDiagnostics(dedupe(diagnostics)));
   return ok({

@@ -274,14 +274,14 @@ function checkItemConditions(
 export function checkChosenItemsExist(
   drafts: StepDraft[],
   runsOf: ReadonlyMap<string, ReadonlyArray<number | 'dynamic'>>,
+  /** Whether a step's `if` is known false in a row (0 runs then, its readers skipped, not an empty list). */
+  ifFalse: (step: string, row: number) => boolean,
   file: SourceFile,
   diagnostics: Diagnostic[],
 ): void {
   // Only a for_each step has items to number: without one, no step's values need reading.
   const forEachSteps = new Set(drafts.filter((d) => d.forEach).map((d) => d.id));
   if (forEachSteps.size === 0) return;
-  // A step with an `if` runs 0 times in a row where it is false: then its readers are skipped, not wrong.
-  const conditional = new Set(drafts.filter((d) => d.if).map((d) => d.id));
   for (const draft of drafts) {
     const readerRuns = runsOf.get(draft.id);
     for (const read of readsOf(draft, ['for_each', 'if', 'with', 'run', 'cache.key'])) {
@@ -289,10 +289,13 @@ export function checkChosenItemsExist(
       if (outputs?.kind !== 'field' || outputs.name !== 'outputs' || item?.kind !== 'index' || item.index < 0) continue;
       const runs = runsOf.get(read.step);
       if (!runs || !forEachSteps.has(read.step)) continue;
-      const mayBeSkipped = conditional.has(read.step);
+      // Where either is left out of a row by its if (0 runs), nothing is read there: the reader is skipped.
       const row = runs.findIndex(
         (count, at) =>
-          typeof count === 'number' && item.index >= count && !(count === 0 && mayBeSkipped) && readerRuns?.[at] !== 0,
+          typeof count === 'number' &&
+          item.index >= count &&
+          !(count === 0 && ifFalse(read.step, at)) &&
+          readerRuns?.[at] !== 0,
       );
       if (row < 0) continue;
       const count = runs[row] as number;

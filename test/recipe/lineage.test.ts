@@ -147,6 +147,10 @@ steps:
     expect(() => plan(recipe(true))).toThrow('steps.bg.outputs[3] reads item 3 of bg, which has 2 items');
     // And where late alone is left out by its if, its read is not judged.
     expect(plan(recipe(true, '!inputs.make')).steps).toHaveLength(3);
+    // An empty list is not an if: bg runs, with no items, and pick would read a null.
+    expect(() => plan(recipe(true).replace('for_each: [red, blue]', 'for_each: []'))).toThrow(
+      'steps.bg.outputs[1] reads item 1 of bg, which has no items',
+    );
   });
 
   it('lets the if of an item-by-item step read its item, and no other step’s if', () => {
