@@ -7,7 +7,9 @@ import type { RunResult } from '../engine/engine.js';
 import { RUN_STOPPED } from '../engine/failure.js';
 import { hasOutputs, isBatch, type Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
-import { fileCount, notListedLine, spendFigures } from '../store/summary.js';
+import { fileCount, notListedLine, type RunSummary, spendFigures, summariseJournalFile } from '../store/summary.js';
+import { runPaths } from '../store/run-store.js';
+import { readFileSync } from 'node:fs';
 import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
 import type { Annotation } from '../report/github-commands.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
@@ -51,13 +53,20 @@ function runJson(run: SessionRun): Record<string, unknown> {
     run_dir: run.runDir,
     outputs_dir: run.outputsDir,
     outputs: isBatch(plan.rows) ? outputs : outputs[0],
-    files: summary.files.map((f) => f.path),
     copied,
     cache: summary.cache,
+    ...journalJson(summary, isBatch(plan.rows)),
+  };
+}
+
+/** What `--json` prints of a run that its journal tells: files, rows left out, each step's end. */
+function journalJson(summary: RunSummary, batch: boolean): Record<string, unknown> {
+  return {
+    files: summary.files.map((f) => f.path),
     skipped_rows: summary.skipped_rows,
     // Each step's end; `items_from`: item i of the step comes from item i of that step.
     steps: summary.steps.map((s) => ({
-      ...(isBatch(plan.rows) ? { row: s.row } : {}),
+      ...(batch ? { row: s.row } : {}),
       step: s.step,
       status: s.status,
       ...(s.continued ? { continued: true } : {}),
@@ -67,6 +76,30 @@ function runJson(run: SessionRun): Record<string, unknown> {
     })),
     // A batch past LISTED_ROWS rows: its later rows' files and succeeded steps, counted.
     ...(summary.not_listed ? { not_listed: summary.not_listed } : {}),
+  };
+}
+
+/**
+ * `resume --json` of a run that had succeeded: the run as `run --json` gave it at its end, from its
+ * journal, and `resumed: false` (a script reading stdout had got a line of text).
+ */
+export function alreadySucceededJson(home: string, runId: string): Record<string, unknown> {
+  const paths = runPaths(home, runId);
+  const read = summariseJournalFile(paths.journal);
+  if (!read.ok) return { run_id: runId, status: 'succeeded', resumed: false };
+  const summary = read.value;
+  // A batch's outputs are a list by row, even of one row: as its run-started line says.
+  const text = readFileSync(paths.journal, 'utf8');
+  const started = JSON.parse(text.slice(0, text.indexOf('\n'))) as { batch?: string | null };
+  const batch = summary.rows > 1 || (started.batch ?? null) !== null;
+  return {
+    run_id: runId,
+    status: 'succeeded',
+    resumed: false,
+    run_dir: paths.dir,
+    outputs_dir: paths.outputs,
+    outputs: summary.outputs,
+    ...journalJson(summary, batch),
   };
 }
 

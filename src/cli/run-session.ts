@@ -11,9 +11,7 @@ import { resumeRun as resumeSession } from '../session/resume.js';
 import * as session from '../session/run.js';
 import { annotateDiagnostics } from './github-actions.js';
 import { printJson, printLine, redact } from './output.js';
-import { runPaths } from '../store/run-store.js';
-import { summariseJournalFile } from '../store/summary.js';
-import { printRunEnd, reportRunToGitHub } from './run-end.js';
+import { alreadySucceededJson, printRunEnd, reportRunToGitHub } from './run-end.js';
 import type { RunFlags } from './run-flags.js';
 import { sessionEnvironment } from './session-environment.js';
 import { cliIo } from './io.js';
@@ -163,27 +161,6 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
     return 0;
   }
   return ended(run, flags);
-}
-
-/**
- * `resume --json` of a run that had succeeded: the run's own figures, as `run --json` gave them at
- * its end, and `resumed: false` (a script reading stdout got text it could not parse).
- */
-function alreadySucceededJson(home: string, runId: string): Record<string, unknown> {
-  const paths = runPaths(home, runId);
-  const summary = summariseJournalFile(paths.journal);
-  if (!summary.ok) return { run_id: runId, status: 'succeeded', resumed: false };
-  const { outputs, files, steps } = summary.value;
-  return {
-    run_id: runId,
-    status: 'succeeded',
-    resumed: false,
-    run_dir: paths.dir,
-    outputs_dir: paths.outputs,
-    outputs,
-    files: files.map((f) => f.path),
-    steps: steps.map((s) => ({ ...(summary.value.rows > 1 ? { row: s.row } : {}), step: s.step, status: s.status })),
-  };
 }
 
 /** One line at the first 429 a run meets: plain output has no footer that would show it. */

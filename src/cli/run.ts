@@ -182,7 +182,7 @@ export function registerRunCommands(program: Command): void {
     )
     .option(
       '--force',
-      'resume even though journal lines are unreadable or local files changed (may pay for work again)',
+      'resume even though journal lines are unreadable, local files changed (may pay for work again), or the gateway is at another address',
     )
     .action(async (runId: string, raw: RunFlags) => {
       const flags = checkExecution({ ...raw, set: [] });

@@ -51,8 +51,15 @@ export async function resumeRun(
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
   if (state.gateway !== undefined && state.gateway !== connection.gateway) {
-    await connection.close();
-    throw otherGateway(runId, state.gateway, connection.gateway);
+    // The same gateway may answer at another address (localhost for 127.0.0.1, a new port): --force says so.
+    if (options.force)
+      environment.warn(
+        `warning: --force: run ${runId} was started against ${state.gateway}; going on against ${connection.gateway} as the same gateway`,
+      );
+    else {
+      await connection.close();
+      throw otherGateway(runId, state.gateway, connection.gateway);
+    }
   }
   await checkedOrClosed(connection, plan);
   const journal = new FileJournal(paths.journal, () => connection.clock.now());
@@ -86,7 +93,8 @@ function otherGateway(runId: string, was: string, now: string): UsageError {
       : `set PIPELINE_BASE_URL (or --base-url) to ${was}${now === 'local' ? ', without --local' : ''}`;
   return new UsageError(
     `run ${runId} was started against ${named(was)}, and this resume would go to ${named(now)}, ` +
-      `where its tasks and uploaded files are not: resume it against the same gateway (${fix}). Nothing was sent`,
+      `where its tasks and uploaded files are not: resume it against the same gateway (${fix}), or, if that ` +
+      'is the same gateway at another address, with --force. Nothing was sent',
   );
 }
 

@@ -1,26 +1,46 @@
-import { describe, expect, it } from 'vitest';
-import { resumeCommand } from '../../src/cli/resume-hint.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { pipelineInProcess, TestInterrupts } from '../support/cli.js';
 
-// What `pipeline run` prints after a stop, for pasting: the command line's own flags, never a secret.
-const hint = (flags: Parameters<typeof resumeCommand>[1]) =>
-  resumeCommand('r1', flags).replace(/^\S+(?: \S+)* resume /, 'resume ');
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'pipeline-resume-hint-'));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
 
-describe('the printed resume command', () => {
-  it('keeps the pace and the slots given on the command line', () => {
-    expect(hint({ rpm: 20, concurrency: 4, queueAhead: 2 })).toBe('resume r1 --rpm 20 --concurrency 4 --queue-ahead 2');
-    expect(hint({ rpm: 'auto' })).toBe('resume r1 --rpm auto');
+/** A run of a command that waits, stopped with Ctrl-C once the command runs: its printed resume command. */
+async function stoppedRun(flags: string[]): Promise<string> {
+  const recipe = join(work, 'slow.yaml');
+  await writeFile(recipe, 'version: 1\nname: slow\nsteps:\n  wait:\n    run: sleep 20\n');
+  const interrupts = new TestInterrupts();
+  const pressed = (async () => {
+    while (!interrupts.listened()) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    interrupts.press();
+  })();
+  const run = await pipelineInProcess(['run', recipe, '--local', ...flags], {
+    env: { PIPELINE_HOME: join(work, 'home'), PATH: process.env.PATH ?? '' },
+    cwd: work,
+    clock: systemClock,
+    interrupts,
   });
+  await pressed;
+  expect(run.exitCode, run.stderr).toBe(130);
+  const printed = /Resume with:\n {2}(.+)$/m.exec(run.stderr)?.[1];
+  expect(printed, run.stderr).toBeDefined();
+  return printed!.replace(/^.*? resume \S+/, 'resume RUN');
+}
 
-  it('gives a Redis URL without a password as it was, and one with a password with REDIS_PASSWORD in its place', () => {
-    expect(hint({ redis: 'redis://127.0.0.1:6379' })).toBe('resume r1 --redis redis://127.0.0.1:6379');
-    // Naming "$PIPELINE_REDIS_URL" instead pasted as --redis "" where that variable was unset.
-    const masked = hint({ redis: 'redis://:s3cret@10.0.0.5:6379/2' });
-    expect(masked).toBe(
-      'resume r1 --redis redis://:REDIS_PASSWORD@10.0.0.5:6379/2  # put the Redis password in place of REDIS_PASSWORD',
+describe('the resume command a stopped run prints', () => {
+  it('keeps the pace and the slots given on the command line: without them a resume runs at the recipe’s', async () => {
+    expect(await stoppedRun(['--rpm', '20', '--concurrency', '4', '--queue-ahead', '2'])).toBe(
+      'resume RUN --local --rpm 20 --concurrency 4 --queue-ahead 2',
     );
-    expect(masked).not.toContain('s3cret');
-    expect(hint({ redis: 'redis://10.0.0.5/?password=s3cret' })).toBe(
-      "resume r1 --redis 'redis://10.0.0.5/?password=REDIS_PASSWORD'  # put the Redis password in place of REDIS_PASSWORD",
-    );
+    expect(await stoppedRun(['--rpm', 'auto'])).toBe('resume RUN --local --rpm auto');
   });
 });
