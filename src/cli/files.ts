@@ -112,9 +112,9 @@ export function registerFilesCommand(program: Command): void {
           const answer = await client.deleteFile(id);
           if (answer.ok) deleted.push(id);
           else failed.push({ file_id: id, message: answer.error.message });
-          if (flags.json) continue;
-          if (answer.ok) printLine(`deleted ${id}`);
-          else printError(`pipeline: delete of ${id}: ${answer.error.message}`);
+          // A refusal is said on stderr either way; stdout holds the deletions, or the JSON.
+          if (!answer.ok) printError(`pipeline: delete of ${id}: ${answer.error.message}`);
+          else if (!flags.json) printLine(`deleted ${id}`);
         }
         if (flags.json) printJson({ deleted, failed });
         if (failed.length > 0) setExitCode(1);

@@ -31,8 +31,9 @@ export interface StepRetryFacts {
  * data: `true` for a failure that may pass on another try (a failed task, an answer that broke the
  * schema, a command's exit code, a transient gateway failure), `false` for one the same input would
  * meet again (a refusal, a bad input, a missing file), `'as-its-request'` for an unnamed HTTP status
- * (retried as its request would be: 408 and 5xx other than 501) and for a connection not opened
- * (retried, unless its certificate was refused).
+ * (retried as its request would be: 408 and 5xx other than 501). A connection not opened is retried
+ * unless its request said no retry could help (a refused TLS certificate); one rebuilt from a
+ * worker's record, which has no request, is retried.
  */
 export const RETRIED_BY_DEFAULT: { readonly [R in StepFailureReason]: boolean | 'as-its-request' } = {
   'task-failed': true,
@@ -41,7 +42,7 @@ export const RETRIED_BY_DEFAULT: { readonly [R in StepFailureReason]: boolean | 
   'rate-limited': true,
   'server-error': true,
   unavailable: true,
-  'connection-failed': 'as-its-request',
+  'connection-failed': true,
   'connection-dropped': true,
   timeout: true,
   'malformed-response': true,
@@ -76,6 +77,7 @@ export const RETRYABLE_REASONS = (Object.keys(RETRIED_BY_DEFAULT) as StepFailure
 export function mayRetryStep(failure: StepRetryFacts, nonRetryable: readonly string[] = []): boolean {
   if (failure.outcomeUnknown || nonRetryable.includes(failure.reason)) return false;
   const rule = RETRIED_BY_DEFAULT[failure.reason];
+  if (failure.reason === 'connection-failed' && failure.cause?.retryable === false) return false;
   return rule === 'as-its-request' ? (failure.cause?.retryable ?? false) : rule;
 }
 

@@ -116,8 +116,9 @@ export async function checkGateway(
     if (!answer.ok) {
       const failure = answer.error;
       if (failure.reason === 'connection-failed' || failure.reason === 'timeout' || failure.reason === 'aborted') {
-        // A refused certificate says its own cause: the gateway is there.
-        const hint = failure.retryable ? '. Is the gateway running there? --local uses the built-in one' : '';
+        // A refused certificate (a connection not opened that no retry can help) says its own cause.
+        const refusedCertificate = failure.reason === 'connection-failed' && !failure.retryable;
+        const hint = refusedCertificate ? '' : '. Is the gateway running there? --local uses the built-in one';
         throw new GatewayRefusal(
           { ...failure, message: `${why(failure)}${hint}` },
           `could not connect to ${host} (${source})`,

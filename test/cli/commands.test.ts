@@ -96,6 +96,9 @@ describe('commands that talk to the gateway', () => {
       deleted: [kept.file_id],
       failed: [{ file_id: file.file_id, message: `HTTP 404: Not found: file ${file.file_id} does not exist` }],
     });
+    expect(mixed.stderr).toBe(
+      `pipeline: delete of ${file.file_id}: HTTP 404: Not found: file ${file.file_id} does not exist`,
+    );
     expect((await pipeline(['files', 'list'])).stdout).not.toContain(kept.file_id);
   });
 

@@ -16,6 +16,10 @@ describe('mayRetryStep: which failed steps run again', () => {
     expect(mayRetryStep(facts)).toBe(failure.retryable && !failure.outcomeUnknown);
   });
 
+  it('retries a connection not opened that a worker recorded, which has no request to ask', () => {
+    expect(mayRetryStep({ reason: 'connection-failed', outcomeUnknown: false })).toBe(true);
+  });
+
   const own: Array<[StepOwnReason, boolean]> = [
     ['task-failed', true],
     ['invalid-output', true],
