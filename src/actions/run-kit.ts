@@ -41,6 +41,9 @@ export interface GatewayCall {
   idempotent: boolean;
 }
 
+/** A signal nothing aborts: a paid call once sent is not cut off (a second Ctrl-C ends the process). */
+const NEVER_STOPPED = new AbortController().signal;
+
 /**
  * The run part of an action that is one call to the gateway (a search, a fetch, a text call): the
  * call here, or on a worker when the run has workers that take the step; cached as one request.
@@ -56,8 +59,11 @@ export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>
     run: ({ ctx, row, step, index, signal }, rendered) => {
       const input = rendered as Record<string, unknown>;
       const item = remoteItem(row, step, index);
+      // A paid call that has left is seen through to its answer, as a submission is: cut off by a stop
+      // (Ctrl-C, the step's timeout), its outcome would be unknown, and a resume would pay for it again.
+      const callSignal = gatewayCall.idempotent ? signal : NEVER_STOPPED;
       const call = () =>
-        ctx.remote?.takes(step) ? ctx.remote.action(item, kind, input, signal) : gatewayCall.call(ctx, input, signal);
+        ctx.remote?.takes(step) ? ctx.remote.action(item, kind, input, signal) : gatewayCall.call(ctx, input, callSignal);
       if (gatewayCall.idempotent) return call();
       const paid = { ref: itemOf(row, step, index), label: item.label, model: String(input.model) };
       return sendPaidCall(ctx, paid, signal, call);

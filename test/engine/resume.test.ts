@@ -242,6 +242,39 @@ describe('a run killed with SIGKILL, then resumed', () => {
   });
 });
 
+describe('a text call on the wire at Ctrl-C', () => {
+  it('is let answer, as a submission is: the call ends answered, and a resume has nothing to pay for again', async () => {
+    await rm(join(home, 'runs'), { recursive: true, force: true });
+    await writeFile(
+      join(home, 'brief-then.yaml'),
+      'version: 1\nname: brief-then\nsteps:\n  brief:\n    uses: llm\n    with: { model: vendor-x/writer-1, prompt: a launch brief }\n  after: { run: "echo ${{ steps.brief.outputs.text }}" }\n',
+    );
+    const routes = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+    for (const route of routes)
+      await fetch(`${urls.schema_url}/__emulator/faults`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ kind: 'delay', delay_ms: 1500, route, times: 1 }),
+      });
+    const run = execa('node', [cli, 'run', join(home, 'brief-then.yaml'), '--no-cache'], { reject: false, env: env() });
+    const runId = await waitForJournal((events) => count(events, 'call-sent') === 1);
+    const pendingFaults = async () =>
+      ((await (await fetch(`${urls.schema_url}/__emulator/faults`)).json()) as { faults: unknown[] }).faults.length;
+    for (let i = 0; i < 400 && (await pendingFaults()) === routes.length; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    run.kill('SIGINT');
+    const stopped = await run;
+    expect(stopped.exitCode, stopped.stderr).toBe(130);
+    // Cut off, it had ended `unknown` ("cancelled"), and a resume could only pay for it again.
+    const ended = journalOf(runId).filter((e) => e.type === 'call-ended');
+    expect(ended).toEqual([expect.objectContaining({ outcome: 'answered' })]);
+    const resumed = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    // The delays of the two protocols the call did not use would slow the tests after this one.
+    await fetch(`${urls.schema_url}/__emulator/faults`, { method: 'DELETE' });
+  });
+});
+
 describe("a run stopped while it downloads a task's files", () => {
   it('is cancelled there, not failed: the task is done and paid, and the resume downloads its files', {
     timeout: 60_000,
