@@ -63,7 +63,9 @@ export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>
       // (Ctrl-C, the step's timeout), its outcome would be unknown, and a resume would pay for it again.
       const callSignal = gatewayCall.idempotent ? signal : NEVER_STOPPED;
       const call = () =>
-        ctx.remote?.takes(step) ? ctx.remote.action(item, kind, input, signal) : gatewayCall.call(ctx, input, callSignal);
+        ctx.remote?.takes(step)
+          ? ctx.remote.action(item, kind, input, signal)
+          : gatewayCall.call(ctx, input, callSignal);
       if (gatewayCall.idempotent) return call();
       const paid = { ref: itemOf(row, step, index), label: item.label, model: String(input.model) };
       return sendPaidCall(ctx, paid, signal, call);

@@ -207,15 +207,19 @@ function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, repo
     case 'run':
       return follow(RUN, expr.segments, 'run');
     case 'env':
-      if (first?.kind === 'field' && CREDENTIAL_VARIABLES.has(first.name)) {
+      // By name only: the whole of it could carry every variable of the machine, a CI job's tokens
+      // among them, into the outputs, the journal and the report.
+      if (first?.kind !== 'field') {
+        report(
+          "env is read by name, as env.NAME: the whole environment could carry every variable of this machine (a CI job's tokens among them) into the outputs",
+        );
+        return STRING;
+      }
+      if (CREDENTIAL_VARIABLES.has(first.name)) {
         report(`env.${first.name} is a credential of pipeline's own and cannot be used in a recipe`);
         return STRING;
       }
-      return expr.segments.length === 0
-        ? object({}, true)
-        : expr.segments.length === 1
-          ? STRING
-          : follow(STRING, rest, `env.${first && first.kind === 'field' ? first.name : ''}`);
+      return expr.segments.length === 1 ? STRING : follow(STRING, rest, `env.${first.name}`);
     default:
       return ANY;
   }

@@ -379,6 +379,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:19: error: env.PIPELINE_API_KEY is a credential of pipeline\'s own and cannot be used in a recipe\n  |\n4 |   a: { run: "echo ${{ env.PIPELINE_API_KEY }}" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'the whole environment in an expression',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ toJSON(env) }}" }\n`,
+    expected:
+      'recipes/broken.yaml:4:19: error: env is read by name, as env.NAME: the whole environment could carry every variable of this machine (a CI job\'s tokens among them) into the outputs\n  |\n4 |   a: { run: "echo ${{ toJSON(env) }}" }\n  |                   ~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'wrong enum value',
     yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'),
     expected:
