@@ -109,7 +109,11 @@ function stoppedByMoney(row: RowResult): boolean {
 
 const stepAt = (row: number, step: PlannedStep): StepRef => ({ step: step.id, row });
 
-/** What a step's expressions see: each ended step's outputs (null unless it succeeded), outcome and conclusion. */
+/**
+ * What a step's expressions see: each ended step's outputs, outcome and conclusion. The outputs are
+ * null unless it succeeded, but for a failed for_each step's: the items that succeeded, null in the
+ * places of the others.
+ */
 const scopeOf = (
   ctx: EngineContext,
   inputs: Record<string, unknown>,
@@ -120,7 +124,8 @@ const scopeOf = (
   steps: Object.fromEntries(
     ended.map(([id, o]) => {
       const step = ctx.plan.steps.find((s) => s.id === id);
-      return [id, { outputs: o.status === 'succeeded' ? o.outputs : null, ...conclusionOf(o, step) }];
+      const outputs = o.status === 'succeeded' || o.status === 'failed' ? o.outputs : null;
+      return [id, { outputs, ...conclusionOf(o, step) }];
     }),
   ),
   run: { id: ctx.runId, dir: ctx.runDir },
@@ -391,7 +396,13 @@ async function executeStep(
           failure,
           location: locationOf(ctx, step),
         });
-    return { ...failStep(run, ended.failure, started), failedItems, ...skippedOf(flowState) };
+    const outcome = failStep(run, ended.failure, started);
+    // The items that succeeded were paid for: a failed for_each step keeps them in their places, null
+    // in those of the items that failed (a later step or the recipe's outputs under continue_on_error
+    // read them; all of them had read null).
+    if (outcome.status === 'failed' && step.forEach)
+      outcome.outputs = list.map((_, index) => results.get(index) ?? null);
+    return { ...outcome, failedItems, ...skippedOf(flowState) };
   }
   const outputs = step.forEach ? list.map((_, index) => results.get(index) ?? null) : (results.get(0) ?? null);
   const ms = ctx.clock.now() - started;

@@ -177,10 +177,22 @@ describe('items flow one by one through a chain', () => {
   });
 
   it('with continue_on_error on t2i, skips the failed item’s chain and the run succeeds', async () => {
-    const recipe = chain().replace('retry: { attempts: 0 }', 'retry: { attempts: 0 }\n    continue_on_error: true');
+    const recipe = `${chain().replace('retry: { attempts: 0 }', 'retry: { attempts: 0 }\n    continue_on_error: true')}outputs:\n  images: \${{ steps.t2i.outputs[*].images[0].url }}\n`;
     const { result } = await runChain(recipe, 3);
     expect(result.status).toBe('succeeded');
     expect(result.rows[0]!.steps.v2v!.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+    // t2i failed, and keeps the 19 images it made (paid for) in their places: a whole null had hidden them.
+    const t2i = result.rows[0]!.steps.t2i!;
+    expect(t2i.status).toBe('failed');
+    const outputs = t2i.outputs as unknown[];
+    expect(outputs).toHaveLength(20);
+    expect(outputs[3]).toBeNull();
+    expect(outputs.filter((o) => o !== null)).toHaveLength(19);
+    // And the recipe's outputs read them.
+    const images = result.rows[0]!.outputs.images as unknown[];
+    expect(images).toHaveLength(20);
+    expect(images[3]).toBeNull();
+    expect(images.filter((url) => typeof url === 'string')).toHaveLength(19);
   });
 
   it('routes a failed image to a fallback per item: an if that reads the upstream item’s outcome', async () => {
