@@ -127,7 +127,10 @@ function estimateStep(
   const known = conditional ? 0 : runs;
   const dynamic = step.runs.includes('dynamic');
   if (dynamic) tally.requests.dynamic_steps.push(step.id);
-  if (conditional) (tally.requests.conditional_steps ??= []).push(step.id);
+  if (conditional) {
+    tally.requests.conditional_steps ??= [];
+    tally.requests.conditional_steps.push(step.id);
+  }
   const each = expectedMs(kindOf(step));
   const toolCalls = tally.requests.tool_calls;
   // A dynamic step's cached runs may be runs of its dynamic rows, not of the known ones: never below none.

@@ -2,6 +2,7 @@ import type { Expr } from '../expressions/expressions.js';
 import { isLocalPath, validateModelInput } from '../model-schemas/validate.js';
 import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
+import { wrongMediaKind } from '../files/media-kind.js';
 import { checkFile, type FileProbe } from './inputs.js';
 import { ExpressionError, isUnknownAt, knownValue } from './known-values.js';
 import type { PathPart } from './source.js';
@@ -45,6 +46,9 @@ export function stepInputProblems(
     for (const [entry, at] of entries) {
       if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
       const checked = checkFile(entry, recipeDir, probe, cwd);
+      // A video in an image field was submitted, failed by the gateway, and retried.
+      const wrongKind = checked.problem ? undefined : wrongMediaKind(entry, media.media);
+      if (wrongKind) checked.problem = wrongKind;
       if (checked.problem)
         problems.push({
           path: [...withPath, ...at],

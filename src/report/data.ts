@@ -1,4 +1,3 @@
-import { extname } from 'node:path';
 import { err, ok, type Result } from '../result.js';
 import {
   foldJournal,
@@ -15,7 +14,9 @@ import type { JournalRead, RunStartedEvent, TrafficKind } from '../store/journal
 import { LISTED_ROWS, summaryOf, type RunSummary } from '../store/summary.js';
 import { itemLabel } from '../item-label.js';
 
-export type MediaKind = 'image' | 'video' | 'audio' | 'other';
+import { type MediaKind, mediaKind } from '../files/media-kind.js';
+
+export { type MediaKind, mediaKind };
 export type { ItemStatus, TrafficSecond };
 
 export interface ReportFile {
@@ -63,24 +64,6 @@ export interface ReportData {
   };
   dag: NonNullable<RunStartedEvent['dag']>;
 }
-
-const MEDIA: Record<string, MediaKind> = {
-  '.png': 'image',
-  '.jpg': 'image',
-  '.jpeg': 'image',
-  '.webp': 'image',
-  '.gif': 'image',
-  '.avif': 'image',
-  '.mp4': 'video',
-  '.webm': 'video',
-  '.mov': 'video',
-  '.mp3': 'audio',
-  '.wav': 'audio',
-  '.ogg': 'audio',
-  '.m4a': 'audio',
-};
-
-export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowerCase()] ?? 'other';
 
 /** Everything the report shows, read off the journal's one fold: a killed run has a report too. */
 export function reportData(read: JournalRead): Result<ReportData, UnreadableJournal> {

@@ -385,6 +385,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:19: error: env is read by name, as env.NAME: the whole environment could carry every variable of this machine (a CI job\'s tokens among them) into the outputs\n  |\n4 |   a: { run: "echo ${{ toJSON(env) }}" }\n  |                   ~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'a video in an image field',
+    yaml: `${head}steps:\n  e: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: frame it, image: [./assets/ride.mp4] } }\n`,
+    expected:
+      'recipes/broken.yaml:4:81: error: file ./assets/ride.mp4 is a video (.mp4); this field takes an image\n  |\n4 |   e: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: frame it, image: [./assets/ride.mp4] } }\n  |                                                                                 ~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'wrong enum value',
     yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'),
     expected:

@@ -1,0 +1,43 @@
+import { extname } from 'node:path';
+
+/** What a media file is, by its name: what a model's media field takes, and what the report shows. */
+export type MediaKind = 'image' | 'video' | 'audio' | 'other';
+
+const MEDIA: Record<string, MediaKind> = {
+  '.png': 'image',
+  '.jpg': 'image',
+  '.jpeg': 'image',
+  '.webp': 'image',
+  '.gif': 'image',
+  '.avif': 'image',
+  '.bmp': 'image',
+  '.tif': 'image',
+  '.tiff': 'image',
+  '.mp4': 'video',
+  '.webm': 'video',
+  '.mov': 'video',
+  '.mp3': 'audio',
+  '.wav': 'audio',
+  '.ogg': 'audio',
+  '.m4a': 'audio',
+};
+
+/** Names that are surely no media file: text a recipe's folder holds beside its assets. */
+const NOT_MEDIA = new Set(['.json', '.jsonl', '.txt', '.csv', '.yaml', '.yml', '.md', '.html', '.pdf']);
+
+export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowerCase()] ?? 'other';
+
+/**
+ * Why a local file cannot go to a media field that takes `wanted` (image, video or audio), by its
+ * name: another kind of media, or a text file. Nothing when its name says nothing (no extension, or
+ * one not listed): the gateway judges its bytes.
+ */
+export function wrongMediaKind(path: string, wanted: string): string | undefined {
+  const extension = extname(path).toLowerCase();
+  const kind = MEDIA[extension];
+  if (kind !== undefined && kind !== wanted)
+    return `file ${path} is ${kind === 'image' ? 'an' : 'a'} ${kind} (${extension}); this field takes ${wanted === 'image' ? 'an' : 'a'} ${wanted}`;
+  if (NOT_MEDIA.has(extension))
+    return `file ${path} is no media file (${extension}); this field takes ${wanted === 'image' ? 'an' : 'a'} ${wanted}`;
+  return undefined;
+}
