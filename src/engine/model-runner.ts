@@ -102,8 +102,10 @@ export async function runModel(
   if (!ended.ok) return ended;
   const result = ended.value;
   if (result.state === 'failed') {
+    // A task the gateway failed for its parameters fails the same way again: not a task-failed to retry.
+    const invalid = result.error?.message?.startsWith('Invalid parameters') === true;
     return failed(
-      'task-failed',
+      invalid ? 'invalid-parameters' : 'task-failed',
       `task ${result.taskId} of ${item.label} ended ${result.status}: ${result.error?.message ?? 'no reason given'}`,
       { taskId: result.taskId },
     );

@@ -28,11 +28,14 @@ const NOT_MEDIA = new Set(['.json', '.jsonl', '.txt', '.csv', '.yaml', '.yml', '
 export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowerCase()] ?? 'other';
 
 /**
- * Why a local file cannot go to a media field that takes `wanted` (image, video or audio), by its
+ * Why a local file cannot go to a media field that takes `wanted` (image, video or audio; any other
+ * takes every kind), by its
  * name: another kind of media, or a text file. Nothing when its name says nothing (no extension, or
  * one not listed): the gateway judges its bytes.
  */
 export function wrongMediaKind(path: string, wanted: string): string | undefined {
+  // `upload`'s path takes any media.
+  if (wanted !== 'image' && wanted !== 'video' && wanted !== 'audio') return undefined;
   const extension = extname(path).toLowerCase();
   const kind = MEDIA[extension];
   if (kind !== undefined && kind !== wanted)

@@ -198,6 +198,30 @@ describe('every failure class surfaces as a clear step failure', () => {
     await engine.close();
   });
 
+  it('does not retry a task the gateway failed for its parameters: it would fail the same way again', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
+    // A video's URL in an image field: the gateway takes the submission and fails the task.
+    const recipe = `version: 1
+name: video-as-image
+steps:
+  clip:
+    uses: upload
+    with: { path: ./assets/ride.mp4 }
+  framed:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    retry: { attempts: 2, backoff: 10ms }
+    with: { prompt: frame it, image: ["\${{ steps.clip.outputs.url }}"] }
+`;
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    const failure = result.rows[0]!.steps.framed!.failure;
+    expect(failure?.reason).toBe('invalid-parameters');
+    expect(failure?.message).toContain('Invalid parameters: image[0] is not a');
+    expect(gateway.stats().requests.by_route[SUBMIT]).toBe(1);
+    await engine.close();
+  });
+
   it('never calls a text model again after its answer was cut off: billed by the token, its outcome is unknown', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
