@@ -72,13 +72,32 @@ export function resolveRows(
     const before = { diagnostics: diagnostics.length, skipped: skipped.length };
     const batchFile = new SourceFile(input.batch.path, input.batch.text);
     origins.file = batchFile;
+    // A CSV's columns are its header's: a column no input has, or a required input with no column,
+    // is said once at the header, not once a row (a typo in a 5,000-row file's header gave 10,000 errors).
+    let header: { unknown: Set<string>; absent: Set<string> } | undefined;
     const batch = readBatch(batchFile, (row) => {
       const problems: Diagnostic[] = [];
       if (row.problem) problems.push(error(batchFile, row.range, row.problem));
-      const own = batchValues(row, definitions, batchDir, batchFile, problems);
+      if (row.raw && !header && !row.problem) {
+        header = headerProblems(Object.keys(row.values), definitions, { ...defaults, ...overrides });
+        const at = batchFile.lineRange(1);
+        for (const name of header.unknown) {
+          const hint = didYouMean(name, Object.keys(definitions));
+          diagnostics.push(error(batchFile, at, `unknown input '${name}' in the batch file's header${hint}`));
+        }
+        for (const name of header.absent) {
+          const hint = didYouMean(name, [...header.unknown]);
+          diagnostics.push(
+            error(batchFile, at, `input '${name}' is required and the batch file's header has no column for it${hint}`),
+          );
+        }
+      }
+      const ignored = row.raw ? header?.unknown : undefined;
+      const own = batchValues(row, definitions, batchDir, batchFile, problems, ignored);
       if (!row.problem)
         for (const name of missing({ ...defaults, ...own, ...overrides }))
-          problems.push(error(batchFile, row.range, `input '${name}' is required and this row does not give it`));
+          if (!(row.raw && header?.absent.has(name)))
+            problems.push(error(batchFile, row.range, `input '${name}' is required and this row does not give it`));
       // With --skip-invalid-rows a bad row is left out and listed; otherwise it is an error like any other.
       if (problems.length === 0) {
         rows.push(own);
@@ -149,9 +168,12 @@ function batchValues(
   batchDir: string,
   batchFile: SourceFile,
   diagnostics: Diagnostic[],
+  /** Columns already said to be no input, at the header. */
+  ignored?: ReadonlySet<string>,
 ): Row {
   const values: Row = {};
   for (const [name, raw] of Object.entries(row.values)) {
+    if (ignored?.has(name)) continue;
     const definition = definitionOf(definitions, name);
     if (!definition) {
       const hint = didYouMean(name, Object.keys(definitions));
@@ -172,6 +194,19 @@ function batchValues(
           : coerced.value;
   }
   return values;
+}
+
+/** A CSV header's columns that are no input, and the required inputs it has no column for (nor a default or --set). */
+function headerProblems(
+  columns: readonly string[],
+  definitions: Record<string, InputDefinition>,
+  given: Row,
+): { unknown: Set<string>; absent: Set<string> } {
+  // An unnamed column is said by the reader (readBatch).
+  const unknown = new Set(columns.filter((name) => name !== '' && !definitionOf(definitions, name)));
+  const present = new Set(columns);
+  const absent = new Set(Object.keys(definitions).filter((name) => given[name] === undefined && !present.has(name)));
+  return { unknown, absent };
 }
 
 /**

@@ -37,6 +37,19 @@ describe('batch files as editors write them', () => {
     expect(errors('rows.csv', 'topic,\nkites,\n')[0]).toBe('1: column 2 of the header has no name');
   });
 
+  it('says a typo in a CSV header once, at the header, not once a row', () => {
+    const rows = Array.from({ length: 500 }, (_, i) => `kites ${i}`).join('\n');
+    expect(errors('rows.csv', `topc\n${rows}\n`)).toEqual([
+      "1: unknown input 'topc' in the batch file's header; did you mean 'topic'?",
+      "1: input 'topic' is required and the batch file's header has no column for it; did you mean 'topc'?",
+    ]);
+    // A JSONL line's keys are its own: there, each line says its own.
+    expect(errors('rows.jsonl', '{"topc":"a"}\n{"topic":"b"}\n')).toEqual([
+      "1: unknown input 'topc' in the batch file; did you mean 'topic'?",
+      "1: input 'topic' is required and this row does not give it",
+    ]);
+  });
+
   it('reads a JSONL file that starts with a byte order mark, as a CSV one is read', () => {
     const result = read('rows.jsonl', '\uFEFF{"topic":"kites"}\n{"topic":"boats"}\n');
     expect(result.ok && [...result.value.rows].map((row) => row.topic)).toEqual(['kites', 'boats']);
