@@ -163,6 +163,7 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
         report,
       );
     case 'binary':
+      if (expr.op === '==' || expr.op === '!=') checkStatusComparison(expr.left, expr.right, report);
       return operatorShape(expr.op, shapeOf(expr.left, scope, report), shapeOf(expr.right, scope, report), report);
     case 'not':
       shapeOf(expr.operand, scope, report);
@@ -171,6 +172,30 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
       return followOrReport(shapeOf(expr.target, scope, report), expr.segments, '(…)', report);
     case 'path':
       return pathShape(expr, scope, report);
+  }
+}
+
+/** What a step's `outcome` and `conclusion` can be. */
+const STATUSES = ['success', 'failure', 'cancelled', 'skipped'];
+
+/**
+ * `steps.X.outcome == 'failed'` never holds (the outcome is `failure`): a step whose `if` it is
+ * would never run, without a word.
+ */
+function checkStatusComparison(left: Expr, right: Expr, report: (message: string) => void): void {
+  for (const [path, other] of [
+    [left, right],
+    [right, left],
+  ] as const) {
+    if (path.kind !== 'path' || path.root !== 'steps' || other.kind !== 'literal' || typeof other.value !== 'string')
+      continue;
+    const [step, field] = path.segments;
+    if (path.segments.length !== 2 || step?.kind !== 'field' || field?.kind !== 'field') continue;
+    if (field.name !== 'outcome' && field.name !== 'conclusion') continue;
+    if (STATUSES.includes(other.value)) continue;
+    report(
+      `steps.${step.name}.${field.name} is one of ${STATUSES.join(', ')}, never '${other.value}'${didYouMean(other.value, STATUSES)}`,
+    );
   }
 }
 

@@ -391,6 +391,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:81: error: file ./assets/ride.mp4 is a video (.mp4); this field takes an image\n  |\n4 |   e: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: frame it, image: [./assets/ride.mp4] } }\n  |                                                                                 ~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'an outcome compared with a value it never has',
+    yaml: `${head}steps:\n  a: { run: "exit 3", continue_on_error: true }\n  b: { run: "echo fallback", if: "\${{ 'failed' == steps.a.outcome }}" }\n`,
+    expected:
+      'recipes/broken.yaml:5:35: error: steps.a.outcome is one of success, failure, cancelled, skipped, never \'failed\'\n  |\n5 |   b: { run: "echo fallback", if: "${{ \'failed\' == steps.a.outcome }}" }\n  |                                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'wrong enum value',
     yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'),
     expected:
