@@ -104,6 +104,17 @@ function statusFunction(name: FunctionName, host: FunctionHost): boolean {
   }
 }
 
+/** What format() would refuse of a pattern known before the run, given `count` values: the run's own message. */
+export function formatPatternProblem(pattern: string, count: number): string | undefined {
+  try {
+    format(pattern, new Array(count).fill(''));
+    return undefined;
+  } catch (cause) {
+    if (cause instanceof ExpressionError) return cause.message;
+    throw cause;
+  }
+}
+
 /** `format('{0} and {1}', a, b)`: `{N}` is the Nth value as text, `{{` and `}}` are braces. */
 function format(pattern: string, values: unknown[]): string {
   return pattern.replace(/\{\{|\}\}|\{(\d+)\}|[{}]/g, (match, index: string | undefined) => {

@@ -1,4 +1,5 @@
 import { CREDENTIAL_VARIABLES } from '../credentials.js';
+import { formatPatternProblem } from '../expressions/functions.js';
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import {
@@ -155,13 +156,20 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
           : typeof expr.value === 'boolean'
             ? BOOLEAN
             : { kind: 'null' };
-    case 'call':
+    case 'call': {
+      // A pattern written in the recipe is checked now: at run time a step before may have been paid for.
+      const [pattern] = expr.args;
+      if (expr.name === 'format' && pattern?.kind === 'literal' && typeof pattern.value === 'string') {
+        const problem = formatPatternProblem(pattern.value, expr.args.length - 1);
+        if (problem) report(problem);
+      }
       return callShape(
         expr.name,
         expr.args.map((arg) => shapeOf(arg, scope, report)),
         scope.statusFunctions ?? false,
         report,
       );
+    }
     case 'binary':
       if (expr.op === '==' || expr.op === '!=') checkStatusComparison(expr.left, expr.right, report);
       return operatorShape(expr.op, shapeOf(expr.left, scope, report), shapeOf(expr.right, scope, report), report);

@@ -397,6 +397,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:5:35: error: steps.a.outcome is one of success, failure, cancelled, skipped, never \'failed\'\n  |\n5 |   b: { run: "echo fallback", if: "${{ \'failed\' == steps.a.outcome }}" }\n  |                                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'format() with fewer values than its pattern reads',
+    yaml: `${head}steps:\n  a: { run: "echo \${{ format('{0} and {1}', 'x') }}" }\n`,
+    expected:
+      "recipes/broken.yaml:4:19: error: format() has no value for {1}: it got 1 after the pattern\n  |\n4 |   a: { run: \"echo ${{ format('{0} and {1}', 'x') }}\" }\n  |                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+  },
+  {
     name: 'wrong enum value',
     yaml: t2i('{ prompt: cat, aspect_ratio: "5:4" }'),
     expected:
