@@ -14,6 +14,8 @@ export interface ResumeContext {
   rpm?: number | 'auto';
   concurrency?: number;
   queueAhead?: number;
+  /** `--out DIR`: without it, the resumed run copies its outputs nowhere. */
+  out?: string;
   cacheDir?: string;
   cache?: boolean;
   /** `--cache-remote URL`, or `false` for `--no-cache-remote`. */
@@ -47,6 +49,7 @@ export function resumeCommand(runId: string, flags: ResumeContext, extra: string
   if (flags.rpm !== undefined) words.push('--rpm', String(flags.rpm));
   if (flags.concurrency !== undefined) words.push('--concurrency', String(flags.concurrency));
   if (flags.queueAhead !== undefined) words.push('--queue-ahead', String(flags.queueAhead));
+  if (flags.out !== undefined) words.push('--out', word(flags.out));
   // A Redis password is never printed, but named for the user to fill in. (It came on the command
   // line: naming PIPELINE_REDIS_URL instead pasted as `--redis ""` where that variable was unset.)
   const masked = [flags.redis, flags.workers].some((url) => url !== undefined && hasPassword(url));

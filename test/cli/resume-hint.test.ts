@@ -37,10 +37,12 @@ async function stoppedRun(flags: string[]): Promise<string> {
 }
 
 describe('the resume command a stopped run prints', () => {
-  it('keeps the pace and the slots given on the command line: without them a resume runs at the recipe’s', async () => {
+  it('keeps the pace, the slots and --out given on the command line: without them a resume runs at the recipe’s, and copies nothing', async () => {
     expect(await stoppedRun(['--rpm', '20', '--concurrency', '4', '--queue-ahead', '2'])).toBe(
       'resume RUN --local --rpm 20 --concurrency 4 --queue-ahead 2',
     );
-    expect(await stoppedRun(['--rpm', 'auto'])).toBe('resume RUN --local --rpm auto');
+    expect(await stoppedRun(['--rpm', 'auto', '--out', 'my outputs'])).toBe(
+      "resume RUN --local --rpm auto --out 'my outputs'",
+    );
   });
 });
