@@ -19,6 +19,9 @@ export const itemKey = (row: number, step: string, index: number) => `${row}/${s
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'stopped' | 'interrupted';
 
+/** Why a step that was running when its run's process went without a word is cancelled. */
+const KILLED = "the run's process ended while it ran (resume goes on from there)";
+
 /** One step of one row as the journal tells it. */
 export interface StepRecord {
   row: number;
@@ -239,7 +242,15 @@ export class JournalFold {
     for (const [entry, items] of index.failed)
       entry.failed_items = [...items.values()].sort((a, b) => a.index - b.index);
     state.unacceptedDamage = this.damagedLines.filter((line) => !this.accepted.has(line));
-    if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) state.status = 'interrupted';
+    if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) {
+      state.status = 'interrupted';
+      // Its steps still running when the process went (killed, or the machine stopped) run no more.
+      for (const entry of state.steps.values())
+        if (entry.status === 'running') {
+          entry.status = 'cancelled';
+          entry.cancelled_because = KILLED;
+        }
+    }
     return ok(state);
   }
 }

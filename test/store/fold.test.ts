@@ -166,6 +166,18 @@ describe('one fold of the journal', () => {
     });
   });
 
+  it('a run whose process is gone without a word is interrupted, and its running steps cancelled, not running', () => {
+    const killed = [{ ...START, owner: { pid: 4242, host: 'here' } }, ...EVENTS.slice(1, -1)];
+    const folded = foldJournal({ events: killed, damagedLines: [] }, () => false);
+    expect(folded.ok && folded.value.status).toBe('interrupted');
+    const step = folded.ok ? folded.value.steps.get('0/img') : undefined;
+    expect(step).toMatchObject({ status: 'cancelled', cancelled_because: expect.stringContaining('process ended') });
+    // Alive, it is running still.
+    const alive = foldJournal({ events: killed, damagedLines: [] }, () => true);
+    expect(alive.ok && alive.value.status).toBe('running');
+    expect(alive.ok && alive.value.steps.get('0/img')?.status).toBe('running');
+  });
+
   it('keeps damaged lines, and forgets none until a forced resume accepts them', () => {
     const damaged = replayJournal({ events: EVENTS, damagedLines: [4, 9] });
     if (!damaged.ok) throw new Error('expected a state');
