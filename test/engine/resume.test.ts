@@ -56,6 +56,29 @@ const stats = async () =>
 const journalOf = (runId: string) => readJournal(join(home, 'runs', runId, 'journal.jsonl'));
 const count = (events: JournalEvent[], type: JournalEvent['type']) => events.filter((e) => e.type === type).length;
 
+/** The text gateway's routes, one per protocol: a call takes one of them. */
+const TEXT_ROUTES = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+
+/** The gateway's faults still to come. */
+const pendingFaults = async () =>
+  ((await (await fetch(`${urls.schema_url}/__emulator/faults`)).json()) as { faults: unknown[] }).faults.length;
+
+/** The next text call, whatever its protocol, is answered `ms` late. */
+async function delayNextTextCall(ms: number): Promise<void> {
+  for (const route of TEXT_ROUTES)
+    await fetch(`${urls.schema_url}/__emulator/faults`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'delay', delay_ms: ms, route, times: 1 }),
+    });
+}
+
+/** Waits until the gateway has taken one of the delays: the call is on the wire. */
+async function textCallOnTheWire(): Promise<void> {
+  for (let i = 0; i < 400 && (await pendingFaults()) === TEXT_ROUTES.length; i++)
+    await new Promise((r) => setTimeout(r, 25));
+}
+
 /** Waits, on real I/O, until the journal of the only run satisfies `ready`. */
 async function waitForJournal(ready: (events: JournalEvent[]) => boolean): Promise<string> {
   for (let i = 0; i < 600; i++) {
@@ -193,7 +216,7 @@ describe('a run killed with SIGKILL, then resumed', () => {
       join(home, 'brief.yaml'),
       'version: 1\nname: one-brief\nsteps:\n  brief:\n    uses: llm\n    with: { model: vendor-x/writer-1, prompt: a launch brief }\n',
     );
-    const routes = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
+    const routes = TEXT_ROUTES;
     const textCalls = async () => {
       const byRoute = (
         (await (await fetch(`${urls.schema_url}/__emulator/stats`)).json()) as {
@@ -204,20 +227,10 @@ describe('a run killed with SIGKILL, then resumed', () => {
     };
     const before = await textCalls();
     // The call is answered 1.5 s late: the kill comes while it is on the wire.
-    for (const route of routes) {
-      await fetch(`${urls.schema_url}/__emulator/faults`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ kind: 'delay', delay_ms: 1500, route, times: 1 }),
-      });
-    }
+    await delayNextTextCall(1500);
     const run = execa('node', [cli, 'run', join(home, 'brief.yaml'), '--no-cache'], { reject: false, env: env() });
     const runId = await waitForJournal((events) => count(events, 'call-sent') === 1);
-    // On the wire: the gateway has taken one of the delays.
-    const pendingFaults = async () =>
-      ((await (await fetch(`${urls.schema_url}/__emulator/faults`)).json()) as { faults: unknown[] }).faults.length;
-    for (let i = 0; i < 400 && (await pendingFaults()) === routes.length; i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await textCallOnTheWire();
     run.kill('SIGKILL');
     expect((await run).signal).toBe('SIGKILL');
     expect(await pendingFaults()).toBe(routes.length - 1);
@@ -249,19 +262,10 @@ describe('a text call on the wire at Ctrl-C', () => {
       join(home, 'brief-then.yaml'),
       'version: 1\nname: brief-then\nsteps:\n  brief:\n    uses: llm\n    with: { model: vendor-x/writer-1, prompt: a launch brief }\n  after: { run: "echo ${{ steps.brief.outputs.text }}" }\n',
     );
-    const routes = ['POST /llm/v1/chat/completions', 'POST /llm/v1/responses', 'POST /llm/v1/messages'];
-    for (const route of routes)
-      await fetch(`${urls.schema_url}/__emulator/faults`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ kind: 'delay', delay_ms: 1500, route, times: 1 }),
-      });
+    await delayNextTextCall(1500);
     const run = execa('node', [cli, 'run', join(home, 'brief-then.yaml'), '--no-cache'], { reject: false, env: env() });
     const runId = await waitForJournal((events) => count(events, 'call-sent') === 1);
-    const pendingFaults = async () =>
-      ((await (await fetch(`${urls.schema_url}/__emulator/faults`)).json()) as { faults: unknown[] }).faults.length;
-    for (let i = 0; i < 400 && (await pendingFaults()) === routes.length; i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await textCallOnTheWire();
     run.kill('SIGINT');
     const stopped = await run;
     expect(stopped.exitCode, stopped.stderr).toBe(130);
