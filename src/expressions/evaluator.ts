@@ -17,7 +17,9 @@ export interface Scope extends FunctionHost {
 }
 
 /** How a step ended, in the words of GitHub Actions' `steps.<id>.outcome` and `conclusion`. */
-export type StepConclusion = 'success' | 'failure' | 'cancelled' | 'skipped';
+/** What a step's `outcome` and `conclusion` can be. */
+export const STEP_CONCLUSIONS = ['success', 'failure', 'cancelled', 'skipped'] as const;
+export type StepConclusion = (typeof STEP_CONCLUSIONS)[number];
 
 const BLOCKED = new Set(['__proto__', 'constructor', 'prototype']);
 

@@ -6,7 +6,15 @@
  */
 
 export { parseExpression } from './parser.js';
-export { ExpressionError, evaluate, render, toText, type Scope, type StepConclusion } from './evaluator.js';
+export {
+  ExpressionError,
+  evaluate,
+  render,
+  STEP_CONCLUSIONS,
+  toText,
+  type Scope,
+  type StepConclusion,
+} from './evaluator.js';
 export { isTruthy, looselyEqual } from './operators.js';
 export { closestName, didYouMean, NameSuggester } from './suggest.js';
 export {

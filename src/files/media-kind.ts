@@ -29,8 +29,7 @@ export const mediaKind = (path: string): MediaKind => MEDIA[extname(path).toLowe
 
 /**
  * Why a local file cannot go to a media field that takes `wanted` (image, video or audio; any other
- * takes every kind), by its
- * name: another kind of media, or a text file. Nothing when its name says nothing (no extension, or
+ * takes every kind), by its name: another kind of media, or a text file. Nothing when its name says nothing (no extension, or
  * one not listed): the gateway judges its bytes.
  */
 export function wrongMediaKind(path: string, wanted: string): string | undefined {
@@ -39,8 +38,10 @@ export function wrongMediaKind(path: string, wanted: string): string | undefined
   const extension = extname(path).toLowerCase();
   const kind = MEDIA[extension];
   if (kind !== undefined && kind !== wanted)
-    return `file ${path} is ${kind === 'image' ? 'an' : 'a'} ${kind} (${extension}); this field takes ${wanted === 'image' ? 'an' : 'a'} ${wanted}`;
+    return `file ${path} is ${withArticle(kind)} (${extension}); this field takes ${withArticle(wanted)}`;
   if (NOT_MEDIA.has(extension))
-    return `file ${path} is no media file (${extension}); this field takes ${wanted === 'image' ? 'an' : 'a'} ${wanted}`;
+    return `file ${path} is no media file (${extension}); this field takes ${withArticle(wanted)}`;
   return undefined;
 }
+
+const withArticle = (kind: string) => `${kind === 'image' ? 'an' : 'a'} ${kind}`;

@@ -79,7 +79,7 @@ export function resolveRows(
       const problems: Diagnostic[] = [];
       if (row.problem) problems.push(error(batchFile, row.range, row.problem));
       if (row.raw && !header && !row.problem) {
-        header = headerProblems(Object.keys(row.values), definitions, { ...defaults, ...overrides });
+        header = columnsAgainstInputs(Object.keys(row.values), definitions, { ...defaults, ...overrides });
         const at = batchFile.lineRange(1);
         for (const name of header.unknown) {
           const hint = didYouMean(name, Object.keys(definitions));
@@ -197,7 +197,7 @@ function batchValues(
 }
 
 /** A CSV header's columns that are no input, and the required inputs it has no column for (nor a default or --set). */
-function headerProblems(
+function columnsAgainstInputs(
   columns: readonly string[],
   definitions: Record<string, InputDefinition>,
   given: Row,

@@ -115,17 +115,6 @@ function runsInRow(
   return { count: countInRow(draft, forEach, condition, file, path, diagnostics), conditionKnown };
 }
 
-/** Whether the step's `if` is known, before the run, to be false in this row (so it runs 0 times there). */
-export function ifFalseInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
-  if (!draft.if) return false;
-  try {
-    return knownValue(draft.if, row) === false;
-  } catch (cause) {
-    if (cause instanceof ExpressionError) return false;
-    throw cause;
-  }
-}
-
 function countInRow(
   draft: StepDraft,
   forEach: unknown,

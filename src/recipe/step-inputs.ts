@@ -78,9 +78,20 @@ export function stepInputProblems(
 }
 
 /** Whether the plan knows the step does not run in this row: its `if` is false, or its `for_each` list empty. */
-export function neverRunsInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
+/** Whether the step's `if` is known, before the run, to be false in this row (so it runs 0 times there). */
+export function ifFalseInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
+  if (!draft.if) return false;
   try {
-    if (draft.if && knownValue(draft.if, row) === false) return true;
+    return knownValue(draft.if, row) === false;
+  } catch (cause) {
+    if (cause instanceof ExpressionError) return false;
+    throw cause;
+  }
+}
+
+export function neverRunsInRow(draft: StepDraft, row: Record<string, unknown>): boolean {
+  if (ifFalseInRow(draft, row)) return true;
+  try {
     const items = draft.forEach ? knownValue(draft.forEach, row) : undefined;
     return Array.isArray(items) && items.length === 0;
   } catch (cause) {

@@ -9,6 +9,7 @@ import {
   hasExpression,
   parseTemplate,
   pathText,
+  STEP_CONCLUSIONS,
   type Expr,
   type Segment,
   type Template,
@@ -183,9 +184,6 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
   }
 }
 
-/** What a step's `outcome` and `conclusion` can be. */
-const STATUSES = ['success', 'failure', 'cancelled', 'skipped'];
-
 /**
  * `steps.X.outcome == 'failed'` never holds (the outcome is `failure`): a step whose `if` it is
  * would never run, without a word.
@@ -200,9 +198,9 @@ function checkStatusComparison(left: Expr, right: Expr, report: (message: string
     const [step, field] = path.segments;
     if (path.segments.length !== 2 || step?.kind !== 'field' || field?.kind !== 'field') continue;
     if (field.name !== 'outcome' && field.name !== 'conclusion') continue;
-    if (STATUSES.includes(other.value)) continue;
+    if ((STEP_CONCLUSIONS as readonly string[]).includes(other.value)) continue;
     report(
-      `steps.${step.name}.${field.name} is one of ${STATUSES.join(', ')}, never '${other.value}'${didYouMean(other.value, STATUSES)}`,
+      `steps.${step.name}.${field.name} is one of ${STEP_CONCLUSIONS.join(', ')}, never '${other.value}'${didYouMean(other.value, STEP_CONCLUSIONS)}`,
     );
   }
 }

@@ -167,14 +167,15 @@ export class RateBudget implements RequestGate, Budget {
    * is known.
    */
   private currentWindow(now: number): { remaining: number; resetAt: number } | undefined {
-    if (this.remaining !== undefined && this.resetAt !== undefined && now < this.resetAt)
-      return { remaining: this.remaining, resetAt: this.resetAt };
-    if (this.resetAt !== undefined && now < this.resetAt + this.resetMarginMs) return undefined;
+    // Called after nextSendTime, which has rolled a window past its reset over to the full count.
+    if (this.remaining === undefined) return undefined;
+    if (this.resetAt !== undefined)
+      return now < this.resetAt ? { remaining: this.remaining, resetAt: this.resetAt } : undefined;
     const windowMs = this.window.ms;
     let endsAt = this.window.nextEnd();
-    if (windowMs === undefined || endsAt === undefined || this.limit === undefined) return undefined;
+    if (windowMs === undefined || endsAt === undefined) return undefined;
     while (endsAt <= now) endsAt += windowMs;
-    return { remaining: this.shareOf(this.limit), resetAt: endsAt };
+    return { remaining: this.remaining, resetAt: endsAt };
   }
 
   acquire(signal?: AbortSignal, purpose?: RequestPurpose): Promise<() => void> {
