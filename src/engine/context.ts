@@ -6,6 +6,7 @@ import type { Plan } from '../plan.js';
 import type { Clock } from '../clock.js';
 import type { ReplayedState } from '../store/replay.js';
 import type { ReadForecast } from '../scheduler/read-forecast.js';
+import type { GatewayPlaces } from '../scheduler/gateway-places.js';
 import type { DurationModel } from './durations.js';
 import type { EventConsumer } from './events.js';
 import type { SpendMeter } from './spend.js';
@@ -34,6 +35,8 @@ export interface EngineContext {
   /** Caps the tasks in flight: a slot is held from submission until the task ends. */
   tasks: PQueue;
   durations: DurationModel;
+  /** With `queue_ahead`: the gateway's places replayed, to foresee when a queued task starts. */
+  places?: GatewayPlaces;
   /** Told when each task's reads are due, for the budget to leave room for them. */
   reads?: ReadForecast;
   /** Whether the budget has room no known request needs, now: spare reads go only then. */

@@ -1,7 +1,13 @@
 import { expectedMs } from '../actions/durations.js';
 import type { LearnedDuration } from '../expected-durations.js';
 import type { TaskResult } from '../gateway/types.js';
-import { type LearnedReads, learnedReads, modelTaskSchedule, type PollSchedule } from '../scheduler/poller.js';
+import {
+  type LearnedReads,
+  learnedReads,
+  modelTaskSchedule,
+  type PollSchedule,
+  type QueuedStart,
+} from '../scheduler/poller.js';
 
 /**
  * How long after a deviation past the mean the first read goes. Little is needed: the read is
@@ -57,9 +63,11 @@ const WAIT_WEIGHT = 0.25;
  * Learns, per model, how long a task takes once running, per unit of work: an exponentially
  * weighted mean and variance of the tasks finished so far, starting from the first guess for the
  * model's type. The poller asks it when to look first. A task the gateway queued (`pending` in the
- * submission's answer, as with `queue_ahead`) is read from when it likely started: the run's mean
- * wait in the queue past its submission, then, once a read finds it running, from between the
- * last moment it was seen pending and that read (see `PollSchedule.fromStart`).
+ * submission's answer, as with `queue_ahead`) is read from when it likely started: where the run
+ * replays the gateway's places (GatewayPlaces, in a run that is the key's one user of them), the
+ * start that replay foresees, moving with it; else (a worker) the run's mean wait in the queue past
+ * its submission, then, once a read finds it running, from between the last moment it was seen
+ * pending and that read (see `PollSchedule.fromStart`).
  */
 export class DurationModel {
   private readonly perUnit = new Map<string, LearnedDuration>();
@@ -160,11 +168,17 @@ export class DurationModel {
       guess?: { expectedMs: number; firstPollMs?: number };
       /** The submission's answer said `pending`: the task waits in the gateway's queue. */
       queued?: boolean;
+      /** Where the run foresees a queued task's start (GatewayPlaces); without it, from the mean wait. */
+      place?: QueuedStart;
     },
   ): { schedule: Omit<PollSchedule, 'delivered' | 'signal'>; done: () => void } {
-    // A queued task is expected to start after the run's mean wait: its reads count from then.
-    const startsAt = task.submittedAt + (task.queued ? (this.meanWaitMs ?? 0) : 0);
     const known = this.perUnit.has(slug);
+    // A queued task is expected to start where the run foresees it, else after the run's mean wait:
+    // its reads count from then.
+    const foreseen = task.queued && !task.webhook && known ? task.place : undefined;
+    const startsAt = foreseen
+      ? foreseen.expectedStart()
+      : task.submittedAt + (task.queued ? (this.meanWaitMs ?? 0) : 0);
     const expectedMs = known
       ? this.expected(slug, type, input)
       : (task.guess?.expectedMs ?? this.expected(slug, type, input));
@@ -188,9 +202,14 @@ export class DurationModel {
     if (!task.webhook) Object.assign(schedule, spares());
     const pendingMs = this.pendingWait(slug, type, input);
     if (pendingMs !== undefined) schedule.pendingMs = pendingMs;
+    if (foreseen)
+      schedule.queued = {
+        start: foreseen,
+        readsFrom: (startedAt) => ({ readAt: startedAt + this.firstPoll(slug, type, input)!, ...spares(startedAt) }),
+      };
     // Only once a wait is learned: a gateway that reports no processing time teaches submit-to-end,
     // which counts the wait, and its tasks are best read from their submission.
-    if (task.queued && !task.webhook && this.meanWaitMs !== undefined)
+    else if (task.queued && !task.webhook && this.meanWaitMs !== undefined)
       schedule.fromStart = (waitedUntil, runningAt) => {
         const first = this.firstPoll(slug, type, input);
         if (first === undefined) return undefined;

@@ -16,6 +16,7 @@ import { earlierOutcomeUnknown } from './paid-call.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
+import { processingTime } from './durations.js';
 import { recordDownload } from './row-downloads.js';
 import { itemLabel } from '../item-label.js';
 import type { TaskReads } from '../scheduler/read-forecast.js';
@@ -208,13 +209,19 @@ async function awaitTask(
 ): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
+  // A task read after a resume (submittedAt 0) holds a place from an unknown time: not replayed.
+  const place =
+    submittedAt > 0 ? ctx.places?.add(submittedAt, queued, ctx.durations.expected(slug, type, input)) : undefined;
   const { schedule, done } = ctx.durations.pollSchedule(slug, type, input, {
     now: ctx.clock.now(),
     submittedAt,
     maxIntervalMs: ctx.plan.settings.pollMs,
     webhook: delivered !== undefined,
     queued,
+    ...(place ? { place } : {}),
   });
+  let endedAt: number | undefined;
+  let ranMs: number | undefined;
   try {
     const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
       ...schedule,
@@ -228,12 +235,27 @@ async function awaitTask(
       return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
     }
     const { result, polls } = waited.value;
+    ({ endedAt, ranMs } = endedAtGateway(result, submittedAt));
     recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt, queued });
     return ok(result);
   } finally {
+    // Not read to its end (a stop, a failed read): its place counts as free from now.
+    place?.ended(endedAt ?? ctx.clock.now(), ranMs);
     done();
     ctx.webhook?.forget(taskId);
   }
+}
+
+/**
+ * When a task ended on this process's clock, and how long it ran, by the gateway's own figures:
+ * its end counted from its submission (the gateway's clock may differ from this one, not its
+ * durations); undefined where it does not tell them.
+ */
+function endedAtGateway(result: TaskResult, submittedAt: number): { endedAt?: number; ranMs?: number } {
+  const { submitTime, endTime } = result;
+  const ranMs = processingTime(result);
+  const endedAt = submitTime !== undefined && endTime !== undefined ? submittedAt + endTime - submitTime : undefined;
+  return { ...(endedAt !== undefined ? { endedAt } : {}), ...(ranMs !== undefined ? { ranMs } : {}) };
 }
 
 /** Downloads every resource into the run's outputs (results expire), and shapes the step's outputs. */

@@ -68,6 +68,23 @@ export interface PollSchedule {
    * that started at once late by the run's mean wait.
    */
   fromStart?: (waitedUntil: number, runningAt: number) => { readAt: number; spareAt?: readonly number[] } | undefined;
+  /**
+   * For a task queued at its submission whose start the run foresees (GatewayPlaces): until a read
+   * finds it running, its reads go from the start expected now (`readsFrom`), and move with it.
+   * In place of `fromStart` and `pendingMs`.
+   */
+  queued?: { start: QueuedStart; readsFrom: (startedAt: number) => { readAt: number; spareAt?: readonly number[] } };
+}
+
+/** The start of a task waiting in the gateway's queue, as the run foresees it (see GatewayPlaces). */
+export interface QueuedStart {
+  expectedStart(): number;
+  /** Resolves when the expected start may have moved. */
+  moved(): Promise<void>;
+  /** A read at `at` found the task still waiting. */
+  seenPending(at: number): void;
+  /** A read at `at` found the task running. */
+  seenRunning(at: number): void;
 }
 
 /** How a task is read once its model's time is known. */
@@ -175,14 +192,24 @@ export async function waitForTask(
   let growFrom = schedule.growFrom;
   /** The last moment the task was known to wait in the gateway's queue, while that matters. */
   let pendingSince = schedule.fromStart ? clock.now() : undefined;
+  /** While a queued task is not seen running: its reads go from its expected start. */
+  let queued = schedule.queued;
   for (;;) {
     const now = clock.now();
+    if (queued) {
+      const reads = queued.readsFrom(queued.start.expectedStart());
+      readAt = Math.max(now, Math.min(reads.readAt, deadline ?? Number.POSITIVE_INFINITY));
+      spares = hasSpareRoom ? reads.spareAt : undefined;
+      spare = sparesBefore(spares, now, readAt);
+    }
     // Waiting for what the probe learns, the read may come at any moment: once.
     expectedReads?.expect(learned ? now : readAt, learned ? undefined : interval);
     const spareAt = spare[0];
-    const arrived = await pause(clock, Math.max(0, (spareAt ?? readAt) - now), signal, delivered, learned);
+    const moved = queued?.start.moved();
+    const arrived = await pause(clock, Math.max(0, (spareAt ?? readAt) - now), signal, delivered, learned, moved);
     if (!arrived.ok) return arrived;
     if (arrived.value?.kind === 'delivered') return ok({ result: arrived.value.result, polls });
+    if (arrived.value?.kind === 'moved') continue;
     if (arrived.value?.kind === 'learned') {
       // Read when a typical task submitted with this one is done, and as a learned task from then on.
       const reads = arrived.value.reads;
@@ -207,8 +234,24 @@ export async function waitForTask(
     const answeredAt = clock.now();
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - answeredAt;
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
-    // Not started yet: no read, spare or not, can find it ended before it has run its least time.
     const pending = isPending(task.status);
+    if (queued) {
+      if (pending) {
+        queued.start.seenPending(answeredAt);
+        continue;
+      }
+      // Seen running for the first time: read it as a task that started when expected, by now at the latest.
+      queued.start.seenRunning(answeredAt);
+      const started = queued.readsFrom(queued.start.expectedStart());
+      queued = undefined;
+      if (started.readAt > answeredAt) {
+        readAt = Math.min(started.readAt, answeredAt + left);
+        spares = hasSpareRoom ? started.spareAt : undefined;
+        spare = sparesBefore(spares, answeredAt, readAt);
+        continue;
+      }
+    }
+    // Not started yet: no read, spare or not, can find it ended before it has run its least time.
     const pendingMs = pending ? schedule.pendingMs : undefined;
     if (pendingSince !== undefined) {
       const waitedUntil = pendingSince;
@@ -239,7 +282,10 @@ function sparesBefore(spareAt: readonly number[] | undefined, now: number, readA
   return spareAt ? spareAt.filter((at) => at > now && at < readAt) : [];
 }
 
-type Interruption = { kind: 'delivered'; result: TaskResult } | { kind: 'learned'; reads: LearnedReads };
+type Interruption =
+  | { kind: 'delivered'; result: TaskResult }
+  | { kind: 'learned'; reads: LearnedReads }
+  | { kind: 'moved' };
 
 /**
  * Sleeps `ms`, or less if the delivery or the learned time comes first (then answers it); a stop
@@ -251,6 +297,7 @@ async function pause(
   signal: AbortSignal | undefined,
   delivered: Promise<TaskResult> | undefined,
   learned: Promise<LearnedReads> | undefined,
+  moved?: Promise<void>,
 ): Promise<Result<Interruption | undefined, GatewayFailure>> {
   if (signal?.aborted) return err(abortedFailure(false));
   // The sleep is cancelled when something else wins, so that no timer is left on the clock.
@@ -259,10 +306,11 @@ async function pause(
     () => ok(undefined),
     () => err(abortedFailure(false)),
   );
-  if (!delivered && !learned) return slept.finally(() => cancel.release());
+  if (!delivered && !learned && !moved) return slept.finally(() => cancel.release());
   const racers: Array<Promise<Result<Interruption | undefined, GatewayFailure>>> = [slept];
   if (delivered) racers.push(delivered.then((result) => ok({ kind: 'delivered' as const, result })));
   if (learned) racers.push(learned.then((reads) => ok({ kind: 'learned' as const, reads })));
+  if (moved) racers.push(moved.then(() => ok({ kind: 'moved' as const })));
   const winner = await Promise.race(racers);
   cancel.release();
   cancel.abort();

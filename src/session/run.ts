@@ -7,6 +7,7 @@ import pino from 'pino';
 import { withoutCredentials } from '../credentials.js';
 import type { EngineContext, WebhookInbox } from '../engine/context.js';
 import { DurationModel } from '../engine/durations.js';
+import { GatewayPlaces } from '../scheduler/gateway-places.js';
 import { type RunResult, runPlan } from '../engine/engine.js';
 import type { RemoteItems } from '../engine/remote.js';
 import { type EventConsumer, eventStream } from '../engine/events.js';
@@ -263,6 +264,11 @@ export async function execute(
       tasks: new PQueue({ concurrency: concurrency + queueAhead }),
       reads: connection.reads,
       hasSpareRoom: () => connection.budget.hasSpareRoom(),
+      // Tasks are queued only beyond `concurrency`: then their starts are foreseen by replaying the
+      // gateway's places, where this run is their one user (processes sharing a budget share them).
+      ...(queueAhead > 0 && !inbox && !budgetOptions(plan, options, environment).redisUrl
+        ? { places: new GatewayPlaces(concurrency, () => clock.now()) }
+        : {}),
       durations: new DurationModel(await connection.durations.load(), (slug, learned) =>
         connection.durations.record(slug, learned),
       ),

@@ -10,6 +10,7 @@ import {
   type PollSchedule,
   waitForTask,
 } from '../../src/scheduler/poller.js';
+import { GatewayPlaces } from '../../src/scheduler/gateway-places.js';
 import { ManualClock } from '../support/manual-clock.js';
 
 const task = (state: 'running' | 'succeeded', taskId = 'task_1'): TaskResult => ({
@@ -231,6 +232,37 @@ describe('waitForTask on the model schedule', () => {
       8_000, 14_000, 23_000, 36_500, 56_750,
     ]);
     expect((await readsOf()).reads).toEqual([8_000, 14_000, 23_000, 36_500, 56_750]);
+  });
+
+  it("a task waiting in the gateway's queue is read from the start the replay of the places foresees, and moves with it", async () => {
+    // One place, held by a task expected to take 10 s; the queued task takes 5 s once started.
+    const readsOf = async (aheadEndsAt: number | undefined, queuedUntil: number) => {
+      const clock = new ManualClock();
+      const start = clock.now();
+      const places = new GatewayPlaces(1, () => clock.now());
+      const ahead = places.add(start, false, 10_000);
+      const place = places.add(start, true, 5_000);
+      const { client, reads } = fakeClient(clock, queuedUntil + 5_000, undefined, queuedUntil);
+      const waiting = waitForTask(client, clock, 'task_1', {
+        firstDelayMs: 5_025,
+        intervalMs: 1_000,
+        maxIntervalMs: 60_000,
+        growFrom: 0,
+        queued: { start: place, readsFrom: (startedAt) => ({ readAt: startedAt + 5_025 }) },
+      });
+      // The task ahead is seen, at 7 s, to have ended at `aheadEndsAt`.
+      await clock.advance(7_000);
+      if (aheadEndsAt !== undefined) ahead.ended(start + aheadEndsAt, aheadEndsAt);
+      await clock.advance(100_000);
+      expect((await waiting).ok).toBe(true);
+      return reads;
+    };
+    // Ended at 6 s: the queued task started then, and is read once, just after its end at 11 s.
+    expect(await readsOf(6_000, 6_000)).toEqual([11_025]);
+    // Never seen to end: the queued task starts no earlier than the 10 s expected of the one ahead.
+    expect(await readsOf(undefined, 6_000)).toEqual([15_025]);
+    // Still pending when read (another user's task was ahead): read again from no earlier than then.
+    expect(await readsOf(6_000, 12_000)).toEqual([11_025, 16_050, 17_050]);
   });
 
   it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {

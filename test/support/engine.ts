@@ -6,6 +6,7 @@ import PQueue from 'p-queue';
 import pino from 'pino';
 import { probeFile } from '../../src/files/probe.js';
 import type { EngineContext } from '../../src/engine/context.js';
+import { GatewayPlaces } from '../../src/scheduler/gateway-places.js';
 import { DurationModel } from '../../src/engine/durations.js';
 import { eventStream } from '../../src/engine/events.js';
 import { journalConsumer } from '../../src/engine/journal-consumer.js';
@@ -60,6 +61,10 @@ export async function engineFor(
     runDir: dir,
     outputsDir: dir,
     tasks: new PQueue({ concurrency: (options.concurrency ?? plan.settings.concurrency) + plan.settings.queueAhead }),
+    // As src/session/run.ts: with queue_ahead, the gateway's places are replayed.
+    ...(plan.settings.queueAhead > 0
+      ? { places: new GatewayPlaces(options.concurrency ?? plan.settings.concurrency, () => clock.now()) }
+      : {}),
     durations: new DurationModel(),
     reads,
     hasSpareRoom: () => budget.hasSpareRoom(),

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayPlaces } from '../../src/scheduler/gateway-places.js';
+
+/** Two places; `now` as the test sets it. */
+function twoPlaces() {
+  const clock = { now: 0 };
+  return { places: new GatewayPlaces(2, () => clock.now), clock };
+}
+
+describe('GatewayPlaces', () => {
+  it('foresees a queued task starting when the place it waits for frees, first come first served', () => {
+    const { places } = twoPlaces();
+    const a = places.add(0, false, 10_000);
+    places.add(1_000, false, 4_000);
+    const c = places.add(2_000, true, 5_000);
+    const d = places.add(3_000, true, 5_000);
+    const e = places.add(3_500, true, 1_000);
+    expect(a.expectedStart()).toBe(0);
+    // b frees its place at 5 s, a at 10 s; c takes the first, d the second; e the one c frees at 10 s.
+    expect(c.expectedStart()).toBe(5_000);
+    expect(d.expectedStart()).toBe(10_000);
+    expect(e.expectedStart()).toBe(10_000);
+  });
+
+  it('moves a start with what the reads see: an end, a task still waiting, a task not seen ended', async () => {
+    const { places, clock } = twoPlaces();
+    const a = places.add(0, false, 10_000);
+    places.add(0, false, 10_000);
+    const c = places.add(0, true, 3_000);
+    const d = places.add(0, true, 3_000);
+    expect(c.expectedStart()).toBe(10_000);
+    // a is seen to have ended at 6 s: c started then, and whoever waits on a start is told.
+    clock.now = 7_000;
+    const moved = c.moved();
+    a.ended(6_000, 6_000);
+    await moved;
+    expect(c.expectedStart()).toBe(6_000);
+    // The other task ahead, not seen ended past its expected time, may be running still: d starts no earlier than now,
+    // nor than a read that found it waiting.
+    clock.now = 12_000;
+    expect(d.expectedStart()).toBe(12_000);
+    d.seenPending(12_500);
+    expect(d.expectedStart()).toBe(12_500);
+    // Nor later than a read that found it running, though c and b are still not seen ended.
+    d.seenRunning(12_700);
+    clock.now = 14_000;
+    expect(d.expectedStart()).toBe(12_700);
+  });
+
+  it('keeps the places of tasks that have left the replay', () => {
+    const { places } = twoPlaces();
+    const a = places.add(0, false, 10_000);
+    const b = places.add(0, false, 10_000);
+    a.ended(7_000, 7_000);
+    b.ended(9_000, 9_000);
+    // a and b have left; their places free at 7 s and 9 s all the same.
+    const c = places.add(1_000, true, 1_000);
+    const d = places.add(2_000, true, 1_000);
+    const e = places.add(3_000, true, 1_000);
+    expect([c, d, e].map((task) => task.expectedStart())).toEqual([7_000, 8_000, 9_000]);
+  });
+});
