@@ -16,7 +16,6 @@ import { earlierOutcomeUnknown } from './paid-call.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
 import { taskPriority } from './priorities.js';
-import { processingTime } from './durations.js';
 import { recordDownload } from './row-downloads.js';
 import { itemLabel } from '../item-label.js';
 import type { TaskReads } from '../scheduler/read-forecast.js';
@@ -209,22 +208,24 @@ async function awaitTask(
 ): Promise<Result<TaskResult, StepFailure>> {
   const { slug, type } = item;
   const delivered = ctx.webhook?.expect(taskId);
-  // A task read after a resume (submittedAt 0) holds a place from an unknown time: not replayed.
-  const place =
-    submittedAt > 0 ? ctx.places?.add(submittedAt, queued, ctx.durations.expected(slug, type, input)) : undefined;
-  const { schedule, done } = ctx.durations.pollSchedule(slug, type, input, {
-    now: ctx.clock.now(),
-    submittedAt,
-    maxIntervalMs: ctx.plan.settings.pollMs,
-    webhook: delivered !== undefined,
-    queued,
-    ...(place ? { place } : {}),
-  });
+  // A task from before a resume (submittedAt 0) has held a place since a time unknown: from now, for the replay.
+  const resumed = submittedAt === 0;
+  const expectedMs = ctx.durations.expected(slug, type, input);
+  const place = ctx.places?.add(resumed ? ctx.clock.now() : submittedAt, queued, expectedMs);
   let endedAt: number | undefined;
-  let ranMs: number | undefined;
+  let done = () => {};
   try {
+    const polling = ctx.durations.pollSchedule(slug, type, input, {
+      now: ctx.clock.now(),
+      submittedAt,
+      maxIntervalMs: ctx.plan.settings.pollMs,
+      webhook: delivered !== undefined,
+      queued,
+      ...(place ? { place } : {}),
+    });
+    done = polling.done;
     const waited = await waitForTask(ctx.client, ctx.clock, taskId, {
-      ...schedule,
+      ...polling.schedule,
       signal,
       ...(delivered ? { delivered } : {}),
       ...(expectedReads ? { expectedReads } : {}),
@@ -235,27 +236,26 @@ async function awaitTask(
       return err({ ...fromGateway(waited.error, `reading task ${taskId}`), taskId });
     }
     const { result, polls } = waited.value;
-    ({ endedAt, ranMs } = endedAtGateway(result, submittedAt));
+    endedAt = (resumed ? undefined : endedAtGateway(result, submittedAt)) ?? ctx.clock.now();
     recordTaskEnded(ctx, item, input, { taskId, result, polls, submittedAt, queued });
     return ok(result);
   } finally {
-    // Not read to its end (a stop, a failed read): its place counts as free from now.
-    place?.ended(endedAt ?? ctx.clock.now(), ranMs);
+    // Not read to its end (a stop, a failed read, a timeout): the gateway, told nothing, runs it still.
+    if (endedAt !== undefined) place?.ended(endedAt);
+    else place?.abandoned();
     done();
     ctx.webhook?.forget(taskId);
   }
 }
 
 /**
- * When a task ended on this process's clock, and how long it ran, by the gateway's own figures:
- * its end counted from its submission (the gateway's clock may differ from this one, not its
- * durations); undefined where it does not tell them.
+ * When a task ended on this process's clock, by the gateway's own figures: its end counted from its
+ * submission, as the gateway's clock may differ from this one but not its durations (the end comes
+ * out late by the submission's time on the wire); undefined where the gateway does not tell them.
  */
-function endedAtGateway(result: TaskResult, submittedAt: number): { endedAt?: number; ranMs?: number } {
+function endedAtGateway(result: TaskResult, submittedAt: number): number | undefined {
   const { submitTime, endTime } = result;
-  const ranMs = processingTime(result);
-  const endedAt = submitTime !== undefined && endTime !== undefined ? submittedAt + endTime - submitTime : undefined;
-  return { ...(endedAt !== undefined ? { endedAt } : {}), ...(ranMs !== undefined ? { ranMs } : {}) };
+  return submitTime !== undefined && endTime !== undefined ? submittedAt + endTime - submitTime : undefined;
 }
 
 /** Downloads every resource into the run's outputs (results expire), and shapes the step's outputs. */

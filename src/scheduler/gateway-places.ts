@@ -13,8 +13,9 @@
  * place of 0.4 s (bench chain-items polled, `queue_ahead: 8`, by hand): the wait varies with the
  * tasks ahead of it, a 1 s image waiting behind eight 10 s videos or behind eight images.
  *
- * It is right only while this process is the key's one user; where others share the key, the
- * reads still bound each start, and a task is read at worst as one of an unknown model is.
+ * It assumes the run's `concurrency` is the key's number of places and that no other process uses
+ * them; where either is wrong, the reads that find a task pending or running still bound its start,
+ * and the poller backs off between pending reads.
  */
 export class GatewayPlaces {
   /** This run's tasks at the gateway, in the order it took them; ended ones leave from the front. */
@@ -37,34 +38,40 @@ export class GatewayPlaces {
    * how long it is expected to run once started.
    */
   add(answeredAt: number, queued: boolean, expectedMs: number): PlacedTask {
-    const task = new PlacedTask(this, answeredAt, expectedMs);
-    if (!queued) task.startedAt = answeredAt;
+    const task = new PlacedTask(this, answeredAt, queued, expectedMs);
     this.tasks.push(task);
     return task;
   }
 
-  /** When `task` is expected to start, by the replay of every task the gateway took before it. */
+  /**
+   * When `task` is expected to start, by the replay of every task the gateway took before it. A
+   * task not seen ended holds its place until now at least; for a task already seen running, until
+   * the last moment it was seen waiting (it started after, and its place was held until then).
+   */
   expectedStart(task: PlacedTask): number {
     if (task.startedAt !== undefined) return task.startedAt;
-    const now = this.now();
+    const heldUntil = task.seenStarted ? task.waitedUntil : this.now();
     const freeAt = [...this.freeAt];
     for (const placed of this.tasks) {
       const place = earliest(freeAt);
       const start = placed.startedAt ?? placed.bound(Math.max(placed.answeredAt, freeAt[place]!));
       if (placed === task) return start;
-      freeAt[place] = placed.endedAt ?? Math.max(start + placed.expectedMs, now);
+      freeAt[place] = placed.endedAt ?? Math.max(start + placed.expectedMs, heldUntil);
     }
-    return task.bound(Math.max(task.answeredAt, now));
+    return task.bound(Math.max(task.answeredAt, heldUntil));
   }
 
-  /** Resolves the next time an expected start may have moved. */
-  moved(): Promise<void> {
+  /** Resolves the next time an expected start may have moved; `signal` stops listening. */
+  moved(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
       const once = () => {
         this.listeners.delete(once);
+        signal.removeEventListener('abort', once);
         resolve();
       };
       this.listeners.add(once);
+      signal.addEventListener('abort', once);
     });
   }
 
@@ -80,36 +87,59 @@ export class GatewayPlaces {
 
 /** One task's place at the gateway, as far as this run knows it. */
 export class PlacedTask {
-  /** When it started, once known: answered running, or ended with the gateway's figures. */
-  startedAt: number | undefined;
-  /** When it ended, once seen. */
-  endedAt: number | undefined;
-  /** The last time a read found it still waiting: it started after. */
-  private pendingAt = Number.NEGATIVE_INFINITY;
+  /** When it ended, once seen (or given up on). */
+  private end: number | undefined;
+  /** The last time a read found it still waiting (else its answer): it started after. */
+  private pendingAt: number;
   /** The first time a read found it running: it started before. */
   private runningAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly places: GatewayPlaces,
     readonly answeredAt: number,
+    private readonly queued: boolean,
     readonly expectedMs: number,
-  ) {}
+  ) {
+    this.pendingAt = answeredAt;
+  }
+
+  /** When it started, where known: answered running, it started then. */
+  get startedAt(): number | undefined {
+    return this.queued ? undefined : this.answeredAt;
+  }
+
+  get endedAt(): number | undefined {
+    return this.end;
+  }
+
+  /** A read has found it running (or ended). */
+  get seenStarted(): boolean {
+    return this.runningAt !== Number.POSITIVE_INFINITY;
+  }
+
+  /** The last moment it was known to wait. */
+  get waitedUntil(): number {
+    return this.pendingAt;
+  }
 
   /** `start` kept within what the reads have shown. */
   bound(start: number): number {
     return Math.min(Math.max(start, this.pendingAt), this.runningAt);
   }
 
+  /** When it is expected to start, now (see GatewayPlaces.expectedStart). */
   expectedStart(): number {
     return this.places.expectedStart(this);
   }
 
-  moved(): Promise<void> {
-    return this.places.moved();
+  /** Resolves the next time its expected start may have moved; `signal` stops listening. */
+  moved(signal: AbortSignal): Promise<void> {
+    return this.places.moved(signal);
   }
 
   seenPending(at: number): void {
     this.pendingAt = Math.max(this.pendingAt, at);
+    this.places.changed();
   }
 
   seenRunning(at: number): void {
@@ -117,14 +147,18 @@ export class PlacedTask {
     this.places.changed();
   }
 
-  /**
-   * It ended at `endedAt` having run `ranMs` (undefined: not told), or is no longer watched (then
-   * its place counts as free from now).
-   */
-  ended(endedAt: number, ranMs?: number): void {
-    this.endedAt = endedAt;
-    if (ranMs !== undefined) this.startedAt = endedAt - ranMs;
+  /** It was seen to have ended at `endedAt`. */
+  ended(endedAt: number): void {
+    this.end = endedAt;
     this.places.changed();
+  }
+
+  /**
+   * It is no longer read (a stop, a failed read, a timeout) but the gateway, told nothing, runs it
+   * still: its place is held until its expected end.
+   */
+  abandoned(): void {
+    this.ended(Math.max(this.places.expectedStart(this) + this.expectedMs, this.pendingAt));
   }
 }
 

@@ -70,7 +70,9 @@ export interface PollSchedule {
   fromStart?: (waitedUntil: number, runningAt: number) => { readAt: number; spareAt?: readonly number[] } | undefined;
   /**
    * For a task queued at its submission whose start the run foresees (GatewayPlaces): until a read
-   * finds it running, its reads go from the start expected now (`readsFrom`), and move with it.
+   * finds it running, its reads go from the start expected now (`readsFrom`), and move with it;
+   * after a read that finds it still pending, no sooner than the schedule's interval, growing by
+   * half at each (the replay was wrong: another process's tasks were ahead, or fewer places).
    * In place of `fromStart` and `pendingMs`.
    */
   queued?: { start: QueuedStart; readsFrom: (startedAt: number) => { readAt: number; spareAt?: readonly number[] } };
@@ -79,8 +81,8 @@ export interface PollSchedule {
 /** The start of a task waiting in the gateway's queue, as the run foresees it (see GatewayPlaces). */
 export interface QueuedStart {
   expectedStart(): number;
-  /** Resolves when the expected start may have moved. */
-  moved(): Promise<void>;
+  /** Resolves when the expected start may have moved; `signal` stops listening. */
+  moved(signal: AbortSignal): Promise<void>;
   /** A read at `at` found the task still waiting. */
   seenPending(at: number): void;
   /** A read at `at` found the task running. */
@@ -194,18 +196,20 @@ export async function waitForTask(
   let pendingSince = schedule.fromStart ? clock.now() : undefined;
   /** While a queued task is not seen running: its reads go from its expected start. */
   let queued = schedule.queued;
+  /** After a read that found the queued task pending, the next comes no sooner than this. */
+  let notBefore = Number.NEGATIVE_INFINITY;
   for (;;) {
     const now = clock.now();
     if (queued) {
       const reads = queued.readsFrom(queued.start.expectedStart());
-      readAt = Math.max(now, Math.min(reads.readAt, deadline ?? Number.POSITIVE_INFINITY));
+      readAt = Math.max(now, Math.min(Math.max(reads.readAt, notBefore), deadline ?? Number.POSITIVE_INFINITY));
       spares = hasSpareRoom ? reads.spareAt : undefined;
       spare = sparesBefore(spares, now, readAt);
     }
     // Waiting for what the probe learns, the read may come at any moment: once.
     expectedReads?.expect(learned ? now : readAt, learned ? undefined : interval);
     const spareAt = spare[0];
-    const moved = queued?.start.moved();
+    const moved = queued ? (stop: AbortSignal) => queued!.start.moved(stop) : undefined;
     const arrived = await pause(clock, Math.max(0, (spareAt ?? readAt) - now), signal, delivered, learned, moved);
     if (!arrived.ok) return arrived;
     if (arrived.value?.kind === 'delivered') return ok({ result: arrived.value.result, polls });
@@ -238,6 +242,8 @@ export async function waitForTask(
     if (queued) {
       if (pending) {
         queued.start.seenPending(answeredAt);
+        notBefore = answeredAt + interval;
+        interval = Math.round(interval * 1.5);
         continue;
       }
       // Seen running for the first time: read it as a task that started when expected, by now at the latest.
@@ -288,8 +294,8 @@ type Interruption =
   | { kind: 'moved' };
 
 /**
- * Sleeps `ms`, or less if the delivery or the learned time comes first (then answers it); a stop
- * is an `aborted` failure.
+ * Sleeps `ms`, or less if the delivery, the learned time or a move of a queued task's expected
+ * start comes first (then answers it); a stop is an `aborted` failure.
  */
 async function pause(
   clock: Clock,
@@ -297,7 +303,7 @@ async function pause(
   signal: AbortSignal | undefined,
   delivered: Promise<TaskResult> | undefined,
   learned: Promise<LearnedReads> | undefined,
-  moved?: Promise<void>,
+  moved?: (stop: AbortSignal) => Promise<void>,
 ): Promise<Result<Interruption | undefined, GatewayFailure>> {
   if (signal?.aborted) return err(abortedFailure(false));
   // The sleep is cancelled when something else wins, so that no timer is left on the clock.
@@ -310,7 +316,7 @@ async function pause(
   const racers: Array<Promise<Result<Interruption | undefined, GatewayFailure>>> = [slept];
   if (delivered) racers.push(delivered.then((result) => ok({ kind: 'delivered' as const, result })));
   if (learned) racers.push(learned.then((reads) => ok({ kind: 'learned' as const, reads })));
-  if (moved) racers.push(moved.then(() => ok({ kind: 'moved' as const })));
+  if (moved) racers.push(moved(cancel.signal).then(() => ok({ kind: 'moved' as const })));
   const winner = await Promise.race(racers);
   cancel.release();
   cancel.abort();

@@ -252,7 +252,7 @@ describe('waitForTask on the model schedule', () => {
       });
       // The task ahead is seen, at 7 s, to have ended at `aheadEndsAt`.
       await clock.advance(7_000);
-      if (aheadEndsAt !== undefined) ahead.ended(start + aheadEndsAt, aheadEndsAt);
+      if (aheadEndsAt !== undefined) ahead.ended(start + aheadEndsAt);
       await clock.advance(100_000);
       expect((await waiting).ok).toBe(true);
       return reads;
@@ -261,8 +261,27 @@ describe('waitForTask on the model schedule', () => {
     expect(await readsOf(6_000, 6_000)).toEqual([11_025]);
     // Never seen to end: the queued task starts no earlier than the 10 s expected of the one ahead.
     expect(await readsOf(undefined, 6_000)).toEqual([15_025]);
-    // Still pending when read (another user's task was ahead): read again from no earlier than then.
-    expect(await readsOf(6_000, 12_000)).toEqual([11_025, 16_050, 17_050]);
+    // Still pending when read (another user's task was ahead): read again from no earlier than then;
+    // found running, on the schedule's interval, grown by half after the pending read (1.5 s).
+    expect(await readsOf(6_000, 12_000)).toEqual([11_025, 16_050, 17_550]);
+  });
+
+  it('a queued task the replay keeps finding pending is read less and less often', async () => {
+    // A 1 s model, foreseen to start at once; another user's tasks keep it waiting until 10 s.
+    const clock = new ManualClock();
+    const place = new GatewayPlaces(1, () => clock.now()).add(clock.now(), true, 1_000);
+    const { client, reads } = fakeClient(clock, 11_000, undefined, 10_000);
+    const waiting = waitForTask(client, clock, 'task_1', {
+      firstDelayMs: 1_025,
+      intervalMs: 1_000,
+      maxIntervalMs: 60_000,
+      growFrom: 0,
+      queued: { start: place, readsFrom: (startedAt) => ({ readAt: startedAt + 1_025 }) },
+    });
+    await clock.advance(100_000);
+    expect((await waiting).ok).toBe(true);
+    // Each wait after a pending read half as long again as the one before, from the schedule's interval.
+    expect(reads).toEqual([1_025, 2_050, 3_550, 5_800, 9_175, 14_238]);
   });
 
   it('spare reads before the first come only while the budget has room to spare, and leave the schedule as it was', async () => {
