@@ -202,21 +202,18 @@ export class DurationModel {
     if (!task.webhook) Object.assign(schedule, spares());
     const pendingMs = this.pendingWait(slug, type, input);
     if (pendingMs !== undefined) schedule.pendingMs = pendingMs;
-    if (foreseen)
-      schedule.queued = {
-        start: foreseen,
-        readsFrom: (startedAt) => ({ readAt: startedAt + this.firstPoll(slug, type, input)!, ...spares(startedAt) }),
-      };
+    // The reads of a task that started at `startedAt`, once its model is learned.
+    const readsFrom = (startedAt: number) => {
+      const first = this.firstPoll(slug, type, input);
+      return first === undefined ? undefined : { readAt: startedAt + first, ...spares(startedAt) };
+    };
+    // A foreseen task's model is known, so its reads are too.
+    if (foreseen) schedule.queued = { start: foreseen, readsFrom: (startedAt) => readsFrom(startedAt)! };
     // Only once a wait is learned: a gateway that reports no processing time teaches submit-to-end,
     // which counts the wait, and its tasks are best read from their submission.
     else if (task.queued && !task.webhook && this.meanWaitMs !== undefined)
-      schedule.fromStart = (waitedUntil, runningAt) => {
-        const first = this.firstPoll(slug, type, input);
-        if (first === undefined) return undefined;
-        // The expected start, if the reads allow it: after the last pending read, by the running one.
-        const startedAt = Math.min(runningAt, Math.max(waitedUntil, startsAt));
-        return { readAt: startedAt + first, ...spares(startedAt) };
-      };
+      // The expected start, if the reads allow it: after the last pending read, by the running one.
+      schedule.fromStart = (waitedUntil, runningAt) => readsFrom(Math.min(runningAt, Math.max(waitedUntil, startsAt)));
     if (!guessed || probe) return { schedule, done: () => probe && this.probing.delete(slug) };
     let wake = () => {};
     const learned = new Promise<LearnedReads>((resolve) => {

@@ -189,6 +189,12 @@ export async function waitForTask(
   const { hasSpareRoom } = schedule;
   let spares = hasSpareRoom ? schedule.spareAt : undefined;
   let spare = sparesBefore(spares, clock.now(), readAt);
+  /** The next read of the schedule at `at`, and the spare reads given before it, from `now` on. */
+  const readNext = (now: number, at: number, spareAt: readonly number[] | undefined) => {
+    readAt = at;
+    spares = hasSpareRoom ? spareAt : undefined;
+    spare = sparesBefore(spares, now, readAt);
+  };
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
   let growFrom = schedule.growFrom;
@@ -202,9 +208,8 @@ export async function waitForTask(
     const now = clock.now();
     if (queued) {
       const reads = queued.readsFrom(queued.start.expectedStart());
-      readAt = Math.max(now, Math.min(Math.max(reads.readAt, notBefore), deadline ?? Number.POSITIVE_INFINITY));
-      spares = hasSpareRoom ? reads.spareAt : undefined;
-      spare = sparesBefore(spares, now, readAt);
+      const at = Math.min(Math.max(reads.readAt, notBefore), deadline ?? Number.POSITIVE_INFINITY);
+      readNext(now, Math.max(now, at), reads.spareAt);
     }
     // Waiting for what the probe learns, the read may come at any moment: once.
     expectedReads?.expect(learned ? now : readAt, learned ? undefined : interval);
@@ -218,9 +223,7 @@ export async function waitForTask(
       // Read when a typical task submitted with this one is done, and as a learned task from then on.
       const reads = arrived.value.reads;
       learned = undefined;
-      readAt = Math.max(clock.now(), reads.firstAt);
-      spares = hasSpareRoom ? reads.spareAt : undefined;
-      spare = sparesBefore(spares, clock.now(), readAt);
+      readNext(clock.now(), Math.max(clock.now(), reads.firstAt), reads.spareAt);
       interval = reads.intervalMs;
       rampTo = 0;
       growFrom = Number.NEGATIVE_INFINITY;
@@ -251,9 +254,7 @@ export async function waitForTask(
       const started = queued.readsFrom(queued.start.expectedStart());
       queued = undefined;
       if (started.readAt > answeredAt) {
-        readAt = Math.min(started.readAt, answeredAt + left);
-        spares = hasSpareRoom ? started.spareAt : undefined;
-        spare = sparesBefore(spares, answeredAt, readAt);
+        readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
         continue;
       }
     }
@@ -265,9 +266,7 @@ export async function waitForTask(
       // Seen running for the first time: read it as a task that started since it was last pending.
       const started = pending ? undefined : schedule.fromStart?.(waitedUntil, answeredAt);
       if (started && started.readAt > answeredAt) {
-        readAt = Math.min(started.readAt, answeredAt + left);
-        spares = hasSpareRoom ? started.spareAt : undefined;
-        spare = sparesBefore(spares, answeredAt, readAt);
+        readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
         continue;
       }
     }

@@ -47,6 +47,8 @@ export interface BudgetOptions {
 export interface Connection {
   client: GatewayClient;
   budget: Budget;
+  /** The budget is shared through Redis with other processes on the key, which share its running places too. */
+  sharedBudget: boolean;
   /** Counts every request sent: the live view's rate and the journal's per-second record. */
   traffic: TrafficMeter;
   /** Told of every gateway answer, after the budget: for counts of requests and 429s. */
@@ -208,6 +210,7 @@ export async function connect(
     client,
     budget,
     reads,
+    sharedBudget: redis !== undefined,
     observers,
     traffic,
     endpoints,

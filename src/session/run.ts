@@ -266,7 +266,7 @@ export async function execute(
       hasSpareRoom: () => connection.budget.hasSpareRoom(),
       // Tasks are queued only beyond `concurrency`: then their starts are foreseen by replaying the
       // gateway's places, where this run is their one user (processes sharing a budget share them).
-      ...(queueAhead > 0 && !inbox && !budgetOptions(plan, options, environment).redisUrl
+      ...(queueAhead > 0 && !inbox && !connection.sharedBudget
         ? { places: new GatewayPlaces(concurrency, () => clock.now()) }
         : {}),
       durations: new DurationModel(await connection.durations.load(), (slug, learned) =>
