@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { downloadResources, type SavedResource } from '../gateway/resource-downloads.js';
 import { isPending, type Resource, type TaskResult } from '../gateway/types.js';
-import { validateModelInput } from '../model-schemas/validate.js';
+import { meantText, validateModelInput } from '../model-schemas/validate.js';
 import { type ModelStep, outputFilePrefix } from '../plan.js';
 import { err, ok, type Result } from '../result.js';
 import { waitForTask } from '../scheduler/poller.js';
@@ -71,7 +71,7 @@ export async function runModel(
   if (problems.length > 0)
     return failed(
       'invalid-input',
-      `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+      `the input to ${item.slug} is not valid: ${problems.map((p) => `${p.field} ${p.message}${meantText(p)}`).join('; ')}`,
     );
   const recalled = ctx.remote ? await recallSubmission(ctx, ctx.remote, item, inputForJournal(input)) : undefined;
   const resumed = recalled ? ok(recalled.taskId) : resumedTask(ctx, item);

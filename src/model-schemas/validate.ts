@@ -2,6 +2,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { modelSchemaAjv } from './ajv-setup.js';
 import type { JsonSchema } from './bundled.js';
 import { precompiledValidator } from './precompiled.js';
+import { closestName } from '../expressions/suggest.js';
 
 /** One problem with one field of a model input. */
 export interface FieldProblem {
@@ -12,7 +13,13 @@ export interface FieldProblem {
   message: string;
   /** Whether the problem is the key (an input the model does not have) or its value. */
   at: 'key' | 'value';
+  /** For a key the model does not have: the one it has that is closest, when close enough to be a slip. */
+  meant?: string;
 }
+
+/** `; did you mean 'aspect_ratio'?` at the end of a problem's message, when it has a suggestion. */
+export const meantText = (problem: FieldProblem): string =>
+  problem.meant === undefined ? '' : `; did you mean '${problem.meant}'?`;
 
 /** Made on first use: the shipped schemas' validators were compiled when the package was built. */
 let ajv: Ajv | undefined;
@@ -57,7 +64,19 @@ function problemPath(error: ErrorObject): Array<string | number> {
   return base;
 }
 
-function problemOf(error: ErrorObject): FieldProblem {
+/** The names of the fields the schema has at `path` (an object's properties, through lists' items). */
+function fieldsAt(schema: JsonSchema, path: Array<string | number>): string[] {
+  let at: Record<string, unknown> | undefined = schema;
+  for (const part of path) {
+    const next: unknown =
+      typeof part === 'number' ? at?.items : (at?.properties as Record<string, unknown> | undefined)?.[part];
+    at = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : undefined;
+  }
+  const properties = at?.properties;
+  return typeof properties === 'object' && properties !== null ? Object.keys(properties) : [];
+}
+
+function problemOf(error: ErrorObject, schema: JsonSchema): FieldProblem {
   const base = pathOf(error.instancePath);
   const params = error.params as Record<string, unknown>;
   const value = error.data;
@@ -70,8 +89,11 @@ function problemOf(error: ErrorObject): FieldProblem {
   switch (error.keyword) {
     case 'required':
       return say([...base, String(params.missingProperty)], 'is required');
-    case 'additionalProperties':
-      return say([...base, String(params.additionalProperty)], 'is not an input of this model', 'key');
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      const meant = closestName(name, fieldsAt(schema, base));
+      return { ...say([...base, name], 'is not an input of this model', 'key'), ...(meant ? { meant } : {}) };
+    }
     case 'type':
       return say(
         base,
@@ -141,7 +163,9 @@ export function validateModelInput(
   byObject.set(schema, validate);
   if (validate(input)) return [];
   const errors = validate.errors ?? [];
-  return (ignore ? errors.filter((error) => !ignore(problemPath(error))) : errors).map(problemOf);
+  return (ignore ? errors.filter((error) => !ignore(problemPath(error))) : errors).map((error) =>
+    problemOf(error, schema),
+  );
 }
 
 /** A media input written as a path rather than a URL (`./assets/logo.png`): it is uploaded first. */

@@ -1,5 +1,5 @@
 import type { Expr } from '../expressions/expressions.js';
-import { isLocalPath, validateModelInput } from '../model-schemas/validate.js';
+import { isLocalPath, meantText, validateModelInput } from '../model-schemas/validate.js';
 import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { wrongMediaKind } from '../files/media-kind.js';
@@ -69,7 +69,7 @@ export function stepInputProblems(
     problems.push({
       path: !required ? [...withPath, ...problem.path] : draft.raw.with === undefined ? ['steps', draft.id] : withPath,
       which: required ? 'key' : problem.at,
-      message: `${problem.field} ${problem.message}${slug}`,
+      message: `${problem.field} ${problem.message}${slug}${meantText(problem)}`,
       fromInputs: required ? [] : inputsReadAt(draft.with, problem.path),
       ...(draft.model ? { model: { slug: draft.model.slug, field: problem.field, problem: problem.message } } : {}),
     });

@@ -19,10 +19,19 @@ describe('validateModelInput', () => {
       size: '999x999',
       output_format: 'gif',
       colour: 'red',
+      output_fromat: 'png',
     });
     // An input the model does not have is a problem of its key; the others of their values.
     expect(problems).toEqual([
       { path: ['colour'], field: 'colour', message: 'is not an input of this model', at: 'key' },
+      // A slip of the keyboard gets the field it was meant to be.
+      {
+        path: ['output_fromat'],
+        field: 'output_fromat',
+        message: 'is not an input of this model',
+        at: 'key',
+        meant: 'output_format',
+      },
       { path: ['prompt'], field: 'prompt', message: 'must be at least 1 characters, got 0', at: 'value' },
       { path: ['image', 1], field: 'image[1]', message: 'must be a string, got 7', at: 'value' },
       {

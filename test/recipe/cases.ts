@@ -440,6 +440,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:6:26: error: aspect is not an input of this model (vendor-a/vendor-a-v3-t2i)\n  |\n6 |     with: { prompt: cat, aspect: "1:1" }\n  |                          ~~~~~~',
   },
   {
+    name: 'misspelt model input',
+    yaml: t2i('{ prompt: cat, aspect_ration: "1:1" }'),
+    expected:
+      "recipes/broken.yaml:6:26: error: aspect_ration is not an input of this model (vendor-a/vendor-a-v3-t2i); did you mean 'aspect_ratio'?\n  |\n6 |     with: { prompt: cat, aspect_ration: \"1:1\" }\n  |                          ~~~~~~~~~~~~~",
+  },
+  {
     name: 'model input from an input, out of bounds',
     yaml: `${head}inputs:\n  count: { type: integer, default: 12 }\nsteps:\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: cat, n: "\${{ inputs.count }}" }\n`,
     expected:
