@@ -443,7 +443,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'misspelt model input',
     yaml: t2i('{ prompt: cat, aspect_ration: "1:1" }'),
     expected:
-      "recipes/broken.yaml:6:26: error: aspect_ration is not an input of this model (vendor-a/vendor-a-v3-t2i); did you mean 'aspect_ratio'?\n  |\n6 |     with: { prompt: cat, aspect_ration: \"1:1\" }\n  |                          ~~~~~~~~~~~~~",
+      'recipes/broken.yaml:6:26: error: aspect_ration is not an input of this model (vendor-a/vendor-a-v3-t2i); did you mean \'aspect_ratio\'?\n  |\n6 |     with: { prompt: cat, aspect_ration: "1:1" }\n  |                          ~~~~~~~~~~~~~',
   },
   {
     name: 'model input from an input, out of bounds',
