@@ -213,10 +213,20 @@ export function parseRecipeYaml(
     uniqueKeys: false,
     strict: true,
   });
-  const problems: YamlProblem[] = document.errors.map((error) => ({
-    message: error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
-    range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) },
-  }));
+  let problems: YamlProblem[] = document.errors.map((error) => {
+    const message = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    // yaml places an unclosed quote at the end of the file, past the last line: the quote that opened it says more.
+    const opened = /^Missing closing (["'])quote/.exec(message);
+    const start = opened ? unclosedQuoteAt(text, opened[1] as '"' | "'") : undefined;
+    if (start !== undefined)
+      return { message: `the text this ${opened![1]} opens is never closed`, range: { start, end: start + 1 } };
+    return { message, range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) } };
+  });
+  // What yaml finds at the end of a file whose quote never closed (a flow map not ended) follows from the quote.
+  if (problems.some((problem) => problem.message.endsWith('opens is never closed'))) {
+    const contentEnd = text.trimEnd().length;
+    problems = problems.filter((problem) => problem.range.start < contentEnd);
+  }
   if (problems.length === 0 && document.contents) walk(source, document.contents as Node, [], problems);
   if (problems.length > 0) return { source, value: undefined, problems };
   let value: unknown;
@@ -227,6 +237,25 @@ export function parseRecipeYaml(
     return { source, value: undefined, problems: [aliasProblem(document, error as Error)] };
   }
   return { source, value, problems: limitProblems(source, value, false) };
+}
+
+/**
+ * Where the quote a scalar never closes opens: everything after it is inside the scalar, so it is
+ * the last such quote of the text that is not itself inside one (`\"` in double quotes, `''` in
+ * single ones). Undefined when there is none.
+ */
+function unclosedQuoteAt(text: string, quote: '"' | "'"): number | undefined {
+  for (let i = text.length - 1; i >= 0; i--) {
+    if (text[i] !== quote) continue;
+    if (quote === "'" && text[i - 1] === "'") {
+      i--;
+      continue;
+    }
+    let backslashes = 0;
+    while (quote === '"' && text[i - 1 - backslashes] === '\\') backslashes++;
+    if (backslashes % 2 === 0) return i;
+  }
+  return undefined;
 }
 
 /** The aliases (`*name`) a file may expand, an alias of a node that holds aliases counting each of them. */

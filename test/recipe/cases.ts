@@ -23,6 +23,18 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:5:1: error: Flow sequence in block collection must be sufficiently indented and end with a ]\n  |\n5 | \n  | ~',
   },
   {
+    name: 'unclosed double quote on the last line',
+    yaml: t2i('{ prompt: "a cat }'),
+    expected:
+      'recipes/broken.yaml:6:21: error: the text this " opens is never closed\n  |\n6 |     with: { prompt: "a cat }\n  |                     ~',
+  },
+  {
+    name: 'unclosed single quote, with a quote doubled inside',
+    yaml: `${head}steps:\n  a:\n    run: 'it''s "here"\n`,
+    expected:
+      "recipes/broken.yaml:5:10: error: the text this ' opens is never closed\n  |\n5 |     run: 'it''s \"here\"\n  |          ~",
+  },
+  {
     name: 'duplicate key',
     yaml: `${head}steps:\n  a: { run: echo }\n  a: { run: echo }\n`,
     expected:
