@@ -41,7 +41,16 @@ export type EngineEvent =
       skippedItems: number[];
     }
   /** Its items failed and the retry policy runs them again after `waitMs`; `attempt` of `attempts`, from 1. */
-  | { type: 'step-retrying'; at: StepRef; failure: StepFailure; waitMs: number; attempt: number; attempts: number }
+  /** `items`: the items of a for_each step to run again (their indices), all that failed. */
+  | {
+      type: 'step-retrying';
+      at: StepRef;
+      failure: StepFailure;
+      waitMs: number;
+      attempt: number;
+      attempts: number;
+      items?: number[];
+    }
   /** `continued`: the step has continue_on_error, so the run goes on. */
   | { type: 'step-failed'; at: StepRef; failure: StepFailure; continued: boolean; location: StepLocation }
   /** An item of a `for_each` step succeeded: `done` of the step's `total`. */

@@ -221,7 +221,8 @@ export async function runWithRetries(
       return ended;
     const wait = stepRetryDelay(step.retry.backoffMs, attempt);
     const retrying = { waitMs: wait, attempt: attempt + 1, attempts: step.retry.attempts };
-    emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure, ...retrying });
+    const again = step.forEach ? { items: ended.failures.map((failed) => failed.index).sort((a, b) => a - b) } : {};
+    emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure, ...retrying, ...again });
     try {
       await sleep(ctx.clock, wait, ctx.signal);
     } catch {

@@ -39,6 +39,8 @@ export const silentReporter: Reporter = {
 const DETAILED_RUNS = 10;
 /** The longest a large for_each goes without a progress line. */
 const PROGRESS_EVERY_MS = 30_000;
+/** The items a retry line names before `…`: enough to find them in the journal, one line still. */
+const RETRIED_ITEMS_SHOWN = 5;
 
 /**
  * Plain lines, one per event, for CI and pipes (a terminal gets the live view instead). A large
@@ -141,9 +143,13 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         return;
       }
       case 'step-retrying': {
-        const { failure, waitMs, attempt, attempts } = event;
+        const { failure, waitMs, attempt, attempts, items = [] } = event;
         const wait = `retrying in ${formatLimit(waitMs)} (${attempt} of ${attempts})`;
-        report.note(`↻ ${itemLabel(event.at, rows)}: ${failure.message}; ${wait}`);
+        // Several items run again: the line says which, and the first failure speaks for them.
+        const shown = items.slice(0, RETRIED_ITEMS_SHOWN).map((index) => itemLabel({ step: event.at.step, index }));
+        const more = items.length > RETRIED_ITEMS_SHOWN ? ', …' : '';
+        const which = items.length > 1 ? `${items.length} items failed (${shown.join(', ')}${more}); the first: ` : '';
+        report.note(`↻ ${itemLabel(event.at, rows)}: ${which}${failure.message}; ${wait}`);
         return;
       }
       case 'step-failed': {

@@ -220,7 +220,7 @@ describe('run --json that ends before a run starts', () => {
       diagnostics: [
         {
           severity: 'error',
-          message: 'nn is not an input of this model (vendor-a/vendor-a-v3-t2i)',
+          message: "nn is not an input of this model (vendor-a/vendor-a-v3-t2i); did you mean 'n'?",
           file: invalid.file,
           line: 6,
           column: 25,

@@ -245,6 +245,34 @@ steps:
     await engine.close();
   });
 
+  it('says which items a retry runs again when several failed, not only the first', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
+    const recipe = `version: 1
+name: odd-ones
+steps:
+  check:
+    for_each: [0, 1, 0, 1]
+    retry: { attempts: 1, backoff: 10ms }
+    run: exit \${{ item }}
+`;
+    let text = '';
+    const report = new ConsoleReporter(
+      (written) => (text += written),
+      () => 0,
+    );
+    const engine = await engineFor(recipe, gateway, clock, { report });
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    expect(result.rows[0]!.steps.check!.status).toBe('failed');
+    const retries = text.split('\n').filter((line) => line.startsWith('↻'));
+    expect(retries).toEqual([
+      expect.stringMatching(
+        /^↻ check: 2 items failed \(check\[1\], check\[3\]\); the first: .+; retrying in 10ms \(1 of 1\)$/,
+      ),
+    ]);
+    await engine.close();
+  });
+
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
