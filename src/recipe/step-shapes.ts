@@ -4,7 +4,7 @@ import { error, type Diagnostic } from './diagnostics.js';
 import { ANY, BOOLEAN, describeShape, list, NUMBER, object, STRING, type Shape } from './shapes.js';
 import { checkRunQuoting } from './run-quoting.js';
 import type { PathPart, SourceFile } from './source.js';
-import { checkTemplate, templateStrings, type TypeScope } from './templates.js';
+import { checkTemplate, type TypeScope } from './templates.js';
 
 /** Why a step's `if` may not read `item`, though the step has a `for_each`. */
 const NO_ITEM_IN_IF =
@@ -83,18 +83,51 @@ export function valueShape(
   diagnostics: Diagnostic[],
 ): Shape {
   if (value.kind === 'template') return checkTemplate(value.template, path, scope, file, diagnostics);
-  if (value.kind === 'literal') {
-    const literal = value.value;
-    return typeof literal === 'string'
-      ? STRING
-      : typeof literal === 'number'
-        ? NUMBER
-        : typeof literal === 'boolean'
-          ? BOOLEAN
-          : ANY;
+  if (value.kind === 'literal') return literalShape(value.value);
+  // Written out in the recipe, with expressions inside: a list of what its items give, or an object
+  // of exactly the fields written (so `item.q` over `[{p: …}]` is found before the run).
+  if (value.kind === 'list')
+    return list(commonShape(value.items.map((item, i) => valueShape(item, [...path, i], scope, file, diagnostics))));
+  const fields: Record<string, Shape> = {};
+  for (const [key, entry] of Object.entries(value.entries))
+    fields[key] = valueShape(entry, [...path, key], scope, file, diagnostics);
+  return object(fields);
+}
+
+/** The shape of a value written out in the recipe: text, a number, an object of its fields, a list of its items' common shape. */
+function literalShape(literal: unknown): Shape {
+  if (typeof literal === 'string') return STRING;
+  if (typeof literal === 'number') return NUMBER;
+  if (typeof literal === 'boolean') return BOOLEAN;
+  if (Array.isArray(literal)) return list(commonShape(literal.map(literalShape)));
+  if (literal === null || typeof literal !== 'object') return ANY;
+  const fields: Record<string, Shape> = {};
+  for (const [key, entry] of Object.entries(literal)) fields[key] = literalShape(entry);
+  return object(fields);
+}
+
+/**
+ * What every one of `shapes` is, for a list's items: objects have every field any of them has
+ * (one that some lack may be null there, so it is anything), like scalars their kind; else anything.
+ */
+function commonShape(shapes: Shape[]): Shape {
+  const [first, ...rest] = shapes;
+  if (!first) return ANY;
+  if (first.kind === 'object') {
+    const objects = shapes.filter((shape) => shape.kind === 'object');
+    if (objects.length < shapes.length) return ANY;
+    const fields: Record<string, Shape> = {};
+    for (const name of new Set(objects.flatMap((shape) => Object.keys(shape.fields)))) {
+      const each = objects.map((shape) => (Object.hasOwn(shape.fields, name) ? shape.fields[name] : undefined));
+      fields[name] = each.every((field) => field !== undefined) ? commonShape(each as Shape[]) : ANY;
+    }
+    return object(
+      fields,
+      objects.some((shape) => shape.open),
+    );
   }
-  for (const inner of templateStrings(value, path)) checkTemplate(inner.template, inner.path, scope, file, diagnostics);
-  return value.kind === 'list' ? list(ANY) : object({}, true);
+  const scalar = first.kind === 'string' || first.kind === 'number' || first.kind === 'boolean';
+  return scalar && rest.every((shape) => shape.kind === first.kind) ? first : ANY;
 }
 
 /** A whole-expression field whose shape the model's schema cannot take: caught before anything runs. */

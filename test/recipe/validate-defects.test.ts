@@ -65,3 +65,18 @@ describe('pipeline validate on inputs that once crashed it', () => {
     );
   });
 });
+
+describe('pipeline validate on items written out in the recipe', () => {
+  it('refuses a field no item has, and takes one that only some items have', async () => {
+    const path = join(dir, 'items.yaml');
+    const recipe = (read: string) =>
+      `version: 1\nname: items\nsteps:\n  a:\n    for_each: [{ p: red }, { p: blue, q: sky }]\n    run: echo \${{ ${read} }}\n`;
+    await writeFile(path, recipe('item.r'));
+    const refused = await validate([path]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`${path}:6:15: error: item has no field 'r'; did you mean 'p'? It has p, q`);
+    // q is in the second item only: the first reads it as null, which is no mistake.
+    await writeFile(path, recipe('item.q'));
+    expect((await validate([path])).exitCode).toBe(0);
+  });
+});
