@@ -9,7 +9,6 @@ import { hasOutputs, isBatch, type Plan } from '../plan.js';
 import type { SessionRun } from '../session/run.js';
 import { fileCount, notListedLine, type RunSummary, spendFigures, summariseJournalFile } from '../store/summary.js';
 import { runPaths } from '../store/run-store.js';
-import { readFileSync } from 'node:fs';
 import { appendStepSummary, printAnnotations, type RunEnd, runReport } from './github-actions.js';
 import type { Annotation } from '../report/github-commands.js';
 import { rateLimitedPhrase } from '../report/step-summary.js';
@@ -83,15 +82,12 @@ function journalJson(summary: RunSummary, batch: boolean): Record<string, unknow
  * `resume --json` of a run that had succeeded: the run as `run --json` gave it at its end, from its
  * journal, and `resumed: false` (a script reading stdout had got a line of text).
  */
-export function alreadySucceededJson(home: string, runId: string): Record<string, unknown> {
+export function alreadySucceededJson(home: string, runId: string, fromBatchFile: boolean): Record<string, unknown> {
   const paths = runPaths(home, runId);
   const read = summariseJournalFile(paths.journal);
   if (!read.ok) return { run_id: runId, status: 'succeeded', resumed: false };
   const summary = read.value;
-  // A batch's outputs are a list by row, even of one row: as its run-started line says.
-  const text = readFileSync(paths.journal, 'utf8');
-  const started = JSON.parse(text.slice(0, text.indexOf('\n'))) as { batch?: string | null };
-  const batch = summary.rows > 1 || (started.batch ?? null) !== null;
+  const batch = summary.rows > 1 || fromBatchFile;
   return {
     run_id: runId,
     status: 'succeeded',

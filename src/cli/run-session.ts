@@ -156,7 +156,7 @@ export async function resumeRun(runId: string, flags: RunFlags, home: string): P
     throw new UsageError(error.message);
   }
   if (run.status === 'already-succeeded') {
-    if (flags.json) printJson(alreadySucceededJson(home, runId));
+    if (flags.json) printJson(alreadySucceededJson(home, runId, run.fromBatchFile));
     else printLine(`run ${runId} already succeeded; nothing to resume`);
     return 0;
   }

@@ -242,33 +242,29 @@ export async function waitForTask(
     const left = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - answeredAt;
     if (left <= 0) return err(stillRunning(task, timeoutMs!));
     const pending = isPending(task.status);
-    if (queued) {
-      if (pending) {
-        queued.start.seenPending(answeredAt);
-        notBefore = answeredAt + interval;
-        interval = Math.round(interval * 1.5);
-        continue;
-      }
-      // Seen running for the first time: read it as a task that started when expected, by now at the latest.
-      queued.start.seenRunning(answeredAt);
-      const started = queued.readsFrom(queued.start.expectedStart());
-      queued = undefined;
-      if (started.readAt > answeredAt) {
-        readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
-        continue;
-      }
+    if (queued && pending) {
+      queued.start.seenPending(answeredAt);
+      notBefore = answeredAt + interval;
+      interval = Math.round(interval * 1.5);
+      continue;
     }
     // Not started yet: no read, spare or not, can find it ended before it has run its least time.
     const pendingMs = pending ? schedule.pendingMs : undefined;
-    if (pendingSince !== undefined) {
+    // Seen running for the first time after waiting in the queue: read it as a task that started
+    // when it likely did (where the replay places it, else between its last pending read and this one).
+    let started: { readAt: number; spareAt?: readonly number[] } | undefined;
+    if (queued) {
+      queued.start.seenRunning(answeredAt);
+      started = queued.readsFrom(queued.start.expectedStart());
+      queued = undefined;
+    } else if (pendingSince !== undefined) {
       const waitedUntil = pendingSince;
       pendingSince = pending ? answeredAt : undefined;
-      // Seen running for the first time: read it as a task that started since it was last pending.
-      const started = pending ? undefined : schedule.fromStart?.(waitedUntil, answeredAt);
-      if (started && started.readAt > answeredAt) {
-        readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
-        continue;
-      }
+      if (!pending) started = schedule.fromStart?.(waitedUntil, answeredAt);
+    }
+    if (started && started.readAt > answeredAt) {
+      readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
+      continue;
     }
     // A spare read that finds the task running leaves the schedule as it was.
     if (spareAt !== undefined && pendingMs === undefined) continue;

@@ -25,6 +25,8 @@ const RESUME_CLAIM = 'resume.claim';
 export interface AlreadySucceeded {
   runId: string;
   status: 'already-succeeded';
+  /** It ran a batch file (`--batch`): its outputs are a list by row, even of one row. */
+  fromBatchFile: boolean;
 }
 
 /** Resumes a run from its journal with the recipe and inputs it kept. */
@@ -40,7 +42,7 @@ export async function resumeRun(
   const replayed = replayJournalFile(paths.journal);
   if (!replayed.ok) throw new UsageError(`run ${runId} cannot be resumed: ${replayed.error.message}`);
   const state = replayed.value;
-  if (state.status === 'succeeded') return { runId, status: 'already-succeeded' };
+  if (state.status === 'succeeded') return { runId, status: 'already-succeeded', fromBatchFile: state.batch !== null };
   // Two processes on one run would each submit its unfinished items: every one paid for twice.
   // (This process as the owner: a run of its own that it stopped, as a test or a script may.)
   if (state.status === 'running' && state.owner && !isThisProcess(state.owner)) throw stillRunning(runId, state.owner);
