@@ -213,13 +213,29 @@ export function parseRecipeYaml(
     uniqueKeys: false,
     strict: true,
   });
+  const firstLine = (error: Error) => error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  const quoteNeverClosed = document.errors.some((error) => /^Missing closing ["']quote/.test(firstLine(error)));
   let problems: YamlProblem[] = document.errors.map((error) => {
-    const message = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const message = firstLine(error);
     // yaml places an unclosed quote at the end of the file, past the last line: the quote that opened it says more.
     const opened = /^Missing closing (["'])quote/.exec(message);
     const start = opened ? unclosedQuoteAt(text, opened[1] as '"' | "'") : undefined;
     if (start !== undefined)
       return { message: `the text this ${opened![1]} opens is never closed`, range: { start, end: start + 1 } };
+    // yaml names a flow collection not ended at the line after it (past the last line at the end of
+    // the file), in its grammar's words: the bracket that opened it says more. Behind a quote never
+    // closed, the bracket is not the cause (the quote took its closing bracket in): dropped below.
+    const notEnded = quoteNeverClosed
+      ? null
+      : /^Flow (map|sequence) in block collection must be sufficiently indented/.exec(message);
+    const bracket = notEnded ? unendedFlowAt(document, notEnded[1] === 'map', error.pos[0]) : undefined;
+    if (bracket !== undefined) {
+      const [open, close, what] = notEnded![1] === 'map' ? ['{', '}', 'map'] : ['[', ']', 'list'];
+      return {
+        message: `this ${open} is never closed: end the ${what} with ${close} (a ${what} written over several lines goes on indented past its key)`,
+        range: { start: bracket, end: bracket + 1 },
+      };
+    }
     return { message, range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) } };
   });
   // What yaml finds at the end of a file whose quote never closed (a flow map not ended) follows from the quote.
@@ -256,6 +272,26 @@ function unclosedQuoteAt(text: string, quote: '"' | "'"): number | undefined {
     if (backslashes % 2 === 0) return i;
   }
   return undefined;
+}
+
+/**
+ * Where the flow map (`{`) or flow list (`[`) that yaml found not ended at `errorAt` opens: the
+ * innermost one of that kind that starts before it and runs on to it. Undefined when there is none.
+ */
+function unendedFlowAt(
+  document: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>,
+  isMap: boolean,
+  errorAt: number,
+): number | undefined {
+  const { visit } = yamlLibrary();
+  let opensAt: number | undefined;
+  const consider = (node: { flow?: boolean; range?: [number, number, number] | null }) => {
+    const range = node.range;
+    if (!node.flow || !range || range[0] >= errorAt || range[1] < errorAt) return;
+    if (opensAt === undefined || range[0] > opensAt) opensAt = range[0];
+  };
+  visit(document, isMap ? { Map: (_key, node) => consider(node) } : { Seq: (_key, node) => consider(node) });
+  return opensAt;
 }
 
 /** The aliases (`*name`) a file may expand, an alias of a node that holds aliases counting each of them. */

@@ -17,10 +17,16 @@ const t2i = (withText: string) => `${head}steps:\n  hero:\n    uses: vendor-a/ve
 
 export const INVALID_CASES: InvalidCase[] = [
   {
-    name: 'YAML syntax error',
+    name: 'YAML syntax error: a list never closed, at its bracket rather than past the last line',
     yaml: `${head}steps:\n  a: [unclosed\n`,
     expected:
-      'recipes/broken.yaml:5:1: error: Flow sequence in block collection must be sufficiently indented and end with a ]\n  |\n5 | \n  | ~',
+      'recipes/broken.yaml:4:6: error: this [ is never closed: end the list with ] (a list written over several lines goes on indented past its key)\n  |\n4 |   a: [unclosed\n  |      ~',
+  },
+  {
+    name: 'a flow map never closed, before another step',
+    yaml: `${t2i('{ prompt: red, aspect_ratio: "16:9"')}  edit:\n    run: echo\n`,
+    expected:
+      'recipes/broken.yaml:6:11: error: this { is never closed: end the map with } (a map written over several lines goes on indented past its key)\n  |\n6 |     with: { prompt: red, aspect_ratio: "16:9"\n  |           ~',
   },
   {
     name: 'unclosed double quote on the last line',
