@@ -14,7 +14,7 @@ import { ifFalseInRow } from './step-inputs.js';
 import { RowTable } from './row-table.js';
 import { checkStructure } from './recipe-schema.js';
 import { resolveSettings } from './settings.js';
-import { ANY, BOOLEAN, INTEGER, list, NUMBER, object, STRING, type Shape } from './shapes.js';
+import { ANY, BOOLEAN, INTEGER, list, NUMBER, object, STRING, type Shape, withValues } from './shapes.js';
 import { parseRecipeYaml, type SourceFile } from './source.js';
 import { draftStep } from './step-draft.js';
 import { topologicalOrder } from './step-order.js';
@@ -79,7 +79,12 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
 
   // A step's output shape follows from its action alone, so every step can be checked, cycle or not.
   const inputShapes = Object.fromEntries(
-    Object.entries(definitions).map(([name, d]) => [name, INPUT_SHAPES[d.type] ?? ANY]),
+    // Every row's value is checked against the input's enum before the run, so it is one of them
+    // (but a file's, which expressions read as the absolute path it resolves to).
+    Object.entries(definitions).map(([name, d]) => {
+      const shape = INPUT_SHAPES[d.type] ?? ANY;
+      return [name, d.type === 'file' ? shape : withValues(shape, d.enum)];
+    }),
   );
   const outputShapes = new Map<string, Shape>();
   for (const d of drafts) outputShapes.set(d.id, d.forEach ? list(d.outputs) : d.outputs);

@@ -1,6 +1,6 @@
 /** The shapes that functions and operators give, and the misuses the analyzer can see before the run. */
 import { STATUS_FUNCTIONS, type BinaryOperator, type FunctionName } from '../expressions/expressions.js';
-import { ANY, BOOLEAN, describeShape, INTEGER, STRING, type Shape } from './shapes.js';
+import { ANY, BOOLEAN, describeShape, INTEGER, STRING, type Shape, withoutValues } from './shapes.js';
 
 const isComposite = (shape: Shape) => shape.kind === 'list' || shape.kind === 'object';
 
@@ -24,11 +24,12 @@ export function callShape(
     case 'length':
       return INTEGER;
     case 'default':
-      return first?.kind === 'null' ? (second ?? ANY) : (first ?? ANY);
+      // Either argument's value, so neither one's enum.
+      return withoutValues(first?.kind === 'null' ? (second ?? ANY) : (first ?? ANY));
     case 'slice':
       if (first && !['list', 'string', 'any'].includes(first.kind))
         report(`slice() needs a list or text, but its first argument is ${describeShape(first)}`);
-      return first ?? ANY;
+      return withoutValues(first ?? ANY);
     case 'contains':
     case 'startsWith':
     case 'endsWith':
@@ -47,7 +48,11 @@ export function callShape(
 
 /** Same kinds stay that kind; a mix could be either side, so it is any value. */
 function either(left: Shape, right: Shape): Shape {
-  if (left.kind === right.kind && !isComposite(left)) return left;
+  if (left.kind === right.kind && !isComposite(left)) {
+    // One of both sides' values, where both sides list theirs.
+    const values = 'values' in left && 'values' in right && left.values && right.values;
+    return values ? { ...left, values: [...new Set([...values, ...right.values!])] } : withoutValues(left);
+  }
   const numeric = (s: Shape) => s.kind === 'integer' || s.kind === 'number';
   return numeric(left) && numeric(right) ? { kind: 'number' } : ANY;
 }

@@ -3,9 +3,35 @@ import { NameSuggester, pathText, type Segment } from '../expressions/expression
 /** What the analyzer knows of a value before anything runs. */
 export type Shape =
   | { kind: 'any' }
-  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'null' }
+  | {
+      kind: 'string' | 'number' | 'integer' | 'boolean' | 'null';
+      /** The only values it takes, where an input's or a schema's `enum` lists them. */
+      values?: readonly EnumValue[];
+    }
   | { kind: 'list'; items: Shape }
   | { kind: 'object'; fields: Record<string, Shape>; open: boolean };
+
+/** A value an `enum` may list and a comparison can name. */
+export type EnumValue = string | number | boolean;
+
+const isEnumValue = (value: unknown): value is EnumValue => ['string', 'number', 'boolean'].includes(typeof value);
+
+/**
+ * A scalar shape that takes only the values of `allowed` (an input's or a JSON schema's `enum`),
+ * when it is a list of such values; the shape as it is otherwise.
+ */
+export function withValues(shape: Shape, allowed: unknown): Shape {
+  if (!Array.isArray(allowed) || allowed.length === 0 || !allowed.every(isEnumValue)) return shape;
+  if (!['string', 'number', 'integer', 'boolean'].includes(shape.kind)) return shape;
+  return { ...shape, values: allowed } as Shape;
+}
+
+/** The shape without the values it was limited to: what a function makes of it may be anything of its kind. */
+export function withoutValues(shape: Shape): Shape {
+  if (!('values' in shape) || shape.values === undefined) return shape;
+  const { values: _values, ...rest } = shape;
+  return rest;
+}
 
 export const ANY: Shape = { kind: 'any' };
 export const STRING: Shape = { kind: 'string' };
@@ -55,11 +81,11 @@ export function shapeFromSchema(schema: unknown, depth = 0): Shape {
   const s = schema as Record<string, unknown>;
   switch (s.type) {
     case 'string':
-      return STRING;
+      return withValues(STRING, s.enum);
     case 'integer':
-      return INTEGER;
+      return withValues(INTEGER, s.enum);
     case 'number':
-      return NUMBER;
+      return withValues(NUMBER, s.enum);
     case 'boolean':
       return BOOLEAN;
     case 'array':

@@ -1,5 +1,6 @@
 import { CREDENTIAL_VARIABLES } from '../credentials.js';
 import { formatPatternProblem } from '../expressions/functions.js';
+import { looselyEqual } from '../expressions/operators.js';
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import {
@@ -16,7 +17,7 @@ import {
 } from '../expressions/expressions.js';
 import { callShape, operatorShape } from './expression-shapes.js';
 import { ownEntry, UNKNOWN, unknownAtPlanTime } from './known-values.js';
-import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape } from './shapes.js';
+import { ANY, BOOLEAN, followPath, INTEGER, NUMBER, object, STRING, type Shape, withValues } from './shapes.js';
 import type { PathPart, SourceFile } from './source.js';
 
 /** A `steps.X` reference found in a value: it makes an edge of the DAG. */
@@ -122,6 +123,8 @@ export interface TypeScope {
 }
 
 const RUN = object({ id: STRING, dir: STRING });
+/** A step's outcome and conclusion. */
+const CONCLUSION = withValues(STRING, STEP_CONCLUSIONS);
 const STEP_FIELDS = ['outputs', 'outcome', 'conclusion'];
 
 /** The shape of a template's value, reporting each reference the recipe cannot satisfy. */
@@ -171,9 +174,15 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
         report,
       );
     }
-    case 'binary':
-      if (expr.op === '==' || expr.op === '!=') checkStatusComparison(expr.left, expr.right, report);
-      return operatorShape(expr.op, shapeOf(expr.left, scope, report), shapeOf(expr.right, scope, report), report);
+    case 'binary': {
+      const left = shapeOf(expr.left, scope, report);
+      const right = shapeOf(expr.right, scope, report);
+      if (expr.op === '==' || expr.op === '!=') {
+        checkComparedValue(expr.left, left, expr.right, report);
+        checkComparedValue(expr.right, right, expr.left, report);
+      }
+      return operatorShape(expr.op, left, right, report);
+    }
     case 'not':
       shapeOf(expr.operand, scope, report);
       return BOOLEAN;
@@ -185,24 +194,22 @@ function shapeOf(expr: Expr, scope: TypeScope, report: (message: string) => void
 }
 
 /**
- * `steps.X.outcome == 'failed'` never holds (the outcome is `failure`): a step whose `if` it is
- * would never run, without a word.
+ * `steps.X.outcome == 'failed'` (the outcome is `failure`) or `inputs.style == 'nior'` (an input
+ * whose enum is noir and pastel) never holds: a step whose `if` it is would never run, without a
+ * word. Compared as the run compares, text without regard to case.
  */
-function checkStatusComparison(left: Expr, right: Expr, report: (message: string) => void): void {
-  for (const [path, other] of [
-    [left, right],
-    [right, left],
-  ] as const) {
-    if (path.kind !== 'path' || path.root !== 'steps' || other.kind !== 'literal' || typeof other.value !== 'string')
-      continue;
-    const [step, field] = path.segments;
-    if (path.segments.length !== 2 || step?.kind !== 'field' || field?.kind !== 'field') continue;
-    if (field.name !== 'outcome' && field.name !== 'conclusion') continue;
-    if ((STEP_CONCLUSIONS as readonly string[]).includes(other.value)) continue;
-    report(
-      `steps.${step.name}.${field.name} is one of ${STEP_CONCLUSIONS.join(', ')}, never '${other.value}'${didYouMean(other.value, STEP_CONCLUSIONS)}`,
-    );
-  }
+function checkComparedValue(expr: Expr, shape: Shape, other: Expr, report: (message: string) => void): void {
+  const values = 'values' in shape ? shape.values : undefined;
+  if (!values || other.kind !== 'literal') return;
+  const literal = other.value;
+  if (typeof literal !== 'string' && typeof literal !== 'number') return;
+  if (values.some((value) => looselyEqual(value, literal))) return;
+  const what = expr.kind === 'path' ? pathText(expr.root, expr.segments) : 'the value';
+  const words = values.filter((value): value is string => typeof value === 'string');
+  const hint = typeof literal === 'string' ? didYouMean(literal, words) : '';
+  report(
+    `${what} is one of ${values.join(', ')}, never ${typeof literal === 'string' ? `'${literal}'` : literal}${hint}`,
+  );
 }
 
 function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, report: (message: string) => void): Shape {
@@ -276,9 +283,9 @@ function stepPathShape(segments: Segment[], scope: TypeScope, report: (message: 
     report(`unknown step '${first.name}'${hint}${others}`);
     return ANY;
   }
-  if (second === undefined) return object({ outputs, outcome: STRING, conclusion: STRING });
+  if (second === undefined) return object({ outputs, outcome: CONCLUSION, conclusion: CONCLUSION });
   if (second.kind === 'field' && (second.name === 'outcome' || second.name === 'conclusion')) {
-    return followOrReport(STRING, after, `steps.${first.name}.${second.name}`, report);
+    return followOrReport(CONCLUSION, after, `steps.${first.name}.${second.name}`, report);
   }
   if (second.kind !== 'field' || second.name !== 'outputs') {
     const name = second.kind === 'field' ? second.name : undefined;

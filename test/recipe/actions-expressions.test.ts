@@ -208,3 +208,46 @@ describe('diagnostics: did you mean, and what exists', () => {
     expect(diagnose(yaml)).toBe(expected);
   });
 });
+
+describe('a comparison with a value the other side never has', () => {
+  const ENUMS =
+    'inputs:\n  style: { type: string, enum: [noir, pastel], default: noir }\n  count: { type: integer, enum: [1, 2, 3], default: 1 }\n  logo: { type: file, enum: [./assets/logo.png], default: ./assets/logo.png }\n';
+  const BRIEF =
+    '  brief: { uses: llm, with: { model: vendor-x/writer-1, prompt: p, schema: { type: object, required: [tone], properties: { tone: { type: string, enum: [calm, bold] } } } } }\n';
+  it.each([
+    ["inputs.style == 'nior'", "inputs.style is one of noir, pastel, never 'nior'; did you mean 'noir'?"],
+    ["'sepia' != inputs.style", "inputs.style is one of noir, pastel, never 'sepia'"],
+    ['inputs.count == 4', 'inputs.count is one of 1, 2, 3, never 4'],
+    [
+      "steps.brief.outputs.json.tone == 'bolt'",
+      "steps.brief.outputs.json.tone is one of calm, bold, never 'bolt'; did you mean 'bold'?",
+    ],
+    ["(inputs.style && inputs.style) == 'sepia'", "the value is one of noir, pastel, never 'sepia'"],
+  ])('%s is refused', (condition, message) => {
+    expect(diagnose(`${ENUMS}steps:\n${BRIEF}  a: { run: echo, if: "\${{ ${condition} }}" }\n`)).toMatch(
+      new RegExp(`^recipes/x\\.yaml:\\d+:\\d+: error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
+  });
+
+  it.each([
+    // Text is compared without regard to case, and a number with its text, as the run compares.
+    "inputs.style == 'NOIR' && steps.brief.outcome == 'Success'",
+    "inputs.count == '2'",
+    // What a function or || makes of an input may be another value.
+    "default(inputs.style, 'sepia') == 'sepia'",
+    "(inputs.style || 'sepia') == 'sepia'",
+    "slice(inputs.style, 0, 2) == 'no'",
+    // A file input reads as the absolute path it resolves to, not as its enum's text.
+    `inputs.logo == '${join(process.cwd(), 'recipes/assets/logo.png')}'`,
+  ])('%s is taken', (condition) => {
+    const result = analyze(
+      {
+        path: 'recipes/x.yaml',
+        text: `version: 1\nname: x\n${ENUMS}steps:\n${BRIEF}  a: { run: echo, if: "\${{ ${condition} }}" }\n`,
+        cwd: process.cwd(),
+      },
+      bundledDeps,
+    );
+    expect(result.ok ? [] : formatDiagnostics(result.error).split('\n')[0]).toEqual([]);
+  });
+});
