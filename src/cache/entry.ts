@@ -20,6 +20,8 @@ export interface CacheEntry {
   /** The action, for `pipeline cache list`: `model vendor/slug`, `web-search`… */
   action: string;
   created_at: number;
+  /** The run that made it, for the report's card of a cached item; absent in entries of earlier versions. */
+  run_id?: string;
   outputs: unknown;
   files: CachedFile[];
   /** What a hit saves: tasks submitted and requests made when it ran. */
@@ -66,6 +68,7 @@ export function parseEntry(text: string, key: string): { entry: CacheEntry } | {
   const shapeOk =
     typeof value.action === 'string' &&
     typeof value.created_at === 'number' &&
+    (value.run_id === undefined || typeof value.run_id === 'string') &&
     'outputs' in value &&
     Array.isArray(value.files) &&
     value.files.every(isFile) &&

@@ -126,6 +126,7 @@ export class CacheStore {
     outputs: unknown,
     files: FileToStore[],
     saved: CacheEntry['saved'],
+    runId?: string,
   ): Promise<CacheEntry | undefined> {
     try {
       const stored: CachedFile[] = [];
@@ -135,6 +136,7 @@ export class CacheStore {
         key,
         action,
         created_at: this.options.now(),
+        ...(runId === undefined ? {} : { run_id: runId }),
         outputs,
         files: stored,
         saved,

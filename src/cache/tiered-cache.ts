@@ -37,8 +37,15 @@ export class TieredCache {
     return entry;
   }
 
-  async put(key: string, action: string, outputs: unknown, files: FileToStore[], saved: CacheEntry['saved']) {
-    const entry = await this.local.put(key, action, outputs, files, saved);
+  async put(
+    key: string,
+    action: string,
+    outputs: unknown,
+    files: FileToStore[],
+    saved: CacheEntry['saved'],
+    runId?: string,
+  ) {
+    const entry = await this.local.put(key, action, outputs, files, saved, runId);
     if (entry) await this.share(entry);
     return entry;
   }

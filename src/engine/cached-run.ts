@@ -65,7 +65,7 @@ async function lookUpOrExecute(item: CacheItem, key: string, input: unknown, exe
     const entry = await cache.storage.get(key, step.cache.ttlMs);
     const restored = entry ? await restore(item, entry, input) : undefined;
     if (restored !== undefined) {
-      hit(item, key, input, entry!.saved);
+      hit(item, key, input, entry!.saved, { at: entry!.created_at, ...(entry!.run_id ? { run: entry!.run_id } : {}) });
       return ok(restored);
     }
   }
@@ -75,12 +75,28 @@ async function lookUpOrExecute(item: CacheItem, key: string, input: unknown, exe
   return outcome;
 }
 
-function hit(item: CacheItem, key: string, input: unknown, saved: StoredEntry['saved']): void {
+/**
+ * Tells of an item the cache served. `made`: when and by which run the entry was made, for the
+ * report's card; none for an item whose twin in this run made it (same key, sent once).
+ */
+function hit(
+  item: CacheItem,
+  key: string,
+  input: unknown,
+  saved: StoredEntry['saved'],
+  made?: { at: number; run?: string },
+): void {
   const { ctx, row, step, index } = item;
   ctx.cache!.recordHit(stepKey(row, step.id), key, saved);
   // The input rides along so that a cached card in the report shows the prompt that made it.
   const asked = inputForJournal(input);
-  emit(ctx, { type: 'item-cached', item: itemOf(row, step, index), key, ...(asked ? { input: asked } : {}) });
+  emit(ctx, {
+    type: 'item-cached',
+    item: itemOf(row, step, index),
+    key,
+    ...(asked ? { input: asked } : {}),
+    ...(made ? { made } : {}),
+  });
 }
 
 /** The files a new entry keeps: every path of this run's outputs folder in the outputs, with its URL. */
@@ -102,7 +118,7 @@ function filesOf(ctx: EngineContext, step: PlannedStep, input: unknown, outputs:
 async function store(item: CacheItem, key: string, input: unknown, outputs: unknown): Promise<void> {
   const { ctx, step } = item;
   const files = filesOf(ctx, step, input, outputs);
-  await ctx.cache!.storage.put(key, actionOf(step), outputs, files, runnerOf(step).cache.cost(files.length));
+  await ctx.cache!.storage.put(key, actionOf(step), outputs, files, runnerOf(step).cache.cost(files.length), ctx.runId);
 }
 
 /**

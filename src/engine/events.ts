@@ -60,7 +60,14 @@ export type EngineEvent =
   /** An item that failed for good (after the step's retries), before its step's `step-failed`. */
   | { type: 'item-failed'; item: RunItemRef; failure: StepFailure; location: StepLocation }
   /** `input`: what the item asked (long strings cut), for the report. */
-  | { type: 'item-cached'; item: RunItemRef; key: string; input?: Record<string, unknown> }
+  | {
+      type: 'item-cached';
+      item: RunItemRef;
+      key: string;
+      input?: Record<string, unknown>;
+      /** When and by which run the entry was made; none when an item of this run made it. */
+      made?: { at: number; run?: string };
+    }
   /** A paid request is about to leave: its id, and its price when known. The journal has it on disk first. */
   | { type: 'request-sent'; item: RunItemRef; slug: string; request: string; costUsd?: number }
   /** `input`: what was asked, as task-submitted journals it, for the report's card of the item. */

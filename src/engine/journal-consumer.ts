@@ -64,6 +64,7 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...itemFields(event.item),
         key: event.key,
         ...(event.input ? { input: event.input } : {}),
+        ...(event.made ? { made_at: event.made.at, ...(event.made.run ? { made_by: event.made.run } : {}) } : {}),
       };
     case 'request-sent':
       return {

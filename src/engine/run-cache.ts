@@ -14,6 +14,9 @@ export interface StoredFile {
 
 export interface StoredEntry {
   key: string;
+  /** When and by which run it was made (no run in entries of earlier versions). */
+  created_at: number;
+  run_id?: string;
   outputs: unknown;
   files: StoredFile[];
   saved: { tasks: number; requests: number };
@@ -28,6 +31,8 @@ export interface CacheStorage {
     outputs: unknown,
     files: Array<{ path: string; url: string | null; expires_at: number | null }>,
     saved: { tasks: number; requests: number },
+    /** The run that makes it. */
+    runId?: string,
   ): Promise<unknown>;
   /** Puts a stored file's bytes at `dest`, checked against their hash. */
   materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'>;

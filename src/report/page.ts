@@ -46,6 +46,13 @@ function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
   return html`<a href=${link}>${link}</a>`;
 }
 
+/** `from the cache of run … (2026-11-28 13:02:11 UTC)`: where a cached output was made, as far as the entry knows. */
+function cachedText(item: ReportItem): string {
+  const from = item.cachedFrom;
+  if (!from) return 'from the cache';
+  return `from the cache${from.run ? ` of run ${from.run}` : ''} (${when(from.at)} UTC)`;
+}
+
 function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
   const prompt = promptOf(item);
   const took =
@@ -54,7 +61,7 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
     // Which item it is (`hero[1]`): output files are numbered from 1, the recipe's items from 0.
     (step.items.length > 1 || item.index > 0) && itemLabel({ step: step.step, index: item.index }),
     item.from && `from ${item.from}`,
-    item.cached && 'from the cache',
+    item.cached && cachedText(item),
     item.taskId,
     took,
     item.polls !== null && plural(item.polls, 'poll'),

@@ -19,6 +19,8 @@ export interface ItemRecord {
   files: Array<{ path: string; bytes: number }>;
   /** Restored from the step cache: no task ran for it. */
   cached: boolean;
+  /** Where the cache had it from: when the entry was made, and the run that made it, as far as known. */
+  cachedFrom: { at: number; run: string | null } | null;
 }
 
 /** The journal events that say something of one item. */
@@ -66,6 +68,7 @@ function itemAt(items: ItemRecords, key: string, event: ItemEvent): ItemRecord {
       error: null,
       files: [],
       cached: false,
+      cachedFrom: null,
     };
     items.set(key, item);
   }
@@ -123,6 +126,7 @@ export function applyItemEvent(items: ItemRecords, key: string, event: ItemEvent
     case 'item-cached':
       item.cached = true;
       item.input ??= event.input ?? null;
+      if (event.made_at !== undefined) item.cachedFrom = { at: event.made_at, run: event.made_by ?? null };
       return;
     case 'item-skipped':
       Object.assign(item, { status: 'skipped', error: `skipped: ${event.reason}` });

@@ -109,6 +109,9 @@ export type JournalEvent =
       index: number;
       key: string;
       input?: Record<string, unknown>;
+      /** When the entry was made (Unix ms), and by which run: absent where this run made it, or an older version did. */
+      made_at?: number;
+      made_by?: string;
     }
   | { type: 'step-cached'; t: number; row: number; step: string; keys: string[] }
   /** An item that did not run: `reason` names the item its trouble began with (`bg[1] failed`), or its condition. */

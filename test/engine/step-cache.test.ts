@@ -8,6 +8,7 @@ import { runPlan } from '../../src/engine/engine.js';
 import { RunCache } from '../../src/engine/run-cache.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
 import { reportData } from '../../src/report/data.js';
+import { renderPage } from '../../src/report/page.js';
 import type { JournalEvent } from '../../src/store/journal.js';
 import { engineFor } from '../support/engine.js';
 
@@ -94,8 +95,10 @@ describe('the step cache in the engine', () => {
     expect(changed.cachedItems).toEqual(['edit[0]', 'edit[2]', 'image[0]', 'image[2]']);
   });
 
-  it('shows on a cached card the prompt that made it, as on a card it ran', async () => {
+  it('shows on a cached card the prompt that made it, as on a card it ran, and the run that made it and when', async () => {
     await run(CHAIN);
+    const madeAt = now;
+    now += HOUR;
     // The command line journals the run's start; the engine alone does not.
     const start: JournalEvent = {
       type: 'run-started',
@@ -117,6 +120,10 @@ describe('the step cache in the engine', () => {
     ]);
     const edit = warm.value.steps.find((s) => s.step === 'edit')!;
     expect(edit.items.every((i) => i.cached && i.input?.prompt === 'add a badge')).toBe(true);
+    // The engine's runs in these tests are all 'test-run'; the time tells the first run from this one.
+    expect(image.items.map((i) => i.cachedFrom)).toEqual(Array(3).fill({ at: madeAt, run: 'test-run' }));
+    const page = renderPage(warm.value, { dir, thumbs: new Map() });
+    expect(page).toContain('from the cache of run test-run (2026-11-22 00:00:00 UTC)');
   });
 
   it('keeps web-search results 24 hours, llm answers with no expiry, and honours a step ttl', async () => {
