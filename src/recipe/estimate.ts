@@ -194,10 +194,13 @@ function estimateStep(
 /** A Mermaid flowchart of the DAG, one node per step. */
 export function toMermaid(estimate: PlanEstimate): string {
   const lines = ['flowchart TD'];
+  // Nodes are named by their place in the recipe (s1, s2…) and labelled with the step's id: a step
+  // may be called `end`, a word that ends a Mermaid flowchart, or hold a `-`.
+  const node = new Map(estimate.steps.map((step, at) => [step.id, `s${at + 1}`]));
   for (const step of estimate.steps) {
     const what = step.model ?? step.action;
     const runs = step.runs === 1 ? '' : ` ×${step.runs}`;
-    lines.push(`  ${step.id}["${step.id}<br/>${what}${runs}"]`);
+    lines.push(`  ${node.get(step.id)}["${step.id}<br/>${what}${runs}"]`);
   }
   for (const step of estimate.steps)
     for (const dep of step.depends_on) {
@@ -210,7 +213,8 @@ export function toMermaid(estimate: PlanEstimate): string {
         : chosen
           ? `${chosenItemsLabel(dep, chosen.indices)} → ${step.id}`
           : undefined;
-      lines.push(label ? `  ${dep} -->|"${label}"| ${step.id}` : `  ${dep} --> ${step.id}`);
+      const [from, to] = [node.get(dep), node.get(step.id)];
+      lines.push(label ? `  ${from} -->|"${label}"| ${to}` : `  ${from} --> ${to}`);
     }
   return lines.join('\n');
 }

@@ -173,11 +173,11 @@ describe('pipeline plan', () => {
     const result = await run(['plan', 'recipes/launch-kit.yaml', '--format', 'mermaid']);
     expect(result.stdout.split('\n').slice(0, 3)).toEqual([
       'flowchart TD',
-      '  research["research<br/>web-search"]',
-      '  read["read<br/>web-fetch"]',
+      '  s1["research<br/>web-search"]',
+      '  s2["read<br/>web-fetch"]',
     ]);
-    expect(result.stdout).toContain('  brief --> hero');
-    expect(result.stdout).toContain('  hero["hero<br/>vendor-a/vendor-a-v3-t2i ×3"]');
+    expect(result.stdout).toContain('  s3 --> s4');
+    expect(result.stdout).toContain('  s4["hero<br/>vendor-a/vendor-a-v3-t2i ×3"]');
   });
 
   it('shows each item-by-item step as badge[i] ← bg[i], and why a step waits for all of another', async () => {

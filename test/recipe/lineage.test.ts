@@ -123,8 +123,9 @@ steps:
       expect(steps[id]!.chosenItems, id).toBeUndefined();
     const estimate = estimatePlan(planned, { rpm: 60, concurrency: 4, pricing });
     expect(estimate.steps.find((s) => s.id === 'first')!.chosen_items).toEqual([{ step: 'bg', indices: [0, 2] }]);
-    expect(toMermaid(estimate)).toContain('  bg -->|"bg[0], bg[2] → first"| first');
-    expect(toMermaid(estimate)).toContain('  bg --> needed');
+    // s1 is bg; first and needed follow the chain's five steps.
+    expect(toMermaid(estimate)).toContain('  s1 -->|"bg[0], bg[2] → first"| s6');
+    expect(toMermaid(estimate)).toContain('  s1 --> s7');
     // With item flow off, it waits for all of bg.
     const barrier = plan(chain('settings: { item_flow: false }\n') + extra);
     expect(barrier.steps.find((s) => s.id === 'first')!.chosenItems).toBeUndefined();
@@ -202,10 +203,22 @@ steps:
 
   it('draws a per-item edge in Mermaid', () => {
     const mermaid = toMermaid(estimatePlan(plan(chain()), { pricing }));
-    expect(mermaid).toContain('  bg -->|"bg[i] → badge[i]"| badge');
-    expect(mermaid).toContain('  badge -->|"badge[i] → clip[i]"| clip');
-    expect(mermaid).toContain('  bg --> numbered');
-    expect(mermaid).toContain('  bg --> sheet');
+    // Nodes s1… in the recipe's order: bg, badge, clip, numbered, sheet.
+    expect(mermaid).toContain('  s1["bg<br/>vendor-a/vendor-a-v3-t2i ×4"]');
+    expect(mermaid).toContain('  s1 -->|"bg[i] → badge[i]"| s2');
+    expect(mermaid).toContain('  s2 -->|"badge[i] → clip[i]"| s3');
+    expect(mermaid).toContain('  s1 --> s4');
+    expect(mermaid).toContain('  s1 --> s5');
+  });
+
+  it('names Mermaid nodes by place, so that a step called end or with a - in its id still draws', () => {
+    const recipe = 'version: 1\nname: words\nsteps:\n  my-step: { run: echo }\n  end: { run: echo, needs: my-step }\n';
+    expect(toMermaid(estimatePlan(plan(recipe), { pricing })).split('\n')).toEqual([
+      'flowchart TD',
+      '  s1["my-step<br/>run"]',
+      '  s2["end<br/>run"]',
+      '  s1 --> s2',
+    ]);
   });
 
   it('lets an item start when its upstream item is done: the least wall time is less than with the barrier', () => {
