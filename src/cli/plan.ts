@@ -6,6 +6,7 @@ import { formatDuration } from '../duration.js';
 import { plural } from '../format.js';
 import { chosenItemsLabel } from '../item-label.js';
 import type { PlanEstimate } from '../recipe/estimate.js';
+import { isPerItemDependency } from '../recipe/plan-edges.js';
 import { UsageError } from './errors.js';
 import { collectSet, numberFlag } from './flags.js';
 import { printError, printJson, printLine, printTable } from './output.js';
@@ -34,7 +35,7 @@ function describeLineage(step: PlanEstimate['steps'][number]): string[] {
 
 /** A dependency in the NEEDS column: `bg[i]` item by item, `hero[0]` for chosen items, else the step. */
 function neededAs(step: PlanEstimate['steps'][number], dep: string): string {
-  if (step.items_from?.per_item && step.items_from.step === dep) return `${dep}[i]`;
+  if (isPerItemDependency(step, dep)) return `${dep}[i]`;
   const chosen = step.chosen_items.find((c) => c.step === dep);
   return chosen ? chosenItemsLabel(dep, chosen.indices) : dep;
 }

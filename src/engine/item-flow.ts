@@ -87,11 +87,14 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
   const item = project(outputs, lineage);
   const conclusions = Object.values(chain).map((c) => c.conclusion);
   const wholeStatus = run.scope.status;
-  const scope: Scope = {
-    ...run.scope,
+  // What the item's `with` (or command) reads: every step as a whole. A step it reads the outcome
+  // of there, it has waited for all of, so it gets that step's outcome, not its own ancestor's.
+  const scope: Scope = { ...run.scope, item, index };
+  if (!step.if) return { kind: 'run', scope, lineage: chain };
+  // The item's `if` reads the steps of its lineage as its own upstream items ended.
+  const ifScope: Scope = {
+    ...scope,
     steps: { ...run.scope.steps, ...lineageSteps(run.scope, chain) },
-    item,
-    index,
     ...(statusReading
       ? {
           status: {
@@ -101,12 +104,10 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
         }
       : {}),
   };
-  if (step.if) {
-    const condition = renderValue(step.if, scope, `${step.id}[${index}].if`);
-    if (!condition.ok) return { kind: 'run', scope, lineage: chain, failure: condition.error };
-    if (!truthy(condition.value))
-      return skipped('its condition is false', `${itemLabel({ step: step.id, index })} was skipped`);
-  }
+  const condition = renderValue(step.if, ifScope, `${step.id}[${index}].if`);
+  if (!condition.ok) return { kind: 'run', scope, lineage: chain, failure: condition.error };
+  if (!truthy(condition.value))
+    return skipped('its condition is false', `${itemLabel({ step: step.id, index })} was skipped`);
   return { kind: 'run', scope, lineage: chain };
 }
 

@@ -5,6 +5,7 @@ import { chosenItemsLabel } from '../item-label.js';
 import type { Pricing } from '../model-schemas/prices.js';
 import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
 import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
+import { isPerItemDependency } from './plan-edges.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
 export interface PlanEstimate {
@@ -18,7 +19,11 @@ export interface PlanEstimate {
     layer: number;
     depends_on: string[];
     /** The step whose items this step's for_each iterates; `per_item`: item i waits for that step's item i only. */
-    items_from: { step: string; per_item: boolean; because?: string } | null;
+    /**
+     * `ancestors_per_item`: steps further up the item's chain whose outcome the step's `if` reads as
+     * the item's own ancestor's (`t2i[i]` for an item of `again ← edit ← t2i`), not waited for whole.
+     */
+    items_from: { step: string; per_item: boolean; because?: string; ancestors_per_item?: string[] } | null;
     /** The items of earlier steps this one waits for, where it reads chosen items only. */
     chosen_items: Array<{ step: string; indices: number[] }>;
     runs: number | 'dynamic';
@@ -182,6 +187,9 @@ function estimateStep(
           step: step.itemsFrom.step,
           per_item: step.itemsFrom.perItem,
           ...(step.itemsFrom.wholeBecause ? { because: step.itemsFrom.wholeBecause } : {}),
+          ...(step.itemsFrom.ancestorsReadPerItem
+            ? { ancestors_per_item: [...step.itemsFrom.ancestorsReadPerItem] }
+            : {}),
         }
       : null,
     chosen_items: (step.chosenItems ?? []).map(({ step, indices }) => ({ step, indices: [...indices] })),
@@ -206,7 +214,7 @@ export function toMermaid(estimate: PlanEstimate): string {
     for (const dep of step.depends_on) {
       // An item-by-item edge: item i of the step follows item i of dep alone; a chosen-items edge:
       // the step follows those items of dep alone.
-      const perItem = step.items_from?.per_item && step.items_from.step === dep;
+      const perItem = isPerItemDependency(step, dep);
       const chosen = step.chosen_items.find((c) => c.step === dep);
       const label = perItem
         ? `${dep}[i] → ${step.id}[i]`

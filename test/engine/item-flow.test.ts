@@ -321,6 +321,30 @@ steps:
       ],
     });
   });
+
+  it('gives an item’s command the outcome of a whole step it reads there, and its if that of its own ancestor', async () => {
+    const recipe = `version: 1
+name: outcomes
+steps:
+  src: { for_each: [a, b], run: ["node", "-e", "process.exit(process.argv[1] === 'b' ? 2 : 0)", "\${{ item }}"] }
+  mid: { for_each: "\${{ steps.src.outputs }}", run: ["echo", "mid"] }
+  tell:
+    for_each: \${{ steps.mid.outputs }}
+    if: \${{ always() && steps.src.outcome == 'success' }}
+    run: ["echo", "src as a whole: \${{ steps.src.outcome }}"]
+`;
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    await engine.close();
+    expect(result.status).toBe('failed');
+    const tell = result.rows[0]!.steps.tell!;
+    // tell[1]'s own src item failed: its if, read for its lineage, is false.
+    expect(tell.skippedItems).toEqual([{ index: 1, reason: 'its condition is false' }]);
+    // tell[0]'s command read steps.src.outcome, so it waited for all of src and got src's outcome.
+    expect((tell.outputs as Array<{ stdout: string } | null>)[0]!.stdout.trim()).toBe('src as a whole: failure');
+  });
 });
 
 /**

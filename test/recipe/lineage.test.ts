@@ -207,6 +207,10 @@ steps:
     expect(mermaid).toContain('  s1["bg<br/>vendor-a/vendor-a-v3-t2i ×4"]');
     expect(mermaid).toContain('  s1 -->|"bg[i] → badge[i]"| s2');
     expect(mermaid).toContain('  s2 -->|"badge[i] → clip[i]"| s3');
+    // clip's if reads the outcome of its own bg item, further up its chain: per item too.
+    expect(mermaid).toContain('  s1 -->|"bg[i] → clip[i]"| s3');
+    const clip = estimatePlan(plan(chain()), { pricing }).steps.find((s) => s.id === 'clip')!;
+    expect(clip.items_from).toEqual({ step: 'badge', per_item: true, ancestors_per_item: ['bg'] });
     expect(mermaid).toContain('  s1 --> s4');
     expect(mermaid).toContain('  s1 --> s5');
   });
