@@ -1,6 +1,9 @@
 import type { StepSummary } from '../store/summary.js';
 import { itemLabel } from '../item-label.js';
 
+/** A message's later lines (a command's stderr), indented under the line that names the item. */
+export const continued = (message: string): string => message.replaceAll('\n', '\n    ');
+
 const itemName = (step: StepSummary, index: number, rows: number) =>
   itemLabel({ step: step.step, index, row: step.row }, rows);
 
@@ -22,8 +25,8 @@ export function describeItems(steps: StepSummary[], rows: number): string[] {
       byMessage.set(key, group);
     }
   for (const [key, { names, message }] of byMessage) {
-    if (names.length === 1) lines.push(`✗ ${names[0]} failed: ${message}`);
-    else lines.push(`✗ ${names.join(', ')} failed, each: ${key}`);
+    if (names.length === 1) lines.push(`✗ ${names[0]} failed: ${continued(message)}`);
+    else lines.push(`✗ ${names.join(', ')} failed, each: ${continued(key)}`);
   }
   const byReason = new Map<string, string[]>();
   for (const step of steps)

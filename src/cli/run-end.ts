@@ -1,7 +1,7 @@
 // The end of a run as the command line shows it: what it prints, and what GitHub Actions shows.
 // The session wrote its last journal line, run.json, the report and the copy to `--out`.
 import { itemLabel } from '../item-label.js';
-import { describeItems } from './item-lines.js';
+import { continued, describeItems } from './item-lines.js';
 import { relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import { RUN_STOPPED } from '../engine/failure.js';
@@ -150,7 +150,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     for (const step of failed)
       if (!step.failed_items?.length || step.continued)
         cliIo().stderr.write(
-          `  ${itemLabel(step, plan.rows.length)}: ${step.error?.message ?? 'failed'}${step.continued ? ' (continued)' : ''}\n`,
+          `  ${itemLabel(step, plan.rows.length)}: ${continued(step.error?.message ?? 'failed')}${step.continued ? ' (continued)' : ''}\n`,
         );
     if (cancelled) cliIo().stderr.write(`  ${cancelled}\n`);
     const items = describeItems(summary.steps, plan.rows.length);

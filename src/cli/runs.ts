@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeItems } from './item-lines.js';
+import { continued, describeItems } from './item-lines.js';
 import { formatDuration } from '../duration.js';
 import { describeLines } from '../store/journal.js';
 import type { UnreadableJournal } from '../store/fold.js';
@@ -142,7 +142,7 @@ export function registerRunsCommand(program: Command): void {
         printLine();
         for (const step of failed)
           printLine(
-            `${itemLabel(step, summary.rows)} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${step.error!.message}`,
+            `${itemLabel(step, summary.rows)} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${continued(step.error!.message)}`,
           );
       }
       const items = describeItems(summary.steps, summary.rows);

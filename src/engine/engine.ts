@@ -179,10 +179,13 @@ function completedRow(ctx: EngineContext, row: number): RowResult {
   return { steps, outputs: {} };
 }
 
-/** How a failed item ended, for the items downstream: `bg[1] failed`, and its lineage with its own conclusion. */
-const failedEnd = (step: PlannedStep, index: number, lineage: Lineage): ItemEnd => ({
+/**
+ * How a failed item ended, for the items downstream: `bg[1] failed` (`row 2 bg[1] failed` in a
+ * batch, whose rows' failures are told apart), and its lineage with its own conclusion.
+ */
+const failedEnd = (ctx: EngineContext, row: number, step: PlannedStep, index: number, lineage: Lineage): ItemEnd => ({
   status: 'failed',
-  cause: `${itemLabel({ step: step.id, index })} failed`,
+  cause: `${itemLabel({ step: step.id, index, row }, ctx.plan.rows.length)} failed`,
   lineage: { ...lineage, [step.id]: conclusionOf({ status: 'failed' }, step) },
 });
 
@@ -199,11 +202,13 @@ async function runWhenReady(ctx: EngineContext, row: number, step: PlannedStep, 
   state.feeds.get(step.id)?.close((index): ItemEnd => {
     const failed = failedItems.get(index);
     // An item the stop cut short did not fail: its descendants are cancelled with it, not skipped.
-    if (failed && !stoppedBy(ctx, failed.failure)) return failedEnd(step, index, failed.lineage);
+    if (failed && !stoppedBy(ctx, failed.failure)) return failedEnd(ctx, row, step, index, failed.lineage);
     const status = outcome.status === 'skipped' ? 'skipped' : 'cancelled';
     return {
       status,
-      cause: ctx.signal.aborted ? RUN_STOPPED : `${itemLabel({ step: step.id, index })} did not run`,
+      cause: ctx.signal.aborted
+        ? RUN_STOPPED
+        : `${itemLabel({ step: step.id, index, row }, ctx.plan.rows.length)} did not run`,
       lineage: { [step.id]: { outcome: status, conclusion: status } },
     };
   });
@@ -327,7 +332,7 @@ async function executeStep(
   const gaveUp = ({ index, failure }: ItemFailure) => {
     told.add(index);
     emit(ctx, { type: 'item-failed', item: { step: step.id, row, index }, failure, location: locationOf(ctx, step) });
-    feed?.end(index, failedEnd(step, index, lineageOf(index)));
+    feed?.end(index, failedEnd(ctx, row, step, index, lineageOf(index)));
   };
   const run: StepRun = {
     ctx,

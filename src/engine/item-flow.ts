@@ -107,7 +107,10 @@ function arrive(run: StepRun, lineage: ItemLineage, index: number, end: ItemEnd)
   const condition = renderValue(step.if, ifScope, `${step.id}[${index}].if`);
   if (!condition.ok) return { kind: 'run', scope, lineage: chain, failure: condition.error };
   if (!truthy(condition.value))
-    return skipped('its condition is false', `${itemLabel({ step: step.id, index })} was skipped`);
+    return skipped(
+      'its condition is false',
+      `${itemLabel({ step: step.id, index, row: run.row }, run.ctx.plan.rows.length)} was skipped`,
+    );
   return { kind: 'run', scope, lineage: chain };
 }
 
