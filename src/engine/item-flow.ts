@@ -126,7 +126,7 @@ function lineageSteps(scope: Scope, chain: Lineage): Scope['steps'] {
 }
 
 /** What item i of the step is: the projection of its upstream item's outputs (`images[0].url`). */
-function project(outputs: unknown, lineage: ItemLineage): unknown {
+export function project(outputs: unknown, lineage: ItemLineage): unknown {
   if (lineage.projection.length === 0) return outputs;
   return evaluate({ kind: 'path', root: 'item', segments: lineage.projection, start: 0, end: 0 }, {
     inputs: {},

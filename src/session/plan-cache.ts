@@ -1,12 +1,16 @@
 import { type FileHashing, itemCacheKey } from '../engine/cache-key.js';
 import { plannerOf } from '../actions/planners.js';
 import { runnerOf } from '../actions/runners.js';
+import { project } from '../engine/item-flow.js';
 import { renderValue, truthy } from '../engine/values.js';
 import type { Expr, Scope } from '../expressions/expressions.js';
 import { readsOnly } from '../recipe/known-values.js';
 import { sha256File } from '../cache/blobs.js';
 import type { CacheEntry } from '../cache/store.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
+
+/** An item whose upstream item the cache does not hold: it runs, and the items after it. */
+const NOT_KNOWN = Symbol('not known before the run');
 
 /** Roots whose values are known before the run: the row's inputs, the item, the environment, and
  * the outputs of earlier steps that the step cache holds whole. */
@@ -30,12 +34,20 @@ function knownBeforeRun(value: ValueTemplate | undefined): boolean {
 
 /**
  * A step whose every input, list and condition can be worked out before the run: from the inputs,
- * and from the outputs of the earlier steps it reads, when the cache holds every item of them.
+ * and from the outputs of the earlier steps it reads, when the cache holds every item of them, or,
+ * for the step its items flow from (`badge[i] ← bg[i]`), some of them.
  */
-const forecastable = (step: PlannedStep, known: Scope['steps']) =>
+const forecastable = (step: PlannedStep, known: Scope['steps'], partly: PartlyKnown) =>
   step.cache.enabled &&
-  step.dependsOn.every((id) => id in known) &&
+  step.dependsOn.every((id) => id in known || (flowsFrom(step) === id && partly.has(id))) &&
   ['with' in step ? step.with : step.run, step.forEach, step.if, step.cache.key].every(knownBeforeRun);
+
+/** The step whose item i each item i of `step` follows alone, if any. */
+const flowsFrom = (step: PlannedStep): string | undefined =>
+  step.itemsFrom?.perItem ? step.itemsFrom.step : undefined;
+
+/** Steps of a row the cache holds some items of: their outputs by index, undefined where it holds none. */
+type PartlyKnown = Map<string, unknown[]>;
 
 /**
  * Where the forecast looks an entry up, reading only: the local store, then the remote tier's
@@ -76,12 +88,18 @@ export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Sco
   let sendsNothing = true;
   for (const inputs of plan.rows) {
     const known: Scope['steps'] = {};
+    const partly: PartlyKnown = new Map();
     for (const step of plan.steps) {
       const scope: Scope = { inputs, steps: known, run: { id: '', dir: '' }, env };
-      const forecast = forecastable(step, known) ? await forecastStep(step, scope, store, files, hashes) : undefined;
+      const forecast = forecastable(step, known, partly)
+        ? await forecastStep(step, scope, partly, store, files, hashes)
+        : undefined;
       if (forecast) cached.set(step.id, cached.get(step.id)! + forecast.hits);
       if (forecast?.whole) known[step.id] = { outputs: forecast.outputs, outcome: 'success', conclusion: 'success' };
-      else if (plannerOf(step).sendsRequests) sendsNothing = false;
+      else {
+        if (forecast?.hits && step.forEach) partly.set(step.id, forecast.outputs as unknown[]);
+        if (plannerOf(step).sendsRequests) sendsNothing = false;
+      }
     }
   }
   return { cached, sendsNothing };
@@ -95,6 +113,7 @@ export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Sco
 async function forecastStep(
   step: PlannedStep,
   scope: Scope,
+  partly: PartlyKnown,
   store: CacheLookup,
   files: FileHashing & { downloads: Map<string, { path: string }> },
   hashes: Map<string, Promise<string>>,
@@ -103,11 +122,23 @@ async function forecastStep(
     const condition = renderValue(step.if, scope, step.id);
     if (!condition.ok || !truthy(condition.value)) return undefined;
   }
-  const items = step.forEach ? renderValue(step.forEach, scope, step.id) : { ok: true as const, value: [undefined] };
+  // Item by item from a step the cache holds part of: item i is known where its upstream item is.
+  const upstream = flowsFrom(step);
+  const some = upstream !== undefined && !(upstream in scope.steps) ? partly.get(upstream) : undefined;
+  const items = some
+    ? {
+        ok: true as const,
+        value: some.map((outputs) => (outputs === undefined ? NOT_KNOWN : project(outputs, step.itemsFrom!))),
+      }
+    : step.forEach
+      ? renderValue(step.forEach, scope, step.id)
+      : { ok: true as const, value: [undefined] };
   if (!items.ok || !Array.isArray(items.value)) return undefined;
   let hits = 0;
   const outputs: unknown[] = [];
   for (const [index, item] of items.value.entries()) {
+    outputs.push(undefined);
+    if (item === NOT_KNOWN) continue;
     const itemScope = step.forEach ? { ...scope, item, index } : scope;
     const input = runnerOf(step).render(step, itemScope, step.id);
     if (!input.ok) continue;
@@ -115,7 +146,7 @@ async function forecastStep(
     const entry = key.ok ? await store.get(key.value, step.cache.ttlMs) : undefined;
     if (!entry) continue;
     hits++;
-    outputs.push(entry.outputs);
+    outputs[index] = entry.outputs;
     for (const file of entry.files) {
       const blob = store.blobPath(file.sha256);
       hashes.set(blob, Promise.resolve(file.sha256));

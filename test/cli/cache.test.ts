@@ -301,6 +301,44 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(uncached.totals.cached).toBe(0);
   });
 
+  it('plan counts the items of a chain the cache holds, item by item, and --max-cost lets the rerun of one changed item go', async () => {
+    const chain = join(work, 'chain.yaml');
+    writeFileSync(
+      chain,
+      [
+        'version: 1',
+        'name: chain',
+        'inputs:',
+        '  colours: { type: array, default: [red, green, blue] }',
+        'steps:',
+        '  bg: { uses: vendor-a/vendor-a-v3-t2i, for_each: "${{ inputs.colours }}", with: { prompt: "a ${{ item }} sky" } }',
+        '  badge:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ steps.bg.outputs[*].images[0].url }}',
+        '    with: { prompt: add a badge, image: ["${{ item }}"] }',
+        '',
+      ].join('\n'),
+    );
+    const first = await pipeline(['run', chain, '--json']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const changed = ['--set', 'colours=["red","grey","blue"]'];
+    const planned = await pipeline(['plan', chain, ...changed, '--format', 'json']);
+    expect(planned.exitCode, planned.stderr).toBe(0);
+    const estimate = JSON.parse(planned.stdout);
+    // badge[0] and badge[2] follow bg[0] and bg[2], which the cache holds: they are known too.
+    expect(estimate.steps.map((s: { id: string; cached: number }) => [s.id, s.cached])).toEqual([
+      ['bg', 2],
+      ['badge', 2],
+    ]);
+    expect(estimate.totals.requests.submissions).toBe(2);
+    // The rerun costs what plan says, so a cap of just that lets it go.
+    const cap = String(estimate.totals.cost.usd);
+    const before = gateway.stats().requests.by_route[SUBMIT] ?? 0;
+    const rerun = await pipeline(['run', chain, ...changed, '--max-cost', cap, '--json']);
+    expect(rerun.exitCode, rerun.stderr).toBe(0);
+    expect((gateway.stats().requests.by_route[SUBMIT] ?? 0) - before).toBe(2);
+  });
+
   it('lists, prunes and clears the cache, each with --json', async () => {
     await build();
     const listed = JSON.parse((await pipeline(['cache', 'list', '--json'])).stdout);
