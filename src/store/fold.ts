@@ -73,6 +73,11 @@ export interface RunState {
    */
   ranMs: number;
   sessionStartedAt: number;
+  /**
+   * The pauses between sessions: from an earlier session's last record to the resume. A step that
+   * ran across one took its time less the pause (one entry per resume).
+   */
+  pauses: Array<{ from: number; to: number }>;
   outputs: unknown;
   /** `row/step` → the step's record, in the order the steps first appeared. */
   steps: Map<string, StepRecord>;
@@ -222,6 +227,7 @@ export class JournalFold {
     if (event.type === 'run-resumed') {
       for (const line of event.accepted_damage ?? []) this.accepted.add(line);
       state.ranMs += Math.max(0, this.lastAt - state.sessionStartedAt);
+      if (event.t > this.lastAt) state.pauses.push({ from: this.lastAt, to: event.t });
       state.sessionStartedAt = event.t;
     }
     this.lastAt = Math.max(this.lastAt, event.t);
@@ -340,6 +346,7 @@ function emptyState(start: RunStartedEvent, rowCount: number, damagedLines: numb
     finishedAt: null,
     ranMs: 0,
     sessionStartedAt: start.t,
+    pauses: [],
     outputs: null,
     steps: new Map(),
     files: [],
@@ -611,11 +618,18 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
 
 type StepEnd = Extract<JournalEvent, { type: 'step-finished' | 'step-failed' }>;
 
+/** The time from `from` to `to` that the run ran: less the pauses between its sessions. */
+function ranBetween(state: RunState, from: number, to: number): number {
+  let paused = 0;
+  for (const pause of state.pauses) paused += Math.max(0, Math.min(to, pause.to) - Math.max(from, pause.from));
+  return to - from - paused;
+}
+
 function applyStepEnd(state: RunState, event: StepEnd, index: FoldIndex): void {
   const entry = stepOf(state, event.row, event.step);
   entry.status = event.type === 'step-finished' ? 'succeeded' : 'failed';
   entry.finished_at = event.t;
-  entry.duration_ms = entry.started_at !== null ? event.t - entry.started_at : null;
+  entry.duration_ms = entry.started_at !== null ? ranBetween(state, entry.started_at, event.t) : null;
   entry.error =
     event.type === 'step-failed'
       ? { reason: event.reason, message: event.message, outcome_unknown: event.outcome_unknown }

@@ -94,7 +94,7 @@ describe('one fold of the journal', () => {
     expect(state.finishedSteps.get('0/img')).toEqual([1, 2]);
   });
 
-  it("times a resumed run by its sessions: the time between a stop and the resume is not the run's", () => {
+  it('times a resumed run and its steps by its sessions: the time between a stop and the resume is not theirs', () => {
     const summary = summariseJournal({
       events: [
         ...EVENTS,
@@ -107,6 +107,8 @@ describe('one fold of the journal', () => {
     });
     if (!summary.ok) throw new Error('expected a summary');
     expect(summary.value).toMatchObject({ started_at: 100, finished_at: 60_160, duration_ms: 30 + 30 });
+    // Nor is it the step's, which ran from 110 to 130 and from 60_130 to 60_150.
+    expect(summary.value.steps.find((s) => s.step === 'img')!.duration_ms).toBe(20 + 20);
   });
 
   it('gives the run summary from the same events', () => {
@@ -161,7 +163,8 @@ describe('one fold of the journal', () => {
     expect(folded.value.steps.get('0/img')).toMatchObject({
       status: 'failed',
       finished_at: 210,
-      duration_ms: 100,
+      // 110 to 210, less the pause from the first session's last record (130) to the resume (200).
+      duration_ms: 30,
       error: { reason: 'task-failed', message: 'boom', outcome_unknown: false },
     });
   });
