@@ -27,9 +27,9 @@ const href = (ctx: PageContext, path: string) => relative(ctx.dir, path).split(s
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 /** The prompt when the input has one, else the whole input. */
+/** The item's prompt; none for an input without one (a video's references), whose input is folded alone. */
 function promptOf(item: ReportItem): string {
-  if (!item.input) return '';
-  return typeof item.input.prompt === 'string' ? item.input.prompt : json(item.input);
+  return typeof item.input?.prompt === 'string' ? item.input.prompt : '';
 }
 
 function fileView(ctx: PageContext, file: ReportFile, alt: string): Html {
@@ -66,13 +66,12 @@ function card(ctx: PageContext, step: ReportStep, item: ReportItem): Html {
     took,
     item.polls !== null && plural(item.polls, 'poll'),
   ];
-  const text = `${prompt} ${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
-  const wholeInput = item.input && typeof item.input.prompt === 'string' ? item.input : null;
+  const text = `${item.input ? JSON.stringify(item.input) : ''} ${item.taskId ?? ''}`.toLowerCase();
   const output = item.output !== undefined && item.files.length === 0 && !item.taskId ? item.output : undefined;
   return html`<div class=${`card ${item.status}`} data-step=${step.step} data-status=${item.status} data-text=${text}>
     ${item.files.map((f) => fileView(ctx, f, prompt.slice(0, 120)))}
-    <div class="prompt">${prompt}</div>
-    ${wholeInput ? html`<details><summary>input</summary><pre>${json(wholeInput)}</pre></details>` : null}
+    ${prompt ? html`<div class="prompt">${prompt}</div>` : null}
+    ${item.input ? html`<details><summary>input</summary><pre>${json(item.input)}</pre></details>` : null}
     <div class="facts">
       ${badge(item.status)}${' '}${facts.filter(Boolean).join(' · ')}
     </div>

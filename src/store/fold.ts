@@ -470,7 +470,11 @@ function applyEvent(state: RunState, event: JournalEvent, index: FoldIndex): voi
       const served = entryOf(index.cached, entry, () => new Set(entry.cached));
       if (!served.has(event.index)) {
         served.add(event.index);
-        entry.cached.push(event.index);
+        // In the items' order, as the other lists of items are: they come from the cache nearly in
+        // order, so the place is found from the end in a step or two.
+        let at = entry.cached.length;
+        while (at > 0 && entry.cached[at - 1]! > event.index) at--;
+        entry.cached.splice(at, 0, event.index);
       }
       return;
     }

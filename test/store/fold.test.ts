@@ -111,6 +111,27 @@ describe('one fold of the journal', () => {
     expect(summary.value.steps.find((s) => s.step === 'img')!.duration_ms).toBe(20 + 20);
   });
 
+  it("lists a step's cached items in their order, whatever order the cache served them in", () => {
+    const cached = (index: number, t: number): JournalEvent => ({
+      type: 'item-cached',
+      t,
+      row: 0,
+      step: 'img',
+      index,
+      key: `k${index}`,
+    });
+    const summary = summariseJournal({
+      events: [
+        START,
+        { type: 'step-started', t: 110, row: 0, step: 'img' },
+        ...[0, 1, 3, 4, 2].map((i, n) => cached(i, 120 + n)),
+      ],
+      damagedLines: [],
+    });
+    if (!summary.ok) throw new Error('expected a summary');
+    expect(summary.value.steps.find((s) => s.step === 'img')!.cached).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('gives the run summary from the same events', () => {
     const summary = summariseJournal({ events: EVENTS, damagedLines: [] });
     if (!summary.ok) throw new Error('expected a summary');
