@@ -3,27 +3,12 @@
  * `if` that calls none of them means `success() && …`. A step's `outcome` is how it ended; its
  * `conclusion` is the same, except that a failure with continue_on_error concludes `success`.
  */
-import { STATUS_FUNCTIONS, type Expr, type StepConclusion } from '../expressions/expressions.js';
+import { callsStatus, type StepConclusion } from '../expressions/expressions.js';
 import type { Plan, PlannedStep, ValueTemplate } from '../plan.js';
 
 /** As much of a step's outcome as the rules read. */
 interface StepOutcome {
   status: 'succeeded' | 'failed' | 'skipped' | 'cancelled';
-}
-
-function callsStatus(expr: Expr): boolean {
-  switch (expr.kind) {
-    case 'call':
-      return STATUS_FUNCTIONS.has(expr.name) || expr.args.some(callsStatus);
-    case 'binary':
-      return callsStatus(expr.left) || callsStatus(expr.right);
-    case 'not':
-      return callsStatus(expr.operand);
-    case 'access':
-      return callsStatus(expr.target);
-    default:
-      return false;
-  }
 }
 
 function templateCallsStatus(value: ValueTemplate): boolean {

@@ -18,6 +18,7 @@ export {
 export { isTruthy, looselyEqual } from './operators.js';
 export { closestName, didYouMean, NameSuggester } from './suggest.js';
 export {
+  callsStatus,
   ExpressionSyntaxError,
   FUNCTIONS,
   LIMITS,

@@ -39,6 +39,22 @@ export type FunctionName = keyof typeof FUNCTIONS;
 /** Functions that read the state of the steps before this one: allowed only in a step's `if`. */
 export const STATUS_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['success', 'failure', 'always', 'cancelled']);
 
+/** Whether the expression calls a status function anywhere: then a step's `if` is not `success() && …`. */
+export function callsStatus(expr: Expr): boolean {
+  switch (expr.kind) {
+    case 'call':
+      return STATUS_FUNCTIONS.has(expr.name) || expr.args.some(callsStatus);
+    case 'binary':
+      return callsStatus(expr.left) || callsStatus(expr.right);
+    case 'not':
+      return callsStatus(expr.operand);
+    case 'access':
+      return callsStatus(expr.target);
+    default:
+      return false;
+  }
+}
+
 /** The operators, tightest first, as in GitHub Actions. */
 export const OPERATORS = ['!', '<', '<=', '>', '>=', '==', '!=', '&&', '||'] as const;
 

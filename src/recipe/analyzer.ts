@@ -22,6 +22,7 @@ import { checkStepExpressions, valueShape } from './step-shapes.js';
 import { compileValue, type Reference, type TypeScope } from './templates.js';
 import { countThroughChains } from './item-counts.js';
 import { checkChosenItemsExist, chosenItemReads, itemLineages } from './lineage.js';
+import { checkIfsThatNeverHold } from './never-holds.js';
 
 export type { AnalyzerDeps, AnalyzerInput } from './analyzer-types.js';
 
@@ -93,6 +94,7 @@ export function analyze(input: AnalyzerInput, deps: AnalyzerDeps): Result<Plan, 
   const chosenItems = chosenItemReads(drafts, lineages, settings.itemFlow);
   const scope = { inputs: inputShapes, steps: outputShapes, names };
   for (const draft of drafts) checkStepExpressions(draft, scope, file, diagnostics, lineages.get(draft.id)?.perItem);
+  checkIfsThatNeverHold(drafts, byId, file, diagnostics);
   const outputs = compileOutputs(recipe, scope, file, diagnostics);
   // After the expressions' checks: an expression with an error of its own is then not worked out
   // for each row, to report again what it gave (a null for an unknown input) as the row's fault.

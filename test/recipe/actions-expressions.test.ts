@@ -251,3 +251,48 @@ describe('a comparison with a value the other side never has', () => {
     expect(result.ok ? [] : formatDiagnostics(result.error).split('\n')[0]).toEqual([]);
   });
 });
+
+describe('an if that the implied success() keeps from ever holding', () => {
+  const STEPS = 'steps:\n  a: { run: "exit 3" }\n  b: { run: "exit 3", continue_on_error: true }\n';
+  const check = (condition: string) =>
+    analyze(
+      {
+        path: 'recipes/x.yaml',
+        text: `version: 1\nname: x\n${STEPS}  c: { run: echo, if: "${condition}" }\n`,
+        cwd: process.cwd(),
+      },
+      bundledDeps,
+    );
+  it.each([
+    [
+      "steps.a.outcome == 'failure'",
+      "steps.a.outcome == 'failure' never holds here: an if that calls no status function runs only when the steps before it succeeded; write failure() && steps.a.outcome == 'failure', or give a continue_on_error: true",
+    ],
+    [
+      "${{ true && 'FAILURE' == steps.a.conclusion }}",
+      "steps.a.conclusion == 'failure' never holds here: an if that calls no status function runs only when the steps before it succeeded; write failure() && steps.a.conclusion == 'failure'",
+    ],
+    [
+      "${{ steps.b.conclusion == 'failure' }}",
+      "steps.b.conclusion == 'failure' never holds here: an if that calls no status function runs only when the steps before it succeeded; b concludes success when it fails under continue_on_error: read steps.b.outcome",
+    ],
+  ])('%s is refused', (condition, message) => {
+    const result = check(condition);
+    expect(result.ok ? '' : formatDiagnostics(result.error).split('\n')[0]).toMatch(
+      new RegExp(`^recipes/x\\.yaml:6:\\d+: error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
+  });
+
+  it.each([
+    "${{ failure() && steps.a.outcome == 'failure' }}",
+    "${{ always() && steps.a.conclusion == 'failure' }}",
+    // Under continue_on_error a failure concludes success: the implied success() holds.
+    "${{ steps.b.outcome == 'failure' }}",
+    // Not required: the other side may hold.
+    "${{ steps.a.outcome == 'failure' || true }}",
+    "${{ steps.a.outcome != 'failure' }}",
+  ])('%s is taken', (condition) => {
+    const result = check(condition);
+    expect(result.ok ? [] : formatDiagnostics(result.error).split('\n')[0]).toEqual([]);
+  });
+});
