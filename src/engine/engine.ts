@@ -401,6 +401,16 @@ async function executeStep(
           failure,
           location: locationOf(ctx, step),
         });
+    // A stop before their tasks were sent: those items did not run, and say so, as the items
+    // downstream of a stopped item do (a resume runs them). Items in flight stay as they are.
+    if (step.forEach && ctx.signal.aborted)
+      for (const { index } of [...failedItems].filter((f) => f.failure.notSubmitted).sort((a, b) => a.index - b.index))
+        emit(ctx, {
+          type: 'item-skipped',
+          item: { step: step.id, row, index },
+          reason: RUN_STOPPED,
+          byCondition: false,
+        });
     const outcome = failStep(run, ended.failure, started);
     // The items that succeeded were paid for: a failed for_each step keeps them in their places, null
     // in those of the items that failed (a later step or the recipe's outputs under continue_on_error

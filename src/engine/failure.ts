@@ -14,6 +14,8 @@ export interface StepFailure {
   outcomeUnknown: boolean;
   taskId?: string;
   cause?: GatewayFailure;
+  /** A stop came before the item's task was sent: nothing is in flight, and the item did not run. */
+  notSubmitted?: true;
 }
 
 /** A failure of the engine's own (not the gateway's), whose outcome is known. */
@@ -36,6 +38,12 @@ export const failed = (reason: StepFailureReason, message: string, extra: { task
 export const RUN_STOPPED = 'the run was stopped';
 
 export const interrupted = (message = RUN_STOPPED): StepFailure => stepFailure('interrupted', message);
+
+/** The run was stopped before the item's task was sent: the item did not run (and a resume runs it). */
+export const stoppedBeforeSubmission = (): StepFailure => ({
+  ...interrupted('the run was stopped before this task was submitted'),
+  notSubmitted: true,
+});
 
 export function fromGateway(failure: GatewayFailure, context: string): StepFailure {
   const advice =

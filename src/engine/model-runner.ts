@@ -11,7 +11,14 @@ import type { EngineContext } from './context.js';
 import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
 import { emit } from './emit.js';
 import { itemOf } from './events.js';
-import { failed, fromGateway, interrupted, type StepFailure, underlyingMessage } from './failure.js';
+import {
+  failed,
+  fromGateway,
+  interrupted,
+  type StepFailure,
+  stoppedBeforeSubmission,
+  underlyingMessage,
+} from './failure.js';
 import { earlierOutcomeUnknown } from './paid-call.js';
 import { prepareMediaInputs } from './media-inputs.js';
 import { recallSubmission, submitAndWaitRemotely } from './remote-model.js';
@@ -167,7 +174,7 @@ async function submit(
   input: Input,
   signal: AbortSignal,
 ): Promise<Result<{ taskId: string; queued: boolean }, StepFailure>> {
-  if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
+  if (signal.aborted) return err(stoppedBeforeSubmission());
   const { slug } = item;
   const recorded = await recordPaidRequest(ctx, item, input);
   if (!recorded.ok) return recorded;

@@ -12,7 +12,7 @@ import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { emit } from './emit.js';
 import { recordPaidRequest, recordRefused, recordSubmitted, recordTaskEnded, type TaskItem } from './task-journal.js';
-import { interrupted, type StepFailure } from './failure.js';
+import { interrupted, stoppedBeforeSubmission, type StepFailure } from './failure.js';
 import type { RemoteItems } from './remote.js';
 
 export async function submitAndWaitRemotely(
@@ -25,7 +25,7 @@ export async function submitAndWaitRemotely(
   /** The input as the journal keeps it (long strings cut). */
   journaledInput: Record<string, unknown> | undefined,
 ): Promise<Result<TaskResult, StepFailure>> {
-  if (signal.aborted) return err(interrupted('the run was stopped before this task was submitted'));
+  if (signal.aborted) return err(stoppedBeforeSubmission());
   const { row, index, slug } = item;
   const step = item.step.id;
   let costUsd: number | undefined;
@@ -69,7 +69,7 @@ export async function submitAndWaitRemotely(
     case 'withdrawn':
       // Taken off the queue before any worker had it: certainly never sent.
       recordRefused(ctx, item, { reason: 'withdrawn' }, costUsd);
-      return err(interrupted('the run was stopped before this task was submitted'));
+      return err(stoppedBeforeSubmission());
     case 'unknown':
       emit(ctx, {
         type: 'submission-unknown',

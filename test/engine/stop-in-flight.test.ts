@@ -44,6 +44,11 @@ describe('a stop while paid submissions are on the wire', () => {
     expect(answered.sort()).toEqual(sent.sort());
     expect(events.some((e) => e.type === 'submission-unknown')).toBe(false);
     expect(gateway.stats().tasks.submitted).toEqual({ 'vendor-a/vendor-a-v3-t2i': sent.length });
+    // The items whose tasks were never sent are told as skipped by the stop (a resume runs them);
+    // those in flight are not.
+    const skipped = events.filter((e) => e.type === 'item-skipped');
+    expect(skipped.map((e) => e.index).sort()).toEqual([0, 1, 2, 3, 4, 5].filter((i) => !sent.includes(i)));
+    expect(skipped.every((e) => e.reason === 'the run was stopped')).toBe(true);
     await engine.close();
   });
 });
