@@ -126,14 +126,46 @@ function chainsOf(steps: ReportStep[]): ReportStep[][] {
   return [...chains.values()];
 }
 
+/**
+ * The chain as its paths from the step it begins at to each step nothing in it follows:
+ * `t2i → edit → v2v`, and for a fork `t2i → edit → video, t2i → fallback` rather than one line.
+ */
+function chainPaths(chain: ReportStep[]): string[] {
+  const byName = new Map(chain.map((s) => [s.step, s]));
+  const followed = new Set(chain.map((s) => s.itemsFrom).filter((from) => from !== undefined && from !== null));
+  return chain
+    .filter((s) => s !== chain[0] && !followed.has(s.step))
+    .map((leaf) => {
+      const path = [leaf.step];
+      for (let at = leaf; at.itemsFrom && byName.has(at.itemsFrom) && path.length <= chain.length; ) {
+        at = byName.get(at.itemsFrom)!;
+        path.unshift(at.step);
+      }
+      return path.join(' → ');
+    });
+}
+
+/** The chain's steps, each followed by the steps that follow it, depth first: a fork's branches side by side, each whole. */
+function depthFirst(chain: ReportStep[]): ReportStep[] {
+  const ordered: ReportStep[] = [];
+  const visit = (step: ReportStep) => {
+    ordered.push(step);
+    for (const next of chain) if (next.itemsFrom === step.step && next !== chain[0]) visit(next);
+  };
+  visit(chain[0]!);
+  // A step the walk missed (its upstream outside the chain's rows) keeps its place at the end.
+  return [...ordered, ...chain.filter((s) => !ordered.includes(s))];
+}
+
 /** An item's chain on one row: the prompt's image, its edit, the edit's video… (a gap where an item is missing). */
-function chainSection(ctx: PageContext, chain: ReportStep[], rows: number): Html {
+function chainSection(ctx: PageContext, steps: ReportStep[], rows: number): Html {
+  const chain = depthFirst(steps);
   const first = chain[0]!;
   // A reduce, not Math.max(...): a step can have more items than the stack holds arguments.
   const count = chain.reduce((most, s) => s.items.reduce((m, i) => Math.max(m, i.index + 1), most), 0);
   const byIndex = chain.map((s) => new Map(s.items.map((i) => [i.index, i])));
   const columns = `grid-template-columns:repeat(${chain.length},minmax(0,1fr))`;
-  const name = `${chain.map((s) => s.step).join(' → ')}${rows > 1 ? ` · row ${first.row + 1}` : ''}`;
+  const name = `${chainPaths(chain).join(', ')}${rows > 1 ? ` · row ${first.row + 1}` : ''}`;
   return html`<section class=${count > LARGE_GRID ? 'step chain large' : 'step chain'} data-step=${first.step}
     data-steps=${chain.map((s) => s.step).join(' ')}>
     <h2>${name}<span class="meta"> · ${plural(count, 'item chain')}, one a line</span></h2>

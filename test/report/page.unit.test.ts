@@ -45,3 +45,52 @@ describe("a report card's prompt", () => {
     expect(page).toContain('https://x/ride.mp4');
   });
 });
+
+describe('a section of steps that flow item by item', () => {
+  it('names a fork by its paths and puts each branch whole, side by side', () => {
+    const step = (id: string, from?: string): JournalEvent[] => [
+      { type: 'step-started', t: t0, row: 0, step: id, ...(from ? { items_from: from } : {}) },
+      {
+        type: 'task-submitted',
+        t: t0 + 10,
+        row: 0,
+        step: id,
+        index: 0,
+        slug: 'v/m',
+        request: `req-${id}`,
+        task_id: `task_${id}`,
+        input: { prompt: id },
+      },
+    ];
+    const data = reportData({
+      events: [
+        {
+          type: 'run-started',
+          t: t0,
+          run_id: 'r1',
+          recipe: '/r.yaml',
+          name: 'r',
+          rows: [{}],
+          sets: [],
+          batch: null,
+          dag: ['t2i', 'edit', 'fallback', 'video'].map((id) => ({
+            id,
+            action: 'model',
+            depends_on: [],
+            model: 'v/m',
+          })),
+        },
+        // In the recipe's order: fallback, from t2i, comes before video, from edit.
+        ...step('t2i'),
+        ...step('edit', 't2i'),
+        ...step('fallback', 't2i'),
+        ...step('video', 'edit'),
+      ],
+      damagedLines: [],
+    });
+    if (!data.ok) throw new Error(data.error.message);
+    const page = renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+    expect(page).toMatch(/<h2>t2i → edit → video, t2i → fallback<span/);
+    expect(page).toContain('data-steps="t2i edit video fallback"');
+  });
+});
