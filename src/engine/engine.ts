@@ -404,7 +404,7 @@ async function executeStep(
     // A stop before their tasks were sent: those items did not run, and say so, as the items
     // downstream of a stopped item do (a resume runs them). Items in flight stay as they are.
     if (step.forEach && ctx.signal.aborted)
-      for (const { index } of [...failedItems].filter((f) => f.failure.notSubmitted).sort((a, b) => a.index - b.index))
+      for (const { index } of failedItems.filter((f) => f.failure.notSubmitted).sort((a, b) => a.index - b.index))
         emit(ctx, {
           type: 'item-skipped',
           item: { step: step.id, row, index },

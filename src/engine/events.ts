@@ -40,8 +40,10 @@ export type EngineEvent =
       items: number;
       skippedItems: number[];
     }
-  /** Its items failed and the retry policy runs them again after `waitMs`; `attempt` of `attempts`, from 1. */
-  /** `items`: the items of a for_each step to run again (their indices), all that failed. */
+  /**
+   * Its items failed and the retry policy runs them again after `waitMs`; `attempt` of `attempts`,
+   * from 1. `items`: the items of a for_each step to run again (their indices), all that failed.
+   */
   | {
       type: 'step-retrying';
       at: StepRef;

@@ -214,32 +214,17 @@ export function parseRecipeYaml(
     strict: true,
   });
   const firstLine = (error: Error) => error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-  const quoteNeverClosed = document.errors.some((error) => /^Missing closing ["']quote/.test(firstLine(error)));
-  let problems: YamlProblem[] = document.errors.map((error) => {
+  // yaml places an unclosed quote at the end of the file, past the last line: the quote that opened it says more.
+  const quote = unclosedQuote(document.errors.map(firstLine), text);
+  let problems = document.errors.map((error): YamlProblem => {
     const message = firstLine(error);
-    // yaml places an unclosed quote at the end of the file, past the last line: the quote that opened it says more.
-    const opened = /^Missing closing (["'])quote/.exec(message);
-    const start = opened ? unclosedQuoteAt(text, opened[1] as '"' | "'") : undefined;
-    if (start !== undefined)
-      return { message: `the text this ${opened![1]} opens is never closed`, range: { start, end: start + 1 } };
-    // yaml names a flow collection not ended at the line after it (past the last line at the end of
-    // the file), in its grammar's words: the bracket that opened it says more. Behind a quote never
-    // closed, the bracket is not the cause (the quote took its closing bracket in): dropped below.
-    const notEnded = quoteNeverClosed
-      ? null
-      : /^Flow (map|sequence) in block collection must be sufficiently indented/.exec(message);
-    const bracket = notEnded ? unendedFlowAt(document, notEnded[1] === 'map', error.pos[0]) : undefined;
-    if (bracket !== undefined) {
-      const [open, close, what] = notEnded![1] === 'map' ? ['{', '}', 'map'] : ['[', ']', 'list'];
-      return {
-        message: `this ${open} is never closed: end the ${what} with ${close} (a ${what} written over several lines goes on indented past its key)`,
-        range: { start: bracket, end: bracket + 1 },
-      };
-    }
-    return { message, range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) } };
+    if (quote && MISSING_QUOTE.test(message)) return quote;
+    // Behind a quote never closed, a bracket is not the cause (the quote took its closing bracket in).
+    const bracket = quote ? undefined : unendedFlow(document, message, error.pos[0]);
+    return bracket ?? { message, range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) } };
   });
   // What yaml finds at the end of a file whose quote never closed (a flow map not ended) follows from the quote.
-  if (problems.some((problem) => problem.message.endsWith('opens is never closed'))) {
+  if (quote) {
     const contentEnd = text.trimEnd().length;
     problems = problems.filter((problem) => problem.range.start < contentEnd);
   }
@@ -253,6 +238,20 @@ export function parseRecipeYaml(
     return { source, value: undefined, problems: [aliasProblem(document, error as Error)] };
   }
   return { source, value, problems: limitProblems(source, value, false) };
+}
+
+/** yaml's words for a quoted scalar the file never closes. */
+const MISSING_QUOTE = /^Missing closing (["'])quote/;
+
+/** The problem of a quote the file never closes, at the quote that opens it; undefined when there is none. */
+function unclosedQuote(messages: string[], text: string): YamlProblem | undefined {
+  for (const message of messages) {
+    const mark = MISSING_QUOTE.exec(message)?.[1] as '"' | "'" | undefined;
+    const start = mark ? unclosedQuoteAt(text, mark) : undefined;
+    if (start !== undefined)
+      return { message: `the text this ${mark} opens is never closed`, range: { start, end: start + 1 } };
+  }
+  return undefined;
 }
 
 /**
@@ -275,14 +274,18 @@ function unclosedQuoteAt(text: string, quote: '"' | "'"): number | undefined {
 }
 
 /**
- * Where the flow map (`{`) or flow list (`[`) that yaml found not ended at `errorAt` opens: the
- * innermost one of that kind that starts before it and runs on to it. Undefined when there is none.
+ * yaml names a flow map (`{`) or list (`[`) never ended at the line after it (past the last line at
+ * the end of the file), in its grammar's words: the problem at the bracket that opened it instead,
+ * the innermost one of that kind that starts before `errorAt` and runs on to it. Undefined for
+ * another message, or when there is no such bracket.
  */
-function unendedFlowAt(
+function unendedFlow(
   document: ReturnType<ReturnType<typeof yamlLibrary>['parseDocument']>,
-  isMap: boolean,
+  message: string,
   errorAt: number,
-): number | undefined {
+): YamlProblem | undefined {
+  const kind = /^Flow (map|sequence) in block collection must be sufficiently indented/.exec(message)?.[1];
+  if (!kind) return undefined;
   const { visit } = yamlLibrary();
   let opensAt: number | undefined;
   const consider = (node: { flow?: boolean; range?: [number, number, number] | null }) => {
@@ -290,8 +293,13 @@ function unendedFlowAt(
     if (!node.flow || !range || range[0] >= errorAt || range[1] < errorAt) return;
     if (opensAt === undefined || range[0] > opensAt) opensAt = range[0];
   };
-  visit(document, isMap ? { Map: (_key, node) => consider(node) } : { Seq: (_key, node) => consider(node) });
-  return opensAt;
+  visit(document, kind === 'map' ? { Map: (_key, node) => consider(node) } : { Seq: (_key, node) => consider(node) });
+  if (opensAt === undefined) return undefined;
+  const [open, close, what] = kind === 'map' ? ['{', '}', 'map'] : ['[', ']', 'list'];
+  return {
+    message: `this ${open} is never closed: end the ${what} with ${close} (a ${what} written over several lines goes on indented past its key)`,
+    range: { start: opensAt, end: opensAt + 1 },
+  };
 }
 
 /** The aliases (`*name`) a file may expand, an alias of a node that holds aliases counting each of them. */

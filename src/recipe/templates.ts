@@ -1,6 +1,5 @@
 import { CREDENTIAL_VARIABLES } from '../credentials.js';
 import { formatPatternProblem } from '../expressions/functions.js';
-import { looselyEqual } from '../expressions/operators.js';
 import type { ValueTemplate } from '../plan.js';
 import { error, type Diagnostic } from './diagnostics.js';
 import {
@@ -8,6 +7,7 @@ import {
   ExpressionSyntaxError,
   type NameSuggester,
   hasExpression,
+  looselyEqual,
   parseTemplate,
   pathText,
   STEP_CONCLUSIONS,

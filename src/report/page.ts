@@ -26,7 +26,6 @@ const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(
 const href = (ctx: PageContext, path: string) => relative(ctx.dir, path).split(sep).map(encodeURIComponent).join('/');
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
-/** The prompt when the input has one, else the whole input. */
 /** The item's prompt; none for an input without one (a video's references), whose input is folded alone. */
 function promptOf(item: ReportItem): string {
   return typeof item.input?.prompt === 'string' ? item.input.prompt : '';

@@ -282,15 +282,11 @@ steps:
 `;
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0 });
-    const some = await engineFor(recipe("${{ item != 'b' }}"), gateway, clock);
-    const first = await runPlanSkippingTime(some, gateway, clock);
-    await some.close();
+    const { result: first } = await runOnGateway(recipe("${{ item != 'b' }}"), clock);
     expect(first.status).toBe('succeeded');
     expect(first.rows[0]!.steps.use!.skippedItems).toEqual([{ index: 1, reason: 'its condition is false' }]);
     expect(first.rows[0]!.steps.after!.outputs).toMatchObject({ stdout: 'a!,,c!' });
-    const none = await engineFor(recipe("${{ item == 'z' }}"), gateway, clock);
-    const second = await runPlanSkippingTime(none, gateway, clock);
-    await none.close();
+    const { result: second } = await runOnGateway(recipe("${{ item == 'z' }}"), clock);
     expect(second.status).toBe('succeeded');
     expect(second.rows[0]!.steps.use).toMatchObject({
       status: 'skipped',
@@ -308,9 +304,7 @@ steps:
 `;
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0 });
-    const engine = await engineFor(recipe, gateway, clock);
-    const result = await runPlanSkippingTime(engine, gateway, clock);
-    await engine.close();
+    const { result } = await runOnGateway(recipe, clock);
     expect(result.status).toBe('failed');
     expect(result.rows[0]!.steps.use).toMatchObject({
       status: 'skipped',
@@ -335,9 +329,7 @@ steps:
 `;
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0 });
-    const engine = await engineFor(recipe, gateway, clock);
-    const result = await runPlanSkippingTime(engine, gateway, clock);
-    await engine.close();
+    const { result } = await runOnGateway(recipe, clock);
     expect(result.status).toBe('failed');
     const tell = result.rows[0]!.steps.tell!;
     // tell[1]'s own src item failed: its if, read for its lineage, is false.

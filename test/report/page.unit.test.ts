@@ -4,41 +4,52 @@ import { renderPage } from '../../src/report/page.js';
 import type { JournalEvent } from '../../src/store/journal.js';
 
 const t0 = Date.UTC(2026, 0, 1);
-const submitted = (index: number, input: Record<string, unknown>): JournalEvent => ({
+
+const submitted = (step: string, index: number, input: Record<string, unknown>): JournalEvent => ({
   type: 'task-submitted',
   t: t0 + 10,
   row: 0,
-  step: 'clip',
+  step,
   index,
-  slug: 'v/video',
-  request: `req-${index}`,
-  task_id: `task_${index}`,
+  slug: 'v/m',
+  request: `req-${step}-${index}`,
+  task_id: `task_${step}_${index}`,
   input,
 });
 
+/** The report page of a one-row run of model steps `steps`, from the journal lines after its start. */
+function pageOf(steps: string[], events: JournalEvent[]): string {
+  const data = reportData({
+    events: [
+      {
+        type: 'run-started',
+        t: t0,
+        run_id: 'r1',
+        recipe: '/r.yaml',
+        name: 'r',
+        rows: [{}],
+        sets: [],
+        batch: null,
+        dag: steps.map((id) => ({ id, action: 'model', depends_on: [], model: 'v/m' })),
+      },
+      ...events,
+    ],
+    damagedLines: [],
+  });
+  if (!data.ok) throw new Error(data.error.message);
+  return renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+}
+
 describe("a report card's prompt", () => {
   it('shows the prompt with the whole input folded, and an input without a prompt folded alone', () => {
-    const data = reportData({
-      events: [
-        {
-          type: 'run-started',
-          t: t0,
-          run_id: 'r1',
-          recipe: '/r.yaml',
-          name: 'r',
-          rows: [{}],
-          sets: [],
-          batch: null,
-          dag: [{ id: 'clip', action: 'model', depends_on: [], model: 'v/video' }],
-        },
+    const page = pageOf(
+      ['clip'],
+      [
         { type: 'step-started', t: t0, row: 0, step: 'clip' },
-        submitted(0, { prompt: 'restyle the ride', duration: 5 }),
-        submitted(1, { video_urls: ['https://x/ride.mp4'], duration: 5 }),
+        submitted('clip', 0, { prompt: 'restyle the ride', duration: 5 }),
+        submitted('clip', 1, { video_urls: ['https://x/ride.mp4'], duration: 5 }),
       ],
-      damagedLines: [],
-    });
-    if (!data.ok) throw new Error(data.error.message);
-    const page = renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+    );
     const prompts = [...page.matchAll(/<div class="prompt">([^<]*)<\/div>/g)].map((m) => m[1]);
     expect(prompts).toEqual(['restyle the ride']);
     expect(page.match(/<summary>input<\/summary>/g)).toHaveLength(2);
@@ -50,46 +61,13 @@ describe('a section of steps that flow item by item', () => {
   it('names a fork by its paths and puts each branch whole, side by side', () => {
     const step = (id: string, from?: string): JournalEvent[] => [
       { type: 'step-started', t: t0, row: 0, step: id, ...(from ? { items_from: from } : {}) },
-      {
-        type: 'task-submitted',
-        t: t0 + 10,
-        row: 0,
-        step: id,
-        index: 0,
-        slug: 'v/m',
-        request: `req-${id}`,
-        task_id: `task_${id}`,
-        input: { prompt: id },
-      },
+      submitted(id, 0, { prompt: id }),
     ];
-    const data = reportData({
-      events: [
-        {
-          type: 'run-started',
-          t: t0,
-          run_id: 'r1',
-          recipe: '/r.yaml',
-          name: 'r',
-          rows: [{}],
-          sets: [],
-          batch: null,
-          dag: ['t2i', 'edit', 'fallback', 'video'].map((id) => ({
-            id,
-            action: 'model',
-            depends_on: [],
-            model: 'v/m',
-          })),
-        },
-        // In the recipe's order: fallback, from t2i, comes before video, from edit.
-        ...step('t2i'),
-        ...step('edit', 't2i'),
-        ...step('fallback', 't2i'),
-        ...step('video', 'edit'),
-      ],
-      damagedLines: [],
-    });
-    if (!data.ok) throw new Error(data.error.message);
-    const page = renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+    const page = pageOf(
+      ['t2i', 'edit', 'fallback', 'video'],
+      // In the recipe's order: fallback, from t2i, comes before video, from edit.
+      [...step('t2i'), ...step('edit', 't2i'), ...step('fallback', 't2i'), ...step('video', 'edit')],
+    );
     expect(page).toMatch(/<h2>t2i → edit → video, t2i → fallback<span/);
     expect(page).toContain('data-steps="t2i edit video fallback"');
   });
