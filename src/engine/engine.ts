@@ -353,7 +353,7 @@ async function executeStep(
     }
     return { status: 'succeeded', outputs: finished, ms: 0, runs: Array.isArray(finished) ? finished.length : 1 };
   }
-  const started = ctx.clock.now();
+  let started = ctx.clock.now();
   const items = flow ? ok(Array.from({ length: flow.count })) : stepItems(run);
   if (!items.ok) return failStep(run, items.error, started);
   if (items.value === 'skipped') {
@@ -361,12 +361,21 @@ async function executeStep(
     return { status: 'skipped', outputs: null, reason: 'its condition is false', ms: 0, runs: 0 };
   }
   const list = items.value;
-  emit(ctx, {
-    type: 'step-started',
-    at: stepAt(row, step),
-    runs: step.forEach ? list.length : undefined,
-    ...(step.itemsFrom ? { itemsFrom: step.itemsFrom.step } : {}),
-  });
+  // A step whose items flow starts when its first item arrives, not when its upstream step did: its
+  // start and its time (TOOK, the report's bar) are those of its own work.
+  let begun = false;
+  const begin = () => {
+    if (begun) return;
+    begun = true;
+    if (flow) started = ctx.clock.now();
+    emit(ctx, {
+      type: 'step-started',
+      at: stepAt(row, step),
+      runs: step.forEach ? list.length : undefined,
+      ...(step.itemsFrom ? { itemsFrom: step.itemsFrom.step } : {}),
+    });
+  };
+  if (!flow) begin();
   feed?.setCount(list.length);
   const results = new Map<number, unknown>();
   for (const [index] of list.entries()) {
@@ -379,7 +388,9 @@ async function executeStep(
   }
   const queue = new ReadyQueue(list.length - results.size);
   if (flow) {
-    flowItems(run, flow, queue, results, flowState, (skipped) => skipItem(run, skipped, flowState, feed));
+    flowItems(run, flow, queue, results, flowState, begin, (skipped) => skipItem(run, skipped, flowState, feed));
+    // Every item done before a resume: none will arrive.
+    if (results.size === list.length) begin();
   } else {
     for (const [index, item] of list.entries()) {
       if (results.has(index)) continue;

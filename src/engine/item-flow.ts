@@ -41,11 +41,14 @@ export function flowItems(
   queue: ReadyQueue,
   results: ReadonlyMap<number, unknown>,
   state: FlowState,
+  /** Called as each item arrives, before anything is told of it: the step starts with its first. */
+  arriving: () => void,
   skip: (item: SkippedItem) => void,
 ): void {
   for (let index = 0; index < from.count; index++) {
     if (results.has(index)) continue;
     void from.feed.item(index).then((end) => {
+      arriving();
       const arrived = arrive(run, from.lineage, index, end);
       state.lineages.set(index, arrived.lineage);
       if (arrived.kind === 'skip') {

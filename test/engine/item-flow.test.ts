@@ -114,6 +114,15 @@ describe('items flow one by one through a chain', () => {
       expect(edit.input).toMatchObject({ image: [image] });
     }
     expect((result.rows[0]!.steps.v2v!.outputs as unknown[]).every((o) => o !== null)).toBe(true);
+    // A flowing step starts with its first item, not with its upstream step: its start and its time
+    // (TOOK, the report's bar) are its own.
+    const started = (step: string) => events.find((e) => e.type === 'step-started' && e.step === step)!;
+    expect(events.indexOf(started('edit'))).toBeGreaterThan(events.indexOf(t2iDone[0]!));
+    expect(events.indexOf(started('edit'))).toBeLessThan(events.indexOf(edits[0]!));
+    expect(started('edit').t).toBe(t2iDone[0]!.t);
+    const v2v = result.rows[0]!.steps.v2v!;
+    const firstEdit = finishedItems(events, 'edit')[0]!;
+    expect(v2v.ms).toBe(events.findLast((e) => e.type === 'step-finished' && e.step === 'v2v')!.t - firstEdit.t);
   });
 
   it('keeps the barrier with settings.item_flow: false: no edit before the last t2i item', async () => {
