@@ -315,7 +315,7 @@ describe('the step cache, run after run of ci-assets', () => {
         '  badge:',
         '    uses: vendor-b/vendor-b-5.0-lite-edit',
         '    for_each: ${{ steps.bg.outputs[*].images[0].url }}',
-        '    with: { prompt: add a badge, image: ["${{ item }}"] }',
+        '    with: { prompt: add a badge, image: ["${{ item }}"], size: 1024x1024 }',
         '',
       ].join('\n'),
     );

@@ -265,7 +265,7 @@ steps:
   edit:
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.t2i.outputs[*].images[0].url }}
-    with: { prompt: add a badge, image: ["\${{ item }}"] }
+    with: { prompt: add a badge, image: ["\${{ item }}"], size: 1024x1024 }
   v2v:
     uses: vendor-b/vendor-b-2.0-mini-v2v
     for_each: \${{ steps.edit.outputs }}

@@ -30,6 +30,7 @@ steps:
     with:
       prompt: Frame the sketch with the first picture and the logo.
       image: ["\${{ steps.quick.outputs.images[0].url }}", "\${{ steps.slow.outputs[0].images[0].url }}", ./logo.png]
+      size: 1024x1024
 outputs:
   framed: \${{ steps.framed.outputs.images[0] }}
 `;

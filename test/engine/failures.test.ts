@@ -211,7 +211,7 @@ steps:
   framed:
     uses: vendor-b/vendor-b-5.0-lite-edit
     retry: { attempts: 2, backoff: 10ms }
-    with: { prompt: frame it, image: ["\${{ steps.clip.outputs.url }}"] }
+    with: { prompt: frame it, image: ["\${{ steps.clip.outputs.url }}"], size: 1024x1024 }
 `;
     const engine = await engineFor(recipe, gateway, clock);
     const result = await runPlanSkippingTime(engine, gateway, clock);

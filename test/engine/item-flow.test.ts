@@ -26,7 +26,7 @@ steps:
   edit:
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.t2i.outputs[*].images[0].url }}
-    with: { prompt: add a badge, image: ["\${{ item }}"] }
+    with: { prompt: add a badge, image: ["\${{ item }}"], size: 1024x1024 }
   v2v:
     uses: vendor-b/vendor-b-2.0-mini-v2v
     for_each: \${{ steps.edit.outputs }}
@@ -231,7 +231,7 @@ describe('items flow one by one through a chain', () => {
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.t2i.outputs }}
     if: \${{ index >= 0 }}
-    with: { prompt: a caption, image: ["\${{ item.images[0].url }}"] }
+    with: { prompt: a caption, image: ["\${{ item.images[0].url }}"], size: 1024x1024 }
 `;
     // Six chains are enough here: what matters is item 3's.
     const recipe = chain(fallback, '', COLOURS.slice(0, 6)).replace(
@@ -254,7 +254,7 @@ describe('items flow one by one through a chain', () => {
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.edit.outputs }}
     if: \${{ always() && steps.t2i.outcome == 'success' }}
-    with: { prompt: once more, image: ["\${{ item.images[0].url }}"] }
+    with: { prompt: once more, image: ["\${{ item.images[0].url }}"], size: 1024x1024 }
 `;
     const { result, events } = await runChain(chain(again), 3);
     expect(result.status).toBe('failed');
@@ -270,7 +270,7 @@ describe('items flow one by one through a chain', () => {
     const sheet = `  sheet:
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.t2i.outputs[*].images[0].url }}
-    with: { prompt: "one of \${{ length(steps.t2i.outputs) }}", image: ["\${{ item }}"] }
+    with: { prompt: "one of \${{ length(steps.t2i.outputs) }}", image: ["\${{ item }}"], size: 1024x1024 }
 `;
     const { result, events } = await runChain(chain(sheet));
     expect(result.status).toBe('succeeded');
@@ -406,7 +406,7 @@ steps:
     with: { prompt: "\${{ item.p }}", resolution: "\${{ item.r }}" }
   branded:
     uses: vendor-b/vendor-b-5.0-lite-edit
-    with: { prompt: add the logo, image: ["\${{ steps.hero.outputs[0].images[0].url }}"] }
+    with: { prompt: add the logo, image: ["\${{ steps.hero.outputs[0].images[0].url }}"], size: 1024x1024 }
 `;
 
 /** The clock of the gateway a test started: a resume runs on the same gateway and clock. */

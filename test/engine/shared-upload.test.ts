@@ -16,6 +16,7 @@ steps:
     with:
       prompt: "a \${{ item }} banner with the logo in the corner"
       image: ["./assets/logo.png"]
+      size: 1024x1024
 `;
 
 let gateway: LocalGateway | undefined;

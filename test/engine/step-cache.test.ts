@@ -81,7 +81,7 @@ steps:
   edit:
     uses: vendor-b/vendor-b-5.0-lite-edit
     for_each: \${{ steps.image.outputs[*].images[0].url }}
-    with: { prompt: add a badge, image: ["\${{ item }}"] }
+    with: { prompt: add a badge, image: ["\${{ item }}"], size: 1024x1024 }
 `;
 
 describe('the step cache in the engine', () => {
