@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleReporter } from '../../src/engine/reporter.js';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
@@ -480,5 +484,45 @@ describe('a step that reads chosen items of another: branded ← hero[0]', () =>
     expect(branded[0]!.input).toMatchObject({
       image: [(hero0.outputs as { images: Array<{ url: string }> }).images[0]!.url],
     });
+  });
+});
+
+describe('a resume of an item whose task ended failed', () => {
+  it('submits the item afresh, not reading the failed task again, even with no retries left', async () => {
+    // The second picture's address answers 404 until the test mends it: its edit's task ends failed.
+    let mended = false;
+    const logo = readFileSync(fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url)));
+    const pictures = createServer((request, response) => {
+      if (request.url === '/flaky.png' && !mended) response.writeHead(404).end();
+      else response.writeHead(200, { 'Content-Type': 'image/png' }).end(logo);
+    });
+    await new Promise<void>((resolve) => pictures.listen(0, '127.0.0.1', resolve));
+    const { port } = pictures.address() as AddressInfo;
+    try {
+      const recipe = `version: 1
+name: frames
+steps:
+  edit:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: [steady, flaky]
+    retry: { attempts: 0 }
+    with: { prompt: frame it, image: ["http://127.0.0.1:${port}/\${{ item }}.png"], size: 1024x1024 }
+`;
+      const clock = new ManualClock();
+      gateway = await startLocalGateway({ clock, latencyScale: 0.1, latencyJitter: 0, seed: 5, useFfmpeg: false });
+      const first = await runOnGateway(recipe, clock);
+      expect(first.result.status).toBe('failed');
+      const failedTask = first.events.find((e) => e.type === 'task-finished' && e.index === 1);
+      expect(failedTask).toMatchObject({ status: 'failed' });
+
+      mended = true;
+      const resumed = await runOnGateway(recipe, clock, { resume: [RUN_STARTED, ...first.events] });
+      expect(resumed.result.status).toBe('succeeded');
+      const sent = submissions(resumed.events, 'edit');
+      expect(sent.map((e) => e.index)).toEqual([1]);
+      expect(sent[0]!.task_id).not.toBe((failedTask as { task_id: string }).task_id);
+    } finally {
+      await new Promise((resolve) => pictures.close(resolve));
+    }
   });
 });
