@@ -101,6 +101,11 @@ export function recordTaskEnded(
 ): void {
   const { taskId, result, polls } = ended;
   emit(ctx, { type: 'task-finished', item: item.ref, taskId, result, polls });
-  const seen = { queued: ended.queued ?? false, elapsedMs: ctx.clock.now() - ended.submittedAt };
+  // A task from before a resume (submittedAt 0) has no submission time on this clock: only the
+  // gateway's own times can teach its model's time.
+  const seen = {
+    queued: ended.queued ?? false,
+    ...(ended.submittedAt > 0 ? { elapsedMs: ctx.clock.now() - ended.submittedAt } : {}),
+  };
   ctx.durations.observeEnded(item.slug, item.type, input, result, seen);
 }

@@ -73,6 +73,8 @@ export class TaskManager {
   private readonly waiting = new Map<string, Task[]>();
   private readonly runningCount = new Map<string, number>();
   private readonly settling = new Set<Promise<void>>();
+  /** Tasks taken over mid-way from an earlier process: they end at their start plus their processing time. */
+  private readonly resumedTasks = new Set<string>();
   private readonly expiryTimers = new Set<GatewayTimer>();
   private readonly inputs: InputFetcher;
 
@@ -267,6 +269,7 @@ export class TaskManager {
       : task.processingMs;
     task.status = 'processing';
     if (!resumed) task.startTime = this.clock.now();
+    else this.resumedTasks.add(task.id);
     this.runningCount.set(task.team, (this.runningCount.get(task.team) ?? 0) + 1);
     this.stats.taskStarted(task.team);
     const elapsed = new Promise<void>((resolve) => {
@@ -332,7 +335,9 @@ export class TaskManager {
   ): Promise<void> {
     const now = this.clock.now();
     const expiresAt = now + this.options.resultTtlSeconds * 1000;
-    task.endTime = now;
+    // A task taken over from an earlier process ended, as a hosted gateway's would have, at its start
+    // plus its processing time, not when this process came up: its duration is not the downtime.
+    task.endTime = this.resumedTasks.delete(task.id) ? Math.min(now, task.startTime! + task.processingMs) : now;
     task.resultExpiresAt = expiresAt;
     task.timer = undefined;
     const refundUnits = this.outcome(task, output, error);

@@ -84,6 +84,27 @@ describe('a gateway on a data folder of its own', () => {
     await second.gateway.settle();
   });
 
+  it('ends a task whose time ran out while no gateway was up at its start plus its processing time, not at the restart', async () => {
+    const first = await start();
+    const submitted = await first.api.post(T2I, { prompt: 'a kite' });
+    const taskId: string = submitted.body.data.task_id;
+    await clock.advance(1000);
+    await stop(first.gateway);
+    // A minute with no gateway up: a hosted gateway's task would have ended 2.5 s into it.
+    await clock.advance(60_000);
+
+    const second = await start();
+    await second.api.get(`/api/v1/tasks/${taskId}`);
+    await clock.advance(0);
+    await second.gateway.settle();
+    const ended = (await second.api.get(`/api/v1/tasks/${taskId}`)).body.data;
+    expect(ended.status).toBe('success');
+    // The duration a client learns the model's time from: the processing time, not the downtime.
+    expect(ended.duration).toBe(3500);
+    const { start_time, end_time } = ended.result.extensions;
+    expect(end_time - start_time).toBe(3500);
+  });
+
   it('serves an ended task, its files and an upload given out at the old address, and takes them as inputs', async () => {
     const first = await start({ latencyScale: 0 });
     const upload = await uploadLogo(first.api);
