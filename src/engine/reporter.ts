@@ -169,7 +169,7 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         if (!event.byCondition) report.stepSkipped(itemLabel(event.item, rows), event.reason);
         return;
       case 'item-cached':
-        report.note(`⚡ ${itemLabel({ step: event.item.step, index: event.item.index })} cached`);
+        report.note(`⚡ ${itemLabel(event.item, rows)} cached`);
         return;
       case 'task-submitted': {
         const item = itemLabel(event.item, rows);

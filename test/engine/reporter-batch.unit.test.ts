@@ -60,4 +60,9 @@ describe('the console of a large batch', () => {
     );
     expect(lines.at(-1)).toBe(`✗ tile failed: 2 of ${ROWS} rows failed`);
   });
+
+  it('names the row of an item the cache served, as it does of every other item line', () => {
+    const lines = linesOf([{ type: 'item-cached', item: { step: 'tile', row: 1, index: 1 }, key: 'k' }]);
+    expect(lines).toEqual(['⚡ row 2 tile[1] cached']);
+  });
 });
