@@ -47,8 +47,10 @@ export async function cachedRun(item: CacheItem, input: unknown, execute: () => 
   if (shared) {
     const outcome = await shared;
     if (!outcome.ok) return execute();
-    hit(item, key.value, input, { tasks: 0, requests: 0 });
-    return outcome;
+    const entry = cache.mode.write ? await cache.storage.get(key.value, step.cache.ttlMs) : undefined;
+    const copied = entry ? await ownCopies(item, entry, outcome.value) : undefined;
+    hit(item, key.value, input, entry?.saved ?? { tasks: 0, requests: 0 });
+    return copied === undefined ? outcome : ok(copied);
   }
   const attempt = lookUpOrExecute(item, key.value, input, execute);
   cache.inflight.set(key.value, attempt);
@@ -143,6 +145,24 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
   }
   caching.restored?.(ctx, entry, input, row);
   return replacePaths(entry.outputs, moved);
+}
+
+/**
+ * The outputs of an item whose twin in this run (same key, sent once) made them, with files of its
+ * own under its own names (`STEP-N.ext` per item, as the README promises): a later step that edits
+ * one item's file in place must not edit its twin's. The files' URLs stay the twin's, fresh.
+ * Undefined when a file cannot be placed: the item then shares its twin's files.
+ */
+async function ownCopies(item: CacheItem, entry: StoredEntry, outputs: unknown): Promise<unknown> {
+  const { ctx, step } = item;
+  const files = runnerOf(step).cache.restoresFiles ? entry.files : [];
+  const moved = new Map<string, string>();
+  for (const [n, file] of files.entries()) {
+    const dest = join(ctx.outputsDir, fileName(item, n, files.length, file));
+    if ((await ctx.cache!.storage.materialize(file.sha256, dest)) !== 'ok') return undefined;
+    moved.set(file.path, dest);
+  }
+  return replacePaths(outputs, moved);
 }
 
 /** `row-2-hero-3.png` as the model runner names a fresh download of the same item. */

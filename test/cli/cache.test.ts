@@ -175,6 +175,12 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     expect(run.submitted).toBe(2); // one background, one icon
     expect(run.report.outputs.backgrounds).toHaveLength(2);
+    // Each item has a file of its own, under its own name, with the same bytes: a step that edits one
+    // in place leaves the other alone. The item served by its twin saved a task.
+    const paths = run.report.outputs.backgrounds.map((b: { path: string }) => b.path);
+    expect(new Set(paths).size).toBe(2);
+    expect(readFileSync(paths[1]).equals(readFileSync(paths[0]))).toBe(true);
+    expect(run.report.cache).toMatchObject({ hits: 1, tasks_saved: 1 });
   });
 
   it('list, prune and clear of a cache folder that does not exist say so, and make no folder', async () => {
