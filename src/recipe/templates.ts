@@ -206,10 +206,27 @@ function checkComparedValue(expr: Expr, shape: Shape, other: Expr, report: (mess
   if (values.some((value) => looselyEqual(value, literal))) return;
   const what = expr.kind === 'path' ? pathText(expr.root, expr.segments) : 'the value';
   const words = values.filter((value): value is string => typeof value === 'string');
-  const hint = typeof literal === 'string' ? didYouMean(literal, words) : '';
+  const hint = typeof literal === 'string' ? didYouMean(literal, words) || sameStem(literal, words) : '';
   report(
     `${what} is one of ${values.join(', ')}, never ${typeof literal === 'string' ? `'${literal}'` : literal}${hint}`,
   );
+}
+
+/**
+ * `; did you mean 'failure'?` for another form of one word ('failed', 'succeeded', 'cancel'): too
+ * far for a slip of the keyboard, but the one value that begins with the same four letters or more.
+ */
+function sameStem(literal: string, words: readonly string[]): string {
+  const lower = literal.toLowerCase();
+  const shared = (word: string) => {
+    const other = word.toLowerCase();
+    let n = 0;
+    while (n < lower.length && n < other.length && lower[n] === other[n]) n++;
+    return n;
+  };
+  const longest = words.reduce((most, word) => Math.max(most, shared(word)), 0);
+  const closest = words.filter((word) => shared(word) === longest);
+  return longest >= 4 && closest.length === 1 ? `; did you mean '${closest[0]}'?` : '';
 }
 
 function pathShape(expr: Extract<Expr, { kind: 'path' }>, scope: TypeScope, report: (message: string) => void): Shape {

@@ -223,6 +223,11 @@ describe('a comparison with a value the other side never has', () => {
       "steps.brief.outputs.json.tone is one of calm, bold, never 'bolt'; did you mean 'bold'?",
     ],
     ["(inputs.style && inputs.style) == 'sepia'", "the value is one of noir, pastel, never 'sepia'"],
+    // Another form of the word, too far for a slip of the keyboard, still gets its suggestion.
+    [
+      "steps.brief.outcome != 'succeeded'",
+      "steps.brief.outcome is one of success, failure, cancelled, skipped, never 'succeeded'; did you mean 'success'?",
+    ],
   ])('%s is refused', (condition, message) => {
     expect(diagnose(`${ENUMS}steps:\n${BRIEF}  a: { run: echo, if: "\${{ ${condition} }}" }\n`)).toMatch(
       new RegExp(`^recipes/x\\.yaml:\\d+:\\d+: error: ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),

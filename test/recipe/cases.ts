@@ -412,7 +412,7 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'an outcome compared with a value it never has',
     yaml: `${head}steps:\n  a: { run: "exit 3", continue_on_error: true }\n  b: { run: "echo fallback", if: "\${{ 'failed' == steps.a.outcome }}" }\n`,
     expected:
-      'recipes/broken.yaml:5:35: error: steps.a.outcome is one of success, failure, cancelled, skipped, never \'failed\'\n  |\n5 |   b: { run: "echo fallback", if: "${{ \'failed\' == steps.a.outcome }}" }\n  |                                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+      "recipes/broken.yaml:5:35: error: steps.a.outcome is one of success, failure, cancelled, skipped, never 'failed'; did you mean 'failure'?\n  |\n5 |   b: { run: \"echo fallback\", if: \"${{ 'failed' == steps.a.outcome }}\" }\n  |                                   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
   },
   {
     name: 'format() with fewer values than its pattern reads',
