@@ -365,7 +365,8 @@ async function executeStep(
   // start and its time (TOOK, the report's bar) are those of its own work.
   let begun = false;
   const begin = () => {
-    if (begun) return;
+    // After a stop (Ctrl-C) no step starts: items that arrive then are only told skipped.
+    if (begun || ctx.signal.aborted) return;
     begun = true;
     if (flow) started = ctx.clock.now();
     emit(ctx, {

@@ -51,4 +51,23 @@ describe('a stop while paid submissions are on the wire', () => {
     expect(skipped.every((e) => e.reason === 'the run was stopped')).toBe(true);
     await engine.close();
   });
+
+  it('starts no flowing step after the stop: its items are only told skipped, and no ▶ line is printed for it', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
+    gateway.injectFault({ kind: 'delay', delay_ms: 400, route: SUBMIT, times: 6 });
+    const recipe = `${RECIPE}  tag:\n    for_each: \${{ steps.image.outputs }}\n    run: ["echo", "tagged"]\n`;
+    const engine = await engineFor(recipe, gateway, systemClock);
+    const run = runPlan(engine.ctx);
+    for (let turn = 0; engine.budget.snapshot().unanswered === 0; turn++) {
+      if (turn > 100_000) throw new Error('no submission ever left');
+      await nextTurn();
+    }
+    engine.controller.abort(new Error('stopped by the user'));
+    expect((await run).status).toBe('interrupted');
+    const events = engine.events();
+    expect(events.some((e) => e.type === 'step-started' && e.step === 'tag')).toBe(false);
+    const tags = events.filter((e) => e.type === 'item-skipped' && e.step === 'tag');
+    expect(tags.length).toBeGreaterThan(0);
+    await engine.close();
+  });
 });
