@@ -130,21 +130,17 @@ async function store(item: CacheItem, key: string, input: unknown, outputs: unkn
  */
 async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Promise<unknown> {
   const { ctx, step, row } = item;
-  const moved = new Map<string, string>();
-  const caching = runnerOf(step).cache;
-  const outputFiles = caching.restoresFiles ? entry.files : [];
-  for (const [n, file] of outputFiles.entries()) {
-    const dest = join(ctx.outputsDir, fileName(item, n, outputFiles.length, file));
-    const placed = await ctx.cache!.storage.materialize(file.sha256, dest);
-    if (placed !== 'ok') {
-      ctx.cache!.warn(`cache entry ${entry.key.slice(0, 12)}: a file is ${placed}; running ${item.label} instead`);
-      return undefined;
-    }
-    moved.set(file.path, dest);
-    recordFile(item, file, dest);
+  const placed = await placeFiles(item, entry);
+  if (typeof placed === 'string') {
+    ctx.cache!.warn(`cache entry ${entry.key.slice(0, 12)}: a file is ${placed}; running ${item.label} instead`);
+    return undefined;
   }
-  caching.restored?.(ctx, entry, input, row);
-  return replacePaths(entry.outputs, moved);
+  for (const file of entry.files) {
+    const dest = placed.get(file.path);
+    if (dest) recordFile(item, file, dest);
+  }
+  runnerOf(step).cache.restored?.(ctx, entry, input, row);
+  return replacePaths(entry.outputs, placed);
 }
 
 /**
@@ -154,15 +150,24 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
  * Undefined when a file cannot be placed: the item then shares its twin's files.
  */
 async function ownCopies(item: CacheItem, entry: StoredEntry, outputs: unknown): Promise<unknown> {
-  const { ctx, step } = item;
-  const files = runnerOf(step).cache.restoresFiles ? entry.files : [];
+  const placed = await placeFiles(item, entry);
+  return typeof placed === 'string' ? undefined : replacePaths(outputs, placed);
+}
+
+/**
+ * Puts the entry's files (of an action whose outputs are files) in this run's outputs folder under
+ * this item's names: each old path to its new one, or what was wrong with the first that could not be.
+ */
+async function placeFiles(item: CacheItem, entry: StoredEntry): Promise<Map<string, string> | 'missing' | 'damaged'> {
+  const files = runnerOf(item.step).cache.restoresFiles ? entry.files : [];
   const moved = new Map<string, string>();
   for (const [n, file] of files.entries()) {
-    const dest = join(ctx.outputsDir, fileName(item, n, files.length, file));
-    if ((await ctx.cache!.storage.materialize(file.sha256, dest)) !== 'ok') return undefined;
+    const dest = join(item.ctx.outputsDir, fileName(item, n, files.length, file));
+    const placed = await item.ctx.cache!.storage.materialize(file.sha256, dest);
+    if (placed !== 'ok') return placed;
     moved.set(file.path, dest);
   }
-  return replacePaths(outputs, moved);
+  return moved;
 }
 
 /** `row-2-hero-3.png` as the model runner names a fresh download of the same item. */

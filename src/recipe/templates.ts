@@ -224,8 +224,9 @@ function sameStem(literal: string, words: readonly string[]): string {
     while (n < lower.length && n < other.length && lower[n] === other[n]) n++;
     return n;
   };
-  const longest = words.reduce((most, word) => Math.max(most, shared(word)), 0);
-  const closest = words.filter((word) => shared(word) === longest);
+  const scored = words.map((word) => ({ word, length: shared(word) }));
+  const longest = scored.reduce((most, { length }) => Math.max(most, length), 0);
+  const closest = scored.filter(({ length }) => length === longest).map(({ word }) => word);
   return longest >= 4 && closest.length === 1 ? `; did you mean '${closest[0]}'?` : '';
 }
 

@@ -614,9 +614,10 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
       if (!index.summaryOnly) index.expiries.set(event.task_id, event.result_expires_at);
       // A task that ended failed is not read again by a resume: its item runs again, submitted afresh
       // (with `retries: 0` a resume had read the old failure and failed the same way, for ever).
-      const key = itemKey(event.row, event.step, event.index);
-      if (taskState(event.status) === 'failed' && state.submittedTasks.get(key)?.taskId === event.task_id)
-        state.submittedTasks.delete(key);
+      if (taskState(event.status) === 'failed') {
+        const key = itemKey(event.row, event.step, event.index);
+        if (state.submittedTasks.get(key)?.taskId === event.task_id) state.submittedTasks.delete(key);
+      }
       const task = index.tasks.get(`${stepKey(event.row, event.step)}/${event.task_id}`);
       if (task) task.status = event.status;
       return;

@@ -22,20 +22,29 @@ afterEach(async () => {
   gateway = undefined;
 });
 
+/**
+ * Runs `recipe` on a fresh gateway that holds back every submission's answer, and stops it (as
+ * Ctrl-C does) once a submission is on the wire, unanswered: the run's result and its events.
+ */
+async function stoppedOnTheWire(recipe: string) {
+  gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
+  gateway.injectFault({ kind: 'delay', delay_ms: 400, route: SUBMIT, times: 6 });
+  const engine = await engineFor(recipe, gateway, systemClock);
+  const run = runPlan(engine.ctx);
+  for (let turn = 0; engine.budget.snapshot().unanswered === 0; turn++) {
+    if (turn > 100_000) throw new Error('no submission ever left');
+    await nextTurn();
+  }
+  engine.controller.abort(new Error('stopped by the user'));
+  const result = await run;
+  const events = engine.events();
+  await engine.close();
+  return { result, events };
+}
+
 describe('a stop while paid submissions are on the wire', () => {
   it('waits for their answers, so every submission that left is journaled with its task id', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
-    // Every answer is held back, so the stop comes while a submission is unanswered.
-    gateway.injectFault({ kind: 'delay', delay_ms: 400, route: SUBMIT, times: 6 });
-    const engine = await engineFor(RECIPE, gateway, systemClock);
-    const run = runPlan(engine.ctx);
-    for (let turn = 0; engine.budget.snapshot().unanswered === 0; turn++) {
-      if (turn > 100_000) throw new Error('no submission ever left');
-      await nextTurn();
-    }
-    engine.controller.abort(new Error('stopped by the user'));
-    const result = await run;
-    const events = engine.events();
+    const { result, events } = await stoppedOnTheWire(RECIPE);
     const sent = events.filter((e) => e.type === 'request-sent').map((e) => e.index);
     const answered = events.filter((e) => e.type === 'task-submitted').map((e) => e.index);
     expect(result.status).toBe('interrupted');
@@ -43,31 +52,20 @@ describe('a stop while paid submissions are on the wire', () => {
     // Before the fix the run ended at once and these answers were lost: paid tasks left in doubt.
     expect(answered.sort()).toEqual(sent.sort());
     expect(events.some((e) => e.type === 'submission-unknown')).toBe(false);
-    expect(gateway.stats().tasks.submitted).toEqual({ 'vendor-a/vendor-a-v3-t2i': sent.length });
+    expect(gateway!.stats().tasks.submitted).toEqual({ 'vendor-a/vendor-a-v3-t2i': sent.length });
     // The items whose tasks were never sent are told as skipped by the stop (a resume runs them);
     // those in flight are not.
     const skipped = events.filter((e) => e.type === 'item-skipped');
     expect(skipped.map((e) => e.index).sort()).toEqual([0, 1, 2, 3, 4, 5].filter((i) => !sent.includes(i)));
     expect(skipped.every((e) => e.reason === 'the run was stopped')).toBe(true);
-    await engine.close();
   });
 
   it('starts no flowing step after the stop: its items are only told skipped, and no ▶ line is printed for it', async () => {
-    gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
-    gateway.injectFault({ kind: 'delay', delay_ms: 400, route: SUBMIT, times: 6 });
     const recipe = `${RECIPE}  tag:\n    for_each: \${{ steps.image.outputs }}\n    run: ["echo", "tagged"]\n`;
-    const engine = await engineFor(recipe, gateway, systemClock);
-    const run = runPlan(engine.ctx);
-    for (let turn = 0; engine.budget.snapshot().unanswered === 0; turn++) {
-      if (turn > 100_000) throw new Error('no submission ever left');
-      await nextTurn();
-    }
-    engine.controller.abort(new Error('stopped by the user'));
-    expect((await run).status).toBe('interrupted');
-    const events = engine.events();
+    const { result, events } = await stoppedOnTheWire(recipe);
+    expect(result.status).toBe('interrupted');
     expect(events.some((e) => e.type === 'step-started' && e.step === 'tag')).toBe(false);
     const tags = events.filter((e) => e.type === 'item-skipped' && e.step === 'tag');
     expect(tags.length).toBeGreaterThan(0);
-    await engine.close();
   });
 });
