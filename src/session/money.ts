@@ -7,7 +7,7 @@ import type { Connection } from './connection.js';
 import type { SessionEnvironment } from './environment.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import type { RunOptions } from './options.js';
-import { describeTotalCost, runPricing } from './prices.js';
+import { describeTotalCost, estimateOver, runPricing } from './prices.js';
 import { offlineSchemas } from './recipe.js';
 
 /** What a run knows of its money before it starts: its prices, its estimate and its cap. */
@@ -70,9 +70,7 @@ export async function moneyBeforeStart(
   // hold count in full: a run that could pass the cap is refused for nothing, where one started and
   // cut off at the cap would have paid for work it cannot finish.
   if (!resuming && estimate.usd > capUsd) {
-    throw new UsageError(
-      `the estimated cost ${describeTotalCost(estimate)} is over ${source} ${formatUsd(capUsd)}; nothing was sent`,
-    );
+    throw new UsageError(`${estimateOver(estimate, `${source} ${formatUsd(capUsd)}`)}; nothing was sent`);
   }
   return money;
 }
@@ -92,14 +90,13 @@ export async function checkBalance(
   if (options.yes) return balance;
   if (estimate > balance) {
     throw new UsageError(
-      `the estimated cost ${describeTotalCost(money.estimate)} is over the team's balance ${formatUsd(balance)}. ` +
+      `${estimateOver(money.estimate, `the team's balance ${formatUsd(balance)}`)}. ` +
         'Recharge, or pass --yes to start anyway (submissions stop at the first 402); nothing was sent',
     );
   }
   const threshold = options.confirmAboveUsd ?? DEFAULT_CONFIRM_ABOVE_USD;
   if (estimate > threshold && options.confirm) {
-    const estimated = `This run is estimated at ${describeTotalCost(money.estimate)}`;
-    const asked = `${estimated}; the balance is ${formatUsd(balance)}. Start it? [y/N] `;
+    const asked = `This run's estimate: ${describeTotalCost(money.estimate)}. The balance is ${formatUsd(balance)}. Start it? [y/N] `;
     if (!(await options.confirm(asked))) throw new UsageError('not started; nothing was sent');
   }
   return balance;

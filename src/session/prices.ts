@@ -53,21 +53,36 @@ export function describeStepCost(cost: StepCost | null): string {
   return `${formatUsd(cost.usd)}${cached}`;
 }
 
-/** The total as one phrase: `$0.1800`, or `at least $0.3400 (…)` when some of it is not known. */
+/** The total as one phrase: `$0.1800`, or `at least $0.3400, a lower bound: …` when some of it is not known. */
 export function describeTotalCost(total: TotalCost): string {
+  const { amount, qualifier } = totalCostParts(total);
+  return qualifier ? `${amount}, ${qualifier}` : amount;
+}
+
+/**
+ * A sentence that an estimate is over a limit: the amount before the verb and what qualifies it
+ * after, in brackets, so that the sentence still reads where the estimate is a bound
+ * (`the estimated cost at most $0.2100 is over --max-cost $0.0800 (an upper bound: …)`).
+ */
+export function estimateOver(total: TotalCost, limit: string): string {
+  const { amount, qualifier } = totalCostParts(total);
+  return `the estimated cost ${amount} is over ${limit}${qualifier ? ` (${qualifier})` : ''}`;
+}
+
+/** The total's amount (`at most $0.2100`) and, where it is not exact, what kind of figure it is and why. */
+function totalCostParts(total: TotalCost): { amount: string; qualifier?: string } {
   // A price field known only at run time is priced at its default: the run may cost more or less.
   const assumed = total.priced_at_defaults
     ? ` (${total.priced_at_defaults.join(', ')} known only at run time: priced at the model's default)`
     : '';
   const conditional = conditionalReason(total);
+  const usd = `${formatUsd(total.usd)}${assumed}`;
   if (!total.lower_bound)
-    return conditional
-      ? `at most ${formatUsd(total.usd)}${assumed}, an upper bound: ${conditional}`
-      : `${formatUsd(total.usd)}${assumed}`;
+    return conditional ? { amount: `at most ${usd}`, qualifier: `an upper bound: ${conditional}` } : { amount: usd };
   const lower = lowerBoundReason(total);
   return conditional
-    ? `about ${formatUsd(total.usd)}${assumed}, not a bound either way: ${lower}; ${conditional}`
-    : `at least ${formatUsd(total.usd)}${assumed}, a lower bound: ${lower}`;
+    ? { amount: `about ${usd}`, qualifier: `not a bound either way: ${lower}; ${conditional}` }
+    : { amount: `at least ${usd}`, qualifier: `a lower bound: ${lower}` };
 }
 
 /** Why an estimate counts runs that may not happen: the steps whose `if` may not hold. */
@@ -75,7 +90,7 @@ function conditionalReason(total: TotalCost): string | undefined {
   const steps = total.conditional_steps;
   if (!steps?.length) return undefined;
   const named = steps.length === 1 ? `${steps[0]} runs` : `${steps.join(', ')} run`;
-  return `${named} only where ${steps.length === 1 ? 'its' : 'their'} if holds, counted here as if it always did (up to ${formatUsd(total.conditional_usd ?? 0)})`;
+  return `${named} only where ${steps.length === 1 ? 'its' : 'their'} if holds, counted here as if it always did, up to ${formatUsd(total.conditional_usd ?? 0)}`;
 }
 
 /** Why an estimate is only a lower bound. */

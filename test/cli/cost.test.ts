@@ -347,7 +347,7 @@ describe('pipeline run against a gateway with $100', () => {
         execa('script', ['-qec', command, '/dev/null'], { reject: false, input: answer, env, cwd: home });
       const declined = await terminal('n\n');
       expect(declined.exitCode).toBe(2);
-      expect(declined.stdout).toContain('This run is estimated at $0.0300; the balance is $');
+      expect(declined.stdout).toContain("This run's estimate: $0.0300. The balance is $");
       expect(declined.stdout).toContain('not started; nothing was sent');
       expect(await submissions()).toBe(before);
       const accepted = await terminal('y\n');
@@ -378,14 +378,14 @@ describe('pipeline run against a gateway with $100', () => {
     const over = await pipeline(['run', recipe, '--max-cost', '0.08', '--no-cache'], envFor(gateway), gateway);
     expect(over.exitCode).toBe(2);
     expect(over.stderr).toContain(
-      'the estimated cost at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200) is over --max-cost $0.0800; nothing was sent',
+      'the estimated cost at most $0.2100 is over --max-cost $0.0800 (an upper bound: fallback runs only where its if holds, counted here as if it always did, up to $0.1200); nothing was sent',
     );
     expect((await gateway.stats()).requests.by_route[SUBMIT]).toBe(before.requests.by_route[SUBMIT]);
     // Refused while the fallbacks could pass the cap, though they seldom run: a run cut off at the
     // cap would have paid for work it cannot finish.
     const between = await pipeline(['run', recipe, '--max-cost', '0.10', '--no-cache'], envFor(gateway), gateway);
     expect(between.exitCode).toBe(2);
-    expect(between.stderr).toContain('is over --max-cost $0.1000; nothing was sent');
+    expect(between.stderr).toContain('is over --max-cost $0.1000 (an upper bound');
     const under = await pipeline(['run', recipe, '--max-cost', '0.25', '--no-cache'], envFor(gateway), gateway);
     expect(under.exitCode, under.stderr).toBe(0);
     expect(under.stderr).toMatch(/spent \$0\.0900 of an estimated \$0\.2100/);

@@ -155,7 +155,7 @@ describe('the estimate of a step with an if', () => {
       conditional_usd: 0.12,
     });
     expect(describeTotalCost(cost)).toBe(
-      'at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did (up to $0.1200)',
+      'at most $0.2100, an upper bound: fallback runs only where its if holds, counted here as if it always did, up to $0.1200',
     );
     // The fewest tasks and requests leave out runs that may not happen.
     const { tasks, requests } = estimatePlan(plan, { pricing: bundled }).totals;
