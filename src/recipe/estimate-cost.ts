@@ -1,5 +1,6 @@
 import { type PriceRule, roundUsd, type Pricing } from '../model-schemas/prices.js';
 import type { ModelStep, Plan } from '../plan.js';
+import { knownItems } from './estimate-tally.js';
 import { type KnownItem, knownValue, ownEntry, UNKNOWN } from './known-values.js';
 
 /**
@@ -69,20 +70,6 @@ function knownInput(
 /** The input fields a price rule reads: those it multiplies by, and those with factors. */
 const priceFields = (rule: PriceRule | undefined): string[] =>
   rule ? [...(rule.multiply ?? []), ...Object.keys(rule.factors ?? {})] : [];
-
-/** The items of the step's `for_each` in this row, when the list is known before the run and has `runs` items. */
-function knownItems(step: ModelStep, row: Record<string, unknown>, runs: number): KnownItem[] | undefined {
-  if (!step.forEach) return undefined;
-  let list: unknown;
-  try {
-    list = knownValue(step.forEach, row);
-  } catch {
-    return undefined;
-  }
-  // A list with an element known only at run time is priced as the step's runs are, not item by item.
-  if (!Array.isArray(list) || list.length !== runs || list.includes(UNKNOWN)) return undefined;
-  return list.map((item, index) => ({ item, index }));
-}
 
 /**
  * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per

@@ -1,6 +1,6 @@
 import { isLocalPath } from '../model-schemas/validate.js';
 import type { Plan, PlannedStep } from '../plan.js';
-import { knownValue } from './known-values.js';
+import { type KnownItem, knownValue, UNKNOWN } from './known-values.js';
 
 /** The fewest requests of a run, by kind. */
 export interface RequestCounts {
@@ -44,12 +44,30 @@ export interface StepRuns {
 export const isLocalFile = (value: unknown): value is string => typeof value === 'string' && isLocalPath(value);
 
 /** A step's `with:` on one row as far as the plan knows it, or undefined when it is not an object. */
-export function knownInputOf(step: PlannedStep, row: Record<string, unknown>): Record<string, unknown> | undefined {
+export function knownInputOf(
+  step: PlannedStep,
+  row: Record<string, unknown>,
+  item?: KnownItem,
+): Record<string, unknown> | undefined {
   if (!('with' in step)) return undefined;
   try {
-    const value = knownValue(step.with, row);
+    const value = knownValue(step.with, row, item);
     return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The items of the step's `for_each` in this row, when the list is known before the run and has `runs` items. */
+export function knownItems(step: PlannedStep, row: Record<string, unknown>, runs: number): KnownItem[] | undefined {
+  if (!step.forEach) return undefined;
+  let list: unknown;
+  try {
+    list = knownValue(step.forEach, row);
+  } catch {
+    return undefined;
+  }
+  // A list with an element known only at run time is priced as the step's runs are, not item by item.
+  if (!Array.isArray(list) || list.length !== runs || list.includes(UNKNOWN)) return undefined;
+  return list.map((item, index) => ({ item, index }));
 }

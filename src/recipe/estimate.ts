@@ -4,7 +4,14 @@ import type { Plan, PlannedStep } from '../plan.js';
 import { chosenItemsLabel } from '../item-label.js';
 import type { Pricing } from '../model-schemas/prices.js';
 import { sumCosts, type StepCost, type TotalCost } from './estimate-cost.js';
-import { isLocalFile, knownInputOf, type RequestCounts, type Tally, type TaskCounts } from './estimate-tally.js';
+import {
+  isLocalFile,
+  knownInputOf,
+  knownItems,
+  type RequestCounts,
+  type Tally,
+  type TaskCounts,
+} from './estimate-tally.js';
 import { isPerItemDependency } from './plan-edges.js';
 
 /** What `pipeline plan` reports: per step, and the totals of the fewest requests and least wall time. */
@@ -146,9 +153,14 @@ function estimateStep(
   // Nothing of it counts in the least requests and time: every known run cached, or its if undecided.
   const nothingSure = conditional || (!dynamic && cached >= known);
   for (const media of nothingSure ? [] : step.mediaFields) {
-    for (const row of plan.rows) {
-      const value = knownInputOf(step, row)?.[media.field];
-      for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
+    for (const [index, row] of plan.rows.entries()) {
+      // Each item of a list known before the run: `for_each: ${{ inputs.pictures }}` into `image: [${{ item }}]`.
+      const runs = step.runs[index];
+      const items = typeof runs === 'number' && runs > 0 ? knownItems(step, row, runs) : undefined;
+      for (const item of items ?? [undefined]) {
+        const value = knownInputOf(step, row, item)?.[media.field];
+        for (const entry of Array.isArray(value) ? value : [value]) if (isLocalFile(entry)) tally.localFiles.add(entry);
+      }
     }
   }
   const perRow = largest(

@@ -4,7 +4,7 @@ import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { wrongMediaKind } from '../files/media-kind.js';
 import { checkFile, type FileProbe } from './inputs.js';
-import { ExpressionError, isUnknownAt, knownValue } from './known-values.js';
+import { ExpressionError, isUnknownAt, type KnownItem, knownValue, UNKNOWN } from './known-values.js';
 import type { PathPart } from './source.js';
 
 /** One problem with a step's input for one row, at its place in the recipe. */
@@ -19,7 +19,11 @@ export interface StepInputProblem {
   model?: { slug: string; field: string; problem: string };
 }
 
-/** The action's input as far as it is known for this row, checked against its schema; local files checked on disk. */
+/**
+ * The action's input as far as it is known for this row, checked against its schema; local files
+ * checked on disk. Where the step's `for_each` list is known before the run, each item's input is
+ * checked (a missing file among `for_each: ${{ inputs.pictures }}`), each problem named once.
+ */
 export function stepInputProblems(
   draft: StepDraft,
   row: Record<string, unknown>,
@@ -27,10 +31,46 @@ export function stepInputProblems(
   cwd: string,
   probe: FileProbe,
 ): StepInputProblem[] {
+  const items = knownItemsOf(draft, row);
+  if (!items) return inputProblems(draft, row, undefined, recipeDir, cwd, probe);
+  const named = new Set<string>();
+  const problems: StepInputProblem[] = [];
+  for (const item of items)
+    for (const problem of inputProblems(draft, row, item, recipeDir, cwd, probe)) {
+      const key = `${problem.path.join('\u0000')}\u0000${problem.message}`;
+      if (named.has(key)) continue;
+      named.add(key);
+      problems.push(problem);
+    }
+  return problems;
+}
+
+/** The items of the step's `for_each` in this row, when the whole list is known before the run. */
+function knownItemsOf(draft: StepDraft, row: Record<string, unknown>): KnownItem[] | undefined {
+  if (!draft.forEach) return undefined;
+  let list: unknown;
+  try {
+    list = knownValue(draft.forEach, row);
+  } catch (cause) {
+    if (cause instanceof ExpressionError) return undefined;
+    throw cause;
+  }
+  if (!Array.isArray(list) || list.length === 0 || list.includes(UNKNOWN)) return undefined;
+  return list.map((item, index) => ({ item, index }));
+}
+
+function inputProblems(
+  draft: StepDraft,
+  row: Record<string, unknown>,
+  item: KnownItem | undefined,
+  recipeDir: string,
+  cwd: string,
+  probe: FileProbe,
+): StepInputProblem[] {
   const withPath: PathPart[] = ['steps', draft.id, 'with'];
   let value: unknown;
   try {
-    value = knownValue(draft.with, row);
+    value = knownValue(draft.with, row, item);
   } catch (cause) {
     if (!(cause instanceof ExpressionError)) throw cause;
     return [{ path: withPath, which: 'value', message: cause.message, fromInputs: [] }];
@@ -38,7 +78,9 @@ export function stepInputProblems(
   const input = value as Record<string, unknown>;
   const problems: StepInputProblem[] = [];
   for (const media of draft.mediaFields) {
-    const fieldValue = input[media.field];
+    // A copy: the list may be the row's own (`image: ${{ inputs.pictures }}`), which the run sends.
+    const fieldValue = Array.isArray(input[media.field]) ? [...(input[media.field] as unknown[])] : input[media.field];
+    input[media.field] = fieldValue;
     const entries =
       media.list && Array.isArray(fieldValue)
         ? fieldValue.map((v, i) => [v, [media.field, i]] as const)

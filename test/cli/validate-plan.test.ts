@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +129,30 @@ describe('pipeline plan', () => {
         'wall time  at least 54.0s at 10 requests a minute and 2 tasks at once',
       ].join('\n'),
     );
+  });
+
+  it('counts an upload for each local file of a list input, also where a for_each hands them out one by one', async () => {
+    const recipe = join(home, 'pictures.yaml');
+    const logo = join(process.cwd(), 'recipes', 'assets', 'logo.png');
+    const icon = join(home, 'icon.png');
+    await copyFile(logo, icon);
+    await writeFile(
+      recipe,
+      [
+        'version: 1',
+        'name: pictures',
+        'inputs:',
+        `  pictures: { type: array, default: ["${logo}", "${icon}"] }`,
+        'steps:',
+        '  each:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ inputs.pictures }}',
+        '    with: { prompt: in blue, image: ["${{ item }}"], size: 1024x1024 }',
+      ].join('\n'),
+    );
+    const result = await run(['plan', recipe, '--format', 'json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).totals.requests).toMatchObject({ submissions: 2, uploads: 2 });
   });
 
   it('prints stable JSON', async () => {

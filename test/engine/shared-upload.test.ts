@@ -54,3 +54,30 @@ describe('one upload per content hash, also when it fails', () => {
     await engine.close();
   });
 });
+
+describe('local files in a list input', () => {
+  it('uploads the files of a list input read whole, not the stand-ins the check of the recipe gives the schema', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 1 });
+    const pictures = `version: 1
+name: list-input
+inputs:
+  pictures: { type: array, default: ["./assets/logo.png"] }
+steps:
+  each:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ inputs.pictures }}
+    with: { prompt: "in blue", image: ["\${{ item }}"], size: 1024x1024 }
+  together:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    with: { prompt: "side by side", image: "\${{ inputs.pictures }}", size: 1024x1024 }
+`;
+    const engine = await engineFor(pictures, gateway, systemClock);
+    const result = await runPlan(engine.ctx);
+    expect(result.rows[0]!.steps.together!.status).toBe('succeeded');
+    expect(result.rows[0]!.steps.each!.status).toBe('succeeded');
+    const sent = (await engine.events()).filter((event) => event.type === 'task-submitted');
+    for (const event of sent) expect(JSON.stringify(event.input)).not.toContain('upload.invalid');
+    expect(gateway.stats().requests.by_route[UPLOAD]).toBe(1);
+    await engine.close();
+  });
+});

@@ -482,6 +482,13 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:6:26: error: file ./assets/missing.mp4 does not exist (looked for recipes/assets/missing.mp4)\n  |\n6 |     with: { video_urls: [./assets/missing.mp4] }\n  |                          ~~~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'a missing file among the items of a for_each over a list input, and an item a model rejects',
+    yaml: `${head}inputs:\n  pictures: { type: array, default: [./assets/logo.png, ./assets/gone.png] }\nsteps:\n  each:\n    uses: vendor-b/vendor-b-5.0-lite-edit\n    for_each: \${{ inputs.pictures }}\n    with: { prompt: blue, image: ["\${{ item }}"] }\n  sizes:\n    uses: vendor-a/vendor-a-v3-t2i\n    for_each: [1k, 3k]\n    with: { prompt: a kite, resolution: "\${{ item }}" }\n`,
+    expected:
+      'recipes/broken.yaml:9:35: error: file ./assets/gone.png does not exist (looked for recipes/assets/gone.png)\n  |\n9 |     with: { prompt: blue, image: ["${{ item }}"] }\n  |                                   ~~~~~~~~~~~~~\n\n' +
+      'recipes/broken.yaml:13:41: error: resolution must be one of 1k, 2k; got "3k" (vendor-a/vendor-a-v3-t2i)\n   |\n13 |     with: { prompt: a kite, resolution: "${{ item }}" }\n   |                                         ~~~~~~~~~~~~~',
+  },
+  {
     name: 'a list where text is expected',
     yaml: `${head}steps:\n  s: { uses: web-search, with: { query: cats } }\n  hero:\n    uses: vendor-a/vendor-a-v3-t2i\n    with: { prompt: "\${{ steps.s.outputs.results }}" }\n`,
     expected:
