@@ -109,6 +109,13 @@ function stoppedByMoney(row: RowResult): boolean {
 
 const stepAt = (row: number, step: PlannedStep): StepRef => ({ step: step.id, row });
 
+/** How many of a step's items were done before the resume: they do not run again. */
+function countResumedItems(ctx: EngineContext, row: number, step: PlannedStep, count: number): number {
+  let done = 0;
+  for (let index = 0; index < count; index++) if (ctx.resume?.finishedItems.has(itemKey(row, step.id, index))) done++;
+  return done;
+}
+
 /**
  * What a step's expressions see: each ended step's outputs, outcome and conclusion. The outputs are
  * null unless it succeeded, but for a failed for_each step's: the items that succeeded, null in the
@@ -361,6 +368,7 @@ async function executeStep(
     return { status: 'skipped', outputs: null, reason: 'its condition is false', ms: 0, runs: 0 };
   }
   const list = items.value;
+  const resumed = ctx.resume && step.forEach ? countResumedItems(ctx, row, step, list.length) : 0;
   // A step whose items flow starts when its first item arrives, not when its upstream step did: its
   // start and its time (TOOK, the report's bar) are those of its own work.
   let begun = false;
@@ -373,6 +381,7 @@ async function executeStep(
       type: 'step-started',
       at: stepAt(row, step),
       runs: step.forEach ? list.length : undefined,
+      ...(resumed > 0 ? { resumed } : {}),
       ...(step.itemsFrom ? { itemsFrom: step.itemsFrom.step } : {}),
     });
   };

@@ -22,8 +22,11 @@ export interface StepLocation {
 }
 
 export type EngineEvent =
-  /** `runs`: how many items it has, for a `for_each` step; `itemsFrom`: the step whose items it follows. */
-  | { type: 'step-started'; at: StepRef; runs: number | undefined; itemsFrom?: string }
+  /**
+   * `runs`: how many items it has, for a `for_each` step; `resumed`: how many of them were done
+   * before a resume, which do not run again; `itemsFrom`: the step whose items it follows.
+   */
+  | { type: 'step-started'; at: StepRef; runs: number | undefined; resumed?: number; itemsFrom?: string }
   /** Done before the resume: nothing runs, and the journal has it already. */
   | { type: 'step-resumed'; at: StepRef }
   | { type: 'step-skipped'; at: StepRef; reason: string }

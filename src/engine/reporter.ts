@@ -7,7 +7,8 @@ import { type EventConsumer, unhandledEvent } from './events.js';
  * terminal. The run's events reach it through `reporterConsumer`, which names every step and item.
  */
 export interface Reporter {
-  stepStarted(label: string, runs: number | undefined): void;
+  /** `resumed`: how many of its `runs` were done before a resume. */
+  stepStarted(label: string, runs: number | undefined, resumed?: number): void;
   /** A task of the step labelled `step` was submitted for its item labelled `item`. */
   taskSubmitted(step: string, item: string, taskId: string): void;
   /** A task of the step labelled `step` ended, whatever its end: one fewer in flight. */
@@ -61,10 +62,11 @@ export class ConsoleReporter implements Reporter {
     this.write(`${text}\n`);
   }
 
-  stepStarted(label: string, runs: number | undefined): void {
+  stepStarted(label: string, runs: number | undefined, resumed = 0): void {
     this.running.set(label, this.now());
     this.runs.set(label, runs ?? 1);
-    this.line(`▶ ${label}${runs !== undefined && runs !== 1 ? ` (${runs} runs)` : ''}`);
+    const before = resumed > 0 ? `, ${resumed} done before the resume` : '';
+    this.line(`▶ ${label}${runs !== undefined && runs !== 1 ? ` (${runs} runs${before})` : ''}`);
   }
 
   taskSubmitted(step: string, item: string, taskId: string): void {
@@ -121,7 +123,7 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
     switch (event.type) {
       case 'step-started':
         if (batch) batch.started(event.at.step, now());
-        else report.stepStarted(itemLabel(event.at, rows), event.runs);
+        else report.stepStarted(itemLabel(event.at, rows), event.runs, event.resumed);
         return;
       case 'step-resumed':
         // A large batch counts its rows done before the resume in its progress, not a line each.

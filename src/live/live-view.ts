@@ -37,6 +37,8 @@ interface Running {
   startedAt: number;
   total: number;
   done: number;
+  /** Done before a resume: in the bar and the count, not in the pace. */
+  resumed?: number;
   inFlight: number;
 }
 
@@ -50,10 +52,15 @@ export function bar(done: number, total: number, width = BAR_WIDTH): string {
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
 }
 
-/** How long the rest takes at the pace so far; unknown until an item is done. */
-export function eta(running: { startedAt: number; total: number; done: number }, now: number): string {
-  if (running.done === 0 || running.done >= running.total) return running.done >= running.total ? '0s' : '…';
-  const perItem = (now - running.startedAt) / running.done;
+/** How long the rest takes at the pace so far (of the items done since the start); unknown until one is. */
+export function eta(
+  running: { startedAt: number; total: number; done: number; resumed?: number },
+  now: number,
+): string {
+  if (running.done >= running.total) return '0s';
+  const doneHere = running.done - (running.resumed ?? 0);
+  if (doneHere <= 0) return '…';
+  const perItem = (now - running.startedAt) / doneHere;
   return formatDuration(Math.round(perItem * (running.total - running.done)));
 }
 
@@ -129,8 +136,9 @@ export class LiveView implements Reporter {
     this.redraw();
   }
 
-  stepStarted(label: string, runs: number | undefined): void {
-    this.running.set(label, { label, startedAt: this.options.clock.now(), total: runs ?? 1, done: 0, inFlight: 0 });
+  stepStarted(label: string, runs: number | undefined, resumed = 0): void {
+    const startedAt = this.options.clock.now();
+    this.running.set(label, { label, startedAt, total: runs ?? 1, done: resumed, resumed, inFlight: 0 });
     this.redraw();
   }
 

@@ -516,8 +516,15 @@ steps:
       expect(failedTask).toMatchObject({ status: 'failed' });
 
       mended = true;
-      const resumed = await runOnGateway(recipe, clock, { resume: [RUN_STARTED, ...first.events] });
+      const lines: string[] = [];
+      const report = new ConsoleReporter(
+        (text) => lines.push(text),
+        () => clock.now(),
+      );
+      const resumed = await runOnGateway(recipe, clock, { report, resume: [RUN_STARTED, ...first.events] });
       expect(resumed.result.status).toBe('succeeded');
+      // The console counts the item done before the resume apart: one of the two runs again.
+      expect(lines).toContain('▶ edit (2 runs, 1 done before the resume)\n');
       const sent = submissions(resumed.events, 'edit');
       expect(sent.map((e) => e.index)).toEqual([1]);
       expect(sent[0]!.task_id).not.toBe((failedTask as { task_id: string }).task_id);

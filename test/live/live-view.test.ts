@@ -66,6 +66,17 @@ describe('the live view', () => {
     expect(frames.at(-1)).toMatch(/hero █{12}░{12}\s+5\/10 {2}0 in flight {2}ETA 3\.1s\n.*elapsed 3\.1s/);
   });
 
+  it('counts the items done before a resume in the bar, and not in the pace of its ETA', async () => {
+    const { clock, frames, view } = setUp();
+    view.stepStarted('hero', 10, 6);
+    await clock.advance(1000);
+    expect(frames.at(-1)).toMatch(/hero █{14}░{10}\s+6\/10 {2}0 in flight {2}ETA …/);
+    view.itemFinished('hero', 7, 10);
+    await clock.advance(1000);
+    // One item in the 1.1 s to this frame: three more take 3.3 s, not the 0.5 s that counting the six would give.
+    expect(frames.at(-1)).toMatch(/7\/10 {2}0 in flight {2}ETA 3\.3s/);
+  });
+
   it('dims its footer, but not with NO_COLOR', async () => {
     for (const noColor of [false, true]) {
       const { view } = setUp(60, noColor);
