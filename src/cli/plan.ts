@@ -25,9 +25,13 @@ function describeLineage(step: PlanEstimate['steps'][number]): string[] {
   const lines = step.chosen_items.map(({ step: from, indices }) => `${step.id} ← ${chosenItemsLabel(from, indices)}`);
   const from = step.items_from;
   if (!from) return lines;
+  // An item that flows still waits for the whole of every other step it needs (`needs: [qa]`).
+  const chosen = new Set(step.chosen_items.map((c) => c.step));
+  const whole = step.depends_on.filter((dep) => dep !== from.step && !chosen.has(dep));
+  const alsoAfter = whole.length > 0 ? `, after all of ${whole.join(', ')}` : '';
   return [
     from.per_item
-      ? `${step.id}[i] ← ${from.step}[i]`
+      ? `${step.id}[i] ← ${from.step}[i]${alsoAfter}`
       : `${step.id}[i] ← ${from.step}[i], after all of ${from.step}${from.because ? ` (${from.because})` : ''}`,
     ...lines,
   ];

@@ -204,7 +204,7 @@ describe('pipeline plan', () => {
     expect(result.stdout).toContain('  s4["hero<br/>vendor-a/vendor-a-v3-t2i ×3"]');
   });
 
-  it('shows each item-by-item step as badge[i] ← bg[i], and why a step waits for all of another', async () => {
+  it('shows each item-by-item step as badge[i] ← bg[i], what else it waits for whole, and why a step waits for all of another', async () => {
     const path = join(dir, 'chain.yaml');
     await writeFile(
       path,
@@ -212,8 +212,10 @@ describe('pipeline plan', () => {
         'version: 1',
         'name: chain',
         'steps:',
+        '  qa: { run: "echo ok" }',
         '  bg: { uses: vendor-a/vendor-a-v3-t2i, for_each: [red, blue], with: { prompt: "${{ item }}" } }',
         '  badge: { run: "echo ${{ item.url }}", for_each: "${{ steps.bg.outputs }}" }',
+        '  stamp: { run: "echo ${{ item.url }}", for_each: "${{ steps.bg.outputs }}", needs: [qa] }',
         '  count: { run: "echo ${{ length(steps.bg.outputs) }} ${{ item }}", for_each: "${{ steps.bg.outputs[*].url }}" }',
         '',
       ].join('\n'),
@@ -222,7 +224,7 @@ describe('pipeline plan', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^2\s+badge\s+run\s+2\s+bg\[i\]$/m);
     expect(result.stdout).toContain(
-      'items      badge[i] ← bg[i]; count[i] ← bg[i], after all of bg (its run reads steps.bg.outputs as a whole)',
+      'items      badge[i] ← bg[i]; stamp[i] ← bg[i], after all of qa; count[i] ← bg[i], after all of bg (its run reads steps.bg.outputs as a whole)',
     );
   });
 
