@@ -124,6 +124,10 @@ export class RedisBudget implements Budget {
     subscriber.on('ready', listen);
     this.redis.on('close', () => this.lose());
     this.redis.on('ready', () => this.rejoin());
+    // Counted among the key's processes from the start, not from its first request: a process whose
+    // only answer came before another's first request would take the whole of the --rpm cap in an
+    // outage (1/1 of it), while the other took its half.
+    this.renew();
     this.beat();
   }
 
@@ -414,7 +418,14 @@ export class RedisBudget implements Budget {
   private renew(): void {
     if (this.local) return;
     const expiry = this.clock.now() + this.leaseMs;
-    this.redis.budgetRenew(...this.keys, expiry, this.member, ...this.live.keys()).catch(this.lostIn(this.epoch));
+    const epoch = this.epoch;
+    this.redis
+      .budgetRenew(...this.keys, expiry, this.member, ...this.live.keys())
+      .then((processes) => {
+        // The count of processes on the key, for the share of an outage: known without a request.
+        if (epoch === this.epoch) this.processes = Math.max(1, Number(processes));
+      })
+      .catch(this.lostIn(epoch));
   }
 }
 

@@ -150,12 +150,12 @@ redis.call('PUBLISH', ARGV[2], 'released')
 return 1
 `;
 
-/** ARGV: expiry, process id, grant ids… Extends (or, after Redis lost them, restores) this process's leases. */
+/** ARGV: expiry, process id, grant ids… Extends (or, after Redis lost them, restores) this process's leases; answers the count of processes on the key. */
 export const RENEW = `
 local expiry = tonumber(ARGV[1])
 redis.call('ZADD', KEYS[4], expiry, ARGV[2])
 for i = 3, #ARGV do redis.call('ZADD', KEYS[2], expiry, ARGV[i]) end
-return 1
+return redis.call('ZCARD', KEYS[4])
 `;
 
 /**

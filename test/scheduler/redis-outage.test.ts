@@ -280,6 +280,23 @@ describe.skipIf(!redisTestsRun)('the shared budget while Redis stops and starts'
     expect(left.warnings).toEqual([expect.stringMatching(/\(1\/1 of the window and at most 12 requests a minute\)/)]);
   });
 
+  it('counts a process on the key from its start, so that one whose only answer came before it takes half the cap when Redis goes', {
+    timeout: 60_000,
+  }, async () => {
+    const t = await setup({ rpm: 12, gatewayRpm: 1000, gatewayWindowSeconds: 60, processes: 2 });
+    const [first, second] = t.processes;
+    // Only the first process sends before Redis goes: the second has made no request yet.
+    const chaos = async () => {
+      await t.granted(1);
+      await t.stop();
+      t.done();
+    };
+    const [answer] = await t.within(60_000, Promise.all([first!.client.models(), chaos()]));
+    expect(answer.ok).toBe(true);
+    expect(first!.warnings).toEqual([expect.stringMatching(/\(1\/2 of the window and at most 6 requests a minute\)/)]);
+    expect(second!.warnings).toEqual([expect.stringMatching(/\(1\/2 of the window and at most 6 requests a minute\)/)]);
+  });
+
   it('keeps --rpm over two processes while Redis is down: each takes its share, counting what both sent', {
     timeout: 60_000,
   }, async () => {
