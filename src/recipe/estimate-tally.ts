@@ -1,6 +1,6 @@
 import { isLocalPath } from '../model-schemas/validate.js';
 import type { Plan, PlannedStep } from '../plan.js';
-import { type KnownItem, knownValue, UNKNOWN } from './known-values.js';
+import { type KnownItem, knownForEachItems, knownValue } from './known-values.js';
 
 /** The fewest requests of a run, by kind. */
 export interface RequestCounts {
@@ -60,14 +60,7 @@ export function knownInputOf(
 
 /** The items of the step's `for_each` in this row, when the list is known before the run and has `runs` items. */
 export function knownItems(step: PlannedStep, row: Record<string, unknown>, runs: number): KnownItem[] | undefined {
-  if (!step.forEach) return undefined;
-  let list: unknown;
-  try {
-    list = knownValue(step.forEach, row);
-  } catch {
-    return undefined;
-  }
   // A list with an element known only at run time is priced as the step's runs are, not item by item.
-  if (!Array.isArray(list) || list.length !== runs || list.includes(UNKNOWN)) return undefined;
-  return list.map((item, index) => ({ item, index }));
+  const items = knownForEachItems(step.forEach, row);
+  return items?.length === runs ? items : undefined;
 }

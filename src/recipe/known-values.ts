@@ -99,6 +99,27 @@ export function knownValue(value: ValueTemplate, inputs: Record<string, unknown>
   }
 }
 
+/**
+ * The items of a `for_each` list in this row, when the whole list is known before the run (a
+ * literal, or an expression over `inputs`); undefined when it is not, or is no list. An expression
+ * that cannot be evaluated is reported where the step's runs are counted, not here.
+ */
+export function knownForEachItems(
+  forEach: ValueTemplate | undefined,
+  inputs: Record<string, unknown>,
+): KnownItem[] | undefined {
+  if (!forEach) return undefined;
+  let list: unknown;
+  try {
+    list = knownValue(forEach, inputs);
+  } catch (cause) {
+    if (cause instanceof ExpressionError) return undefined;
+    throw cause;
+  }
+  if (!Array.isArray(list) || list.includes(UNKNOWN)) return undefined;
+  return list.map((item, index) => ({ item, index }));
+}
+
 /** Whether `path` inside `value` is (or passes through) a run-time value. */
 export function isUnknownAt(value: unknown, path: ReadonlyArray<string | number>): boolean {
   let current = value;

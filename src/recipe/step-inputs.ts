@@ -4,7 +4,7 @@ import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
 import { wrongMediaKind } from '../files/media-kind.js';
 import { checkFile, type FileProbe } from './inputs.js';
-import { ExpressionError, isUnknownAt, type KnownItem, knownValue, UNKNOWN } from './known-values.js';
+import { ExpressionError, isUnknownAt, type KnownItem, knownForEachItems, knownValue } from './known-values.js';
 import type { PathPart } from './source.js';
 
 /** One problem with a step's input for one row, at its place in the recipe. */
@@ -31,8 +31,8 @@ export function stepInputProblems(
   cwd: string,
   probe: FileProbe,
 ): StepInputProblem[] {
-  const items = knownItemsOf(draft, row);
-  if (!items) return inputProblems(draft, row, undefined, recipeDir, cwd, probe);
+  const items = knownForEachItems(draft.forEach, row);
+  if (!items?.length) return inputProblems(draft, row, undefined, recipeDir, cwd, probe);
   const named = new Set<string>();
   const problems: StepInputProblem[] = [];
   for (const item of items)
@@ -43,20 +43,6 @@ export function stepInputProblems(
       problems.push(problem);
     }
   return problems;
-}
-
-/** The items of the step's `for_each` in this row, when the whole list is known before the run. */
-function knownItemsOf(draft: StepDraft, row: Record<string, unknown>): KnownItem[] | undefined {
-  if (!draft.forEach) return undefined;
-  let list: unknown;
-  try {
-    list = knownValue(draft.forEach, row);
-  } catch (cause) {
-    if (cause instanceof ExpressionError) return undefined;
-    throw cause;
-  }
-  if (!Array.isArray(list) || list.length === 0 || list.includes(UNKNOWN)) return undefined;
-  return list.map((item, index) => ({ item, index }));
 }
 
 function inputProblems(
