@@ -26,8 +26,9 @@ function describeLineage(step: PlanEstimate['steps'][number]): string[] {
   const from = step.items_from;
   if (!from) return lines;
   // An item that flows still waits for the whole of every other step it needs (`needs: [qa]`).
-  const chosen = new Set(step.chosen_items.map((c) => c.step));
-  const whole = step.depends_on.filter((dep) => dep !== from.step && !chosen.has(dep));
+  // Not its ancestors whose outcome an item's `if` reads: it reads its own lineage's (again[i] ← edit[i] ← t2i[i]).
+  const notWhole = new Set([from.step, ...step.chosen_items.map((c) => c.step), ...(from.ancestors_per_item ?? [])]);
+  const whole = step.depends_on.filter((dep) => !notWhole.has(dep));
   const alsoAfter = whole.length > 0 ? `, after all of ${whole.join(', ')}` : '';
   return [
     from.per_item

@@ -216,6 +216,7 @@ describe('pipeline plan', () => {
         '  bg: { uses: vendor-a/vendor-a-v3-t2i, for_each: [red, blue], with: { prompt: "${{ item }}" } }',
         '  badge: { run: "echo ${{ item.url }}", for_each: "${{ steps.bg.outputs }}" }',
         '  stamp: { run: "echo ${{ item.url }}", for_each: "${{ steps.bg.outputs }}", needs: [qa] }',
+        '  again: { run: "echo ${{ item }}", for_each: "${{ steps.stamp.outputs }}", if: "steps.bg.outcome == \'success\'" }',
         '  count: { run: "echo ${{ length(steps.bg.outputs) }} ${{ item }}", for_each: "${{ steps.bg.outputs[*].url }}" }',
         '',
       ].join('\n'),
@@ -224,7 +225,7 @@ describe('pipeline plan', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^2\s+badge\s+run\s+2\s+bg\[i\]$/m);
     expect(result.stdout).toContain(
-      'items      badge[i] ← bg[i]; stamp[i] ← bg[i], after all of qa; count[i] ← bg[i], after all of bg (its run reads steps.bg.outputs as a whole)',
+      'items      badge[i] ← bg[i]; stamp[i] ← bg[i], after all of qa; again[i] ← stamp[i]; count[i] ← bg[i], after all of bg (its run reads steps.bg.outputs as a whole)',
     );
   });
 
