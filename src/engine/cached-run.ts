@@ -151,7 +151,14 @@ async function restore(item: CacheItem, entry: StoredEntry, input: unknown): Pro
  */
 async function ownCopies(item: CacheItem, entry: StoredEntry, outputs: unknown): Promise<unknown> {
   const placed = await placeFiles(item, entry);
-  return typeof placed === 'string' ? undefined : replacePaths(outputs, placed);
+  if (typeof placed === 'string') return undefined;
+  // Written as the item's own files (the run's file list, runs show, the report's card), but not
+  // as downloads of the twin's URL: that stays the twin's file, fresh.
+  for (const file of entry.files) {
+    const dest = placed.get(file.path);
+    if (dest) tellWritten(item, file, dest);
+  }
+  return replacePaths(outputs, placed);
 }
 
 /**
@@ -180,8 +187,13 @@ function fileName({ ctx, row, step, index }: CacheItem, n: number, count: number
  * marked expired, so that a later step that sends it uploads the local copy instead (one upload,
  * and only when that step runs, in place of a task).
  */
-function recordFile({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
-  if (file.url) recordDownload(ctx, row, file.url, { path: dest, expiresAt: 0 });
+function recordFile(item: CacheItem, file: StoredFile, dest: string): void {
+  if (file.url) recordDownload(item.ctx, item.row, file.url, { path: dest, expiresAt: 0 });
+  tellWritten(item, file, dest);
+}
+
+/** The item's file, placed from the cache, is one of the run's outputs. */
+function tellWritten({ ctx, row, step, index }: CacheItem, file: StoredFile, dest: string): void {
   const written = { taskId: CACHED_TASK_ID, url: file.url ?? '', path: dest, bytes: file.bytes };
   emit(ctx, { type: 'output-written', item: itemOf(row, step, index), ...written });
 }

@@ -181,6 +181,8 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(new Set(paths).size).toBe(2);
     expect(readFileSync(paths[1]).equals(readFileSync(paths[0]))).toBe(true);
     expect(run.report.cache).toMatchObject({ hits: 1, tasks_saved: 1 });
+    // Both files are the run's outputs: in its file list, as runs show and the report have them.
+    for (const path of paths) expect(run.report.files).toContain(path);
   });
 
   it('list, prune and clear of a cache folder that does not exist say so, and make no folder', async () => {
