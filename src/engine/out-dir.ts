@@ -6,7 +6,8 @@ const isFileValue = (value: unknown): value is { path: string } =>
 
 /**
  * Copies a run's recipe outputs into `dir` under stable names: a resource as `NAME.ext`, a list of
- * them as `NAME-1.ext`, `NAME-2.ext`…, anything else as `NAME.json`. In a batch (even of one row),
+ * them as `NAME-1.ext`, `NAME-2.ext`… (by place: an item that gave none, null, has no file),
+ * anything else as `NAME.json`. In a batch (even of one row),
  * each row gets `row-N/`. Answers the files written.
  */
 export async function copyOutputs(
@@ -21,8 +22,11 @@ export async function copyOutputs(
     await mkdir(target, { recursive: true });
     for (const [name, value] of Object.entries(outputs)) {
       const list = Array.isArray(value) ? value : [value];
-      if (list.length > 0 && list.every(isFileValue)) {
+      // A list's null is an item that was skipped or failed (a per-item if, continue_on_error): the
+      // others are still files, named by their place, so NAME-2 is missing where item 2 gave none.
+      if (list.some(isFileValue) && list.every((v) => isFileValue(v) || (Array.isArray(value) && v === null))) {
         for (const [n, file] of list.entries()) {
+          if (!isFileValue(file)) continue;
           const path = join(target, `${name}${Array.isArray(value) ? `-${n + 1}` : ''}${extname(file.path)}`);
           await copyFile(file.path, path);
           written.push(path);

@@ -119,6 +119,34 @@ describe('pipeline run --local', () => {
     await expect(readdir(out)).rejects.toThrow();
   });
 
+  it('--out copies the files of a list output whose item was skipped, each named by its place, and no JSON for it', async () => {
+    const recipe = join(home, 'skipped-item.yaml');
+    await writeFile(
+      recipe,
+      [
+        'version: 1',
+        'name: skipped-item',
+        'steps:',
+        '  bg:',
+        '    uses: vendor-a/vendor-a-v3-t2i',
+        '    for_each: [red, green, blue]',
+        '    with: { prompt: "a ${{ item }} background", aspect_ratio: "1:1" }',
+        '  badge:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ steps.bg.outputs }}',
+        '    if: ${{ index != 1 }}',
+        '    with: { prompt: add a badge, image: ["${{ item.images[0].url }}"], size: 1024x1024 }',
+        'outputs:',
+        '  badges: ${{ steps.badge.outputs[*].images[0] }}',
+        '',
+      ].join('\n'),
+    );
+    const out = join(home, 'skipped-item-out');
+    const result = await run([recipe, '--local', '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect((await readdir(out)).sort()).toEqual(['badges-1.jpg', 'badges-3.jpg']);
+  });
+
   it('refuses an invalid recipe with exit 2 and runs nothing', async () => {
     const result = await run(['recipes/launch-kit.yaml', '--local', '--set', 'count=99']);
     expect(result.exitCode).toBe(2);
