@@ -166,6 +166,11 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       case 'item-finished':
         report.itemFinished(itemLabel(stepOf(event.item), rows), event.done, event.total);
         return;
+      case 'item-failed':
+        // Named when it gives up, before the items it skips are (a batch names its rows' failures at
+        // their steps' ends): a chain's step may go on for long after one of its items failed.
+        if (!batch) report.stepFailed(itemLabel(event.item, rows), event.failure.message);
+        return;
       case 'item-skipped':
         // An item whose own condition is false is only counted, at its step's end; the others are named.
         if (!event.byCondition) report.stepSkipped(itemLabel(event.item, rows), event.reason);
@@ -192,7 +197,6 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
       // Cancellations are many after a stop or a failure: the run's end counts them in one line.
       case 'step-cancelled':
       case 'step-cached':
-      case 'item-failed':
       case 'request-sent':
       case 'submission-refused':
       case 'submission-unknown':

@@ -167,6 +167,11 @@ describe('items flow one by one through a chain', () => {
       );
     expect(console).toContain('– edit[3] skipped: t2i[3] failed\n');
     expect(console).toContain('– v2v[3] skipped: t2i[3] failed\n');
+    // The console names the failure when it happens, before the skips it causes and the step's end.
+    const failedLine = console.indexOf('✗ t2i[3] failed: submission of t2i[3]');
+    expect(failedLine).toBeGreaterThanOrEqual(0);
+    expect(failedLine).toBeLessThan(console.indexOf('– edit[3] skipped'));
+    expect(failedLine).toBeLessThan(console.indexOf('✗ t2i failed'));
     // Told as soon as t2i gave up on item 3 (no retry can follow), while other t2i items still ran:
     // not when the last of them ended.
     const lastT2iEnd = events.map((e) => e.type === 'item-finished' && e.step === 't2i').lastIndexOf(true);
