@@ -31,16 +31,21 @@ export function stepInputProblems(
   cwd: string,
   probe: FileProbe,
 ): StepInputProblem[] {
+  const general = inputProblems(draft, row, undefined, recipeDir, cwd, probe);
   const items = knownForEachItems(draft.forEach, row);
-  if (!items?.length) return inputProblems(draft, row, undefined, recipeDir, cwd, probe);
-  const named = new Set<string>();
-  const problems: StepInputProblem[] = [];
+  if (!items?.length) return general;
+  // A problem that only an item shows comes of the list, and so of the inputs the list is made of:
+  // a batch row whose `pictures` name a missing file is that row's fault (--skip-invalid-rows).
+  const listInputs = inputsReadAt(draft.forEach!, []);
+  const keyOf = (problem: StepInputProblem) => `${problem.path.join('\u0000')}\u0000${problem.message}`;
+  const named = new Set(general.map(keyOf));
+  const problems = [...general];
   for (const item of items)
     for (const problem of inputProblems(draft, row, item, recipeDir, cwd, probe)) {
-      const key = `${problem.path.join('\u0000')}\u0000${problem.message}`;
+      const key = keyOf(problem);
       if (named.has(key)) continue;
       named.add(key);
-      problems.push(problem);
+      problems.push({ ...problem, fromInputs: [...new Set([...problem.fromInputs, ...listInputs])] });
     }
   return problems;
 }

@@ -173,6 +173,36 @@ describe('validate and plan with --skip-invalid-rows', () => {
     );
   });
 
+  it("a row whose list of files, handed out by a for_each, names a missing one is that row's fault: left out with the flag", async () => {
+    const pictures = join(dir, 'pictures.yaml');
+    await writeFile(
+      pictures,
+      [
+        'version: 1',
+        'name: pictures',
+        'inputs:',
+        '  pics: { type: array }',
+        'steps:',
+        '  edit:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ inputs.pics }}',
+        '    with: { prompt: blue, image: ["${{ item }}"], size: 1024x1024 }',
+        '',
+      ].join('\n'),
+    );
+    const logo = join(process.cwd(), 'recipes', 'assets', 'logo.png');
+    const lists = join(dir, 'pictures.jsonl');
+    await writeFile(lists, `${JSON.stringify({ pics: [logo] })}\n${JSON.stringify({ pics: [logo, './gone.png'] })}\n`);
+    const refused = await pipeline(['validate', pictures, '--batch', lists]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(
+      `${lists}:2:1: error: input 'pics' gives steps.edit.with.image[0] (${pictures}:9:35): file ./gone.png does not exist`,
+    );
+    const kept = await pipeline(['validate', pictures, '--batch', lists, '--skip-invalid-rows']);
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    expect(kept.stdout).toContain('(1 row left out)');
+  });
+
   it.each(['validate', 'plan', 'run'])('%s --skip-invalid-rows without --batch is a usage error', async (command) => {
     const result = await pipeline([command, recipe, '--set', 'title=A', '--skip-invalid-rows']);
     expect(result.exitCode).toBe(2);
