@@ -151,9 +151,13 @@ function totalsOf(state: RunState, summary: RunSummary, unlistedTasks: number): 
     for (const [kind, count] of Object.entries(second.counts)) requests[kind as TrafficKind] += count ?? 0;
     rateLimited += second.rateLimited;
   }
+  // As summary.json counts them: every task submitted, a resubmission included.
+  const tasks = summary.steps.reduce((n, s) => n + s.tasks.length, unlistedTasks);
+  // The counts are journalled once a second: a run killed (kill -9) loses its last second's. Each
+  // task was one submission at least, so the report never shows fewer submissions than tasks.
+  requests.submit = Math.max(requests.submit, tasks);
   return {
-    // As summary.json counts them: every task submitted, a resubmission included.
-    tasks: summary.steps.reduce((n, s) => n + s.tasks.length, unlistedTasks),
+    tasks,
     files: summary.files.length + (summary.not_listed?.files ?? 0),
     requests,
     rateLimited,

@@ -153,6 +153,14 @@ describe('the report data, from a journal', () => {
     expect(data.value.dag).toEqual([{ id: 'hero', action: 'model', depends_on: [], model: 'v/m' }]);
   });
 
+  it('counts a submission for each task at least, when a kill lost the last second of the request counts', () => {
+    const killed = events.filter((event) => event.type !== 'requests' && event.type !== 'run-finished');
+    const data = reportData({ events: killed, damagedLines: [] });
+    if (!data.ok) throw new Error(data.error.message);
+    expect(data.value.totals.tasks).toBe(2);
+    expect(data.value.totals.requests).toMatchObject({ submit: 2, poll: 0 });
+  });
+
   it('counts the hits of the step cache, and marks the items it restored', () => {
     const [start, step] = events;
     const hit: JournalEvent = { type: 'item-cached', t: t0 + 5, row: 0, step: 'hero', index: 0, key: 'k0' };
