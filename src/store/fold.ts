@@ -235,6 +235,25 @@ export class JournalFold {
     applyEvent(state, event, this.index);
   }
 
+  /**
+   * The steps a killed run's started rows never began, told cancelled as a Ctrl-C tells them (runs
+   * list then counts 0/3, not 0/1). Only in rows the summary lists: a later row's succeeded steps
+   * are counted, not kept, and must not be taken for unstarted ones.
+   */
+  private cancelUnstarted(state: RunState): void {
+    const steps = state.start.dag?.map((step) => step.id) ?? [];
+    const listedRows = this.index.summaryOnly?.listedRows ?? Number.POSITIVE_INFINITY;
+    const rows = new Set<number>();
+    for (const entry of state.steps.values()) if (entry.row < listedRows) rows.add(entry.row);
+    for (const row of rows)
+      for (const step of steps) {
+        if (state.steps.has(stepKey(row, step))) continue;
+        const entry = stepOf(state, row, step);
+        entry.status = 'cancelled';
+        entry.cancelled_because = KILLED;
+      }
+  }
+
   end(ownerAlive: OwnerCheck = ownerAliveHere): Result<RunState, UnreadableJournal> {
     const state = this.state;
     if (!state) {
@@ -257,6 +276,7 @@ export class JournalFold {
           entry.status = 'cancelled';
           entry.cancelled_because = KILLED;
         }
+      if (!index.forResume) this.cancelUnstarted(state);
     }
     return ok(state);
   }

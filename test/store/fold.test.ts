@@ -196,6 +196,24 @@ describe('one fold of the journal', () => {
     expect(folded.ok && folded.value.status).toBe('interrupted');
     const step = folded.ok ? folded.value.steps.get('0/img') : undefined;
     expect(step).toMatchObject({ status: 'cancelled', cancelled_because: expect.stringContaining('process ended') });
+    // The steps it never began are cancelled too, as a Ctrl-C tells them: runs list counts 0/2, not 0/1.
+    const planned = [
+      {
+        ...killed[0]!,
+        dag: [
+          { id: 'img', action: 'model', depends_on: [] },
+          { id: 'clip', action: 'model', depends_on: ['img'] },
+        ],
+      },
+    ];
+    const withDag = foldJournal(
+      { events: [...planned, ...killed.slice(1)] as JournalEvent[], damagedLines: [] },
+      () => false,
+    );
+    expect(withDag.ok && withDag.value.steps.get('0/clip')).toMatchObject({
+      status: 'cancelled',
+      cancelled_because: expect.stringContaining('process ended'),
+    });
     // Alive, it is running still.
     const alive = foldJournal({ events: killed, damagedLines: [] }, () => true);
     expect(alive.ok && alive.value.status).toBe('running');
