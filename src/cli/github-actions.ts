@@ -119,6 +119,7 @@ export function runReport(plan: Plan, result: RunResult, end: RunEnd, env: NodeJ
             : Math.max(0, outcome.runs - cached),
         cached,
         failed: outcome.status === 'failed' ? 1 : 0,
+        skipped: outcome.skippedItems?.length ?? 0,
         tasks: record?.tasks.length ?? 0,
         requests: traffic?.requests ?? 0,
         rateLimited: traffic?.rateLimited ?? 0,

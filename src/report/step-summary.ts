@@ -8,6 +8,8 @@ export interface SummaryStepRow {
   ran: number;
   cached: number;
   failed: number;
+  /** Items that did not run: their own `if` was false, or an item they come from failed. */
+  skipped: number;
   tasks: number;
   requests: number;
   rateLimited: number;
@@ -102,11 +104,11 @@ export function stepSummaryMarkdown(report: RunReport, limit = SUMMARY_LIMIT_BYT
     ...factLines(report),
   ];
   const tableHead = [
-    '| Step | Status | Ran | Cached | Failed | Tasks | Requests | 429s |',
-    '|---|---|--:|--:|--:|--:|--:|--:|',
+    '| Step | Status | Ran | Cached | Failed | Skipped | Tasks | Requests | 429s |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
   ];
   const rows = report.steps.map((s) => {
-    const counts = [s.ran, s.cached, s.failed, s.tasks, s.requests, s.rateLimited];
+    const counts = [s.ran, s.cached, s.failed, s.skipped, s.tasks, s.requests, s.rateLimited];
     return `| ${cell(s.step)} | ${s.status} | ${counts.join(' | ')} |`;
   });
   const files = report.files.map((f) => `- ${code(f)}`);

@@ -94,6 +94,32 @@ describe('the job summary', () => {
     expect(summary()).toContain('**Step cache:** off (--no-cache)');
   });
 
+  it('counts the items a step skipped, for a failure upstream, in the table', async () => {
+    writeFileSync(
+      join(work, 'chain.yaml'),
+      [
+        'version: 1',
+        'name: chain',
+        'steps:',
+        '  bg:',
+        '    uses: vendor-a/vendor-a-v3-t2i',
+        '    for_each: [red, green, blue]',
+        '    continue_on_error: true',
+        '    with: { prompt: "a ${{ item }} background" }',
+        '  badge:',
+        '    uses: vendor-b/vendor-b-5.0-lite-edit',
+        '    for_each: ${{ steps.bg.outputs }}',
+        '    with: { prompt: add a badge, image: ["${{ item.images[0].url }}"], size: 1024x1024 }',
+        '',
+      ].join('\n'),
+    );
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: 'a green background', times: 1 });
+    const run = await pipeline(['run', 'chain.yaml', '--no-cache']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(summary()).toMatch(/^\| Step \| Status \| Ran \| Cached \| Failed \| Skipped \| Tasks \|/m);
+    expect(summary()).toMatch(/^\| badge \| succeeded \| 2 \| 0 \| 0 \| 1 \| 2 \|/m);
+  });
+
   it('names the artifact that holds the outputs and the report, when the action says which', async () => {
     const run = await pipeline(['run', 'recipes/ci-assets.yaml'], { PIPELINE_REPORT_ARTIFACT: 'pipeline-ci-assets' });
     expect(run.exitCode, run.stderr).toBe(0);
@@ -119,7 +145,7 @@ describe('the job summary', () => {
     expect(existsSync(join(work, 'build', 'failed'))).toBe(false);
     expect(summary()).toContain('Nothing was copied to `build/failed/`: the run stopped.');
     // The two backgrounds that were made (and paid for) count as ran, in a step that failed.
-    expect(summary()).toMatch(/^\| backgrounds \| failed \| 2 \| 0 \| 1 \| 2 \|/m);
+    expect(summary()).toMatch(/^\| backgrounds \| failed \| 2 \| 0 \| 1 \| 0 \| 2 \|/m);
     const kept = outputsSection(summary())!;
     expect(kept.dir).toMatch(/^\.pipeline\/runs\/[^/]+\/outputs\/$/);
     expect(kept.files).toHaveLength(2);

@@ -50,7 +50,19 @@ const report = (over: Partial<RunReport> = {}): RunReport => ({
   runId: 'r1',
   status: 'failed',
   durationMs: 1500,
-  steps: [{ step: 'a|b', status: 'succeeded', ran: 1, cached: 2, failed: 0, tasks: 1, requests: 4, rateLimited: 0 }],
+  steps: [
+    {
+      step: 'a|b',
+      status: 'succeeded',
+      ran: 1,
+      cached: 2,
+      failed: 0,
+      skipped: 3,
+      tasks: 1,
+      requests: 4,
+      rateLimited: 0,
+    },
+  ],
   spend: '$0.0400 of an estimated $0.0800',
   cache: { hits: 2, requestsSaved: 6, tasksSaved: 2 },
   rateLimited: 0,
@@ -64,9 +76,9 @@ describe('the step summary', () => {
   it('is a Markdown table with a header, a separator and one row per step', () => {
     const text = stepSummaryMarkdown(report());
     const table = text.split('\n').filter((l) => l.startsWith('|'));
-    expect(table[0]).toBe('| Step | Status | Ran | Cached | Failed | Tasks | Requests | 429s |');
+    expect(table[0]).toBe('| Step | Status | Ran | Cached | Failed | Skipped | Tasks | Requests | 429s |');
     expect(table[1]).toMatch(/^\|(-|-:|--:)/);
-    expect(table[2]).toBe('| a\\|b | succeeded | 1 | 2 | 0 | 1 | 4 | 0 |');
+    expect(table[2]).toBe('| a\\|b | succeeded | 1 | 2 | 0 | 3 | 1 | 4 | 0 |');
     expect(text).toContain('**icon**: line one line two');
     expect(text).toContain('- `outputs/a.png`');
     expect(text).toMatch(/failed in 1\.5 s/);
