@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { err, ok, type Result } from '../result.js';
 import { removeLeftoverTemps, tempName } from '../files/temp-files.js';
@@ -166,7 +166,20 @@ export class CacheStore {
     await mkdir(dirname(target), { recursive: true });
     const temp = tempName(this.tmpDir, entry.key);
     await writeFile(temp, JSON.stringify(entry));
+    // Its modification time is when it was last made or used (markUsed), on the cache's clock.
+    const made = new Date(entry.created_at);
+    await utimes(temp, made, made);
     await rename(temp, target);
+  }
+
+  /**
+   * A run was served the entry: its file's modification time says so, which `prune` keeps it by
+   * (and which actions/cache's tar carries from job to job). An entry made once and used every day
+   * is not pruned a month after it was made, to be paid for again.
+   */
+  async markUsed(key: string): Promise<void> {
+    const at = new Date(this.options.now());
+    await utimes(this.entryPath(key), at, at).catch(() => undefined);
   }
 
   /** Puts a copy of a stored file's bytes at `dest` (a reflink where possible), checked against their hash. */
@@ -200,8 +213,8 @@ export class CacheStore {
   }
 
   /**
-   * Removes the entries stored more than `olderThanMs` ago (and damaged ones), then the blobs no
-   * entry left names, and stale temp files. A run writing at the same moment may lose a blob it
+   * Removes the entries neither stored nor used by a run for `olderThanMs` (and damaged ones), then
+   * the blobs no entry left names, and stale temp files. A run writing at the same moment may lose a blob it
    * just stored; its entry is then a miss, never a wrong output.
    */
   async prune(olderThanMs: number): Promise<{ entries: number; blobs: number; bytes: number }> {
@@ -211,7 +224,8 @@ export class CacheStore {
     for (const key of await this.keys()) {
       const text = await readFile(this.entryPath(key), 'utf8').catch(() => '');
       const parsed = parseEntry(text, key);
-      if ('entry' in parsed && parsed.entry.created_at >= cutoff) {
+      const usedAt = (await stat(this.entryPath(key)).catch(() => undefined))?.mtimeMs ?? 0;
+      if ('entry' in parsed && Math.max(parsed.entry.created_at, usedAt) >= cutoff) {
         for (const file of parsed.entry.files) kept.add(file.sha256);
         continue;
       }

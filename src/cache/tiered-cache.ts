@@ -58,6 +58,11 @@ export class TieredCache {
       await this.local.markShared(remote.location, entry.key);
   }
 
+  /** A run was served the entry under `key`: the local store keeps it by that use (see CacheStore.markUsed). */
+  markUsed(key: string): Promise<void> {
+    return this.local.markUsed(key);
+  }
+
   async materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {
     const placed = await this.local.materialize(sha256, dest);
     if (placed === 'ok' || !this.remote) return placed;

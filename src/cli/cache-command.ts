@@ -154,7 +154,7 @@ export function registerCacheCommand(program: Command): void {
     .action((flags, command: Command) => list(withParent(flags, command)));
   cache
     .command('prune')
-    .description('Remove entries stored longer ago than --older-than, and the files only they used.')
+    .description('Remove entries no run has stored or used for longer than --older-than, and the files only they used.')
     .requiredOption('--older-than <duration>', 'such as 30d or 12h')
     .option('--remote', 'prune the remote cache (needs the right to delete there) instead of the local one')
     .option('--json', 'print JSON')

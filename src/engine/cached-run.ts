@@ -90,6 +90,8 @@ function hit(
 ): void {
   const { ctx, row, step, index } = item;
   ctx.cache!.recordHit(stepKey(row, step.id), key, saved);
+  // Used now: `cache prune` keeps it by its last use, not only by when it was made.
+  void ctx.cache!.storage.markUsed(key);
   // The input rides along so that a cached card in the report shows the prompt that made it.
   const asked = inputForJournal(input);
   emit(ctx, {

@@ -36,6 +36,8 @@ export interface CacheStorage {
   ): Promise<unknown>;
   /** Puts a stored file's bytes at `dest`, checked against their hash. */
   materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'>;
+  /** A run was served the entry under `key`: pruning keeps an entry by its last use. */
+  markUsed(key: string): Promise<void>;
 }
 
 export interface CacheCounts {

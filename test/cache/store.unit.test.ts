@@ -218,6 +218,22 @@ describe('the cache store', () => {
     expect(await store.list()).toEqual([]);
   });
 
+  it('prunes by last use: an entry made long ago and used since stays, with its blob', async () => {
+    const store = open();
+    const usedKey = cacheKey({ action: 'a', input: 'used daily' });
+    const idleKey = cacheKey({ action: 'a', input: 'idle' });
+    await store.put(usedKey, 'a', {}, [{ path: file('u.png', 'use'), url: null, expires_at: null }], saved);
+    await store.put(idleKey, 'a', {}, [{ path: file('i.png', 'idle'), url: null, expires_at: null }], saved);
+    now += 40 * 86_400_000;
+    // A run is served the first entry on day 40; the second is not used again.
+    await store.markUsed(usedKey);
+    now += 5 * 86_400_000;
+    expect(await store.prune(30 * 86_400_000)).toEqual({ entries: 1, blobs: 1, bytes: 4 });
+    expect((await store.list()).map((e) => e.key)).toEqual([usedKey]);
+    // Its time of creation, which a ttl counts from, is unchanged by the use.
+    expect((await store.get(usedKey, 30 * 86_400_000))?.key).toBeUndefined();
+  });
+
   it('says once why a folder it cannot write to is no cache', () => {
     const blocked = join(dir, 'blocked');
     writeFileSync(blocked, 'a file, not a folder');

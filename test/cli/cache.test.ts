@@ -95,6 +95,8 @@ describe('the step cache, run after run of ci-assets', () => {
     const cold = await build(['--out', join(work, 'out1')]);
     expect(cold.result.exitCode, cold.result.stderr).toBe(0);
     expect(cold.submitted).toBe(4);
+    // A day later, so that the entries' use can be told from their making.
+    await clock.advance(86_400_000);
     const warm = await build(['--out', join(work, 'out2')]);
     expect(warm.result.exitCode, warm.result.stderr).toBe(0);
     // No submission, no upload, no tool or text call, no read of a task: only the balance check.
@@ -121,6 +123,14 @@ describe('the step cache, run after run of ci-assets', () => {
     );
     expect(entries).toHaveLength(4);
     for (const entry of entries) expect(readFileSync(entry, 'utf8')).not.toContain(gateway.apiKey);
+    // Each entry the warm run was served is marked used then (its file's time), which `cache prune`
+    // keeps it by; its time of creation stays the cold run's.
+    const warmStart = events[0]!.t;
+    for (const entry of entries) {
+      expect(statSync(entry).mtimeMs).toBeGreaterThanOrEqual(warmStart);
+      expect(statSync(entry).mtimeMs).toBeLessThanOrEqual(events.at(-1)!.t);
+      expect(JSON.parse(readFileSync(entry, 'utf8')).created_at).toBeLessThan(warmStart);
+    }
   });
 
   it('a rerun the cache serves whole sends no request at all, not even the key check; plan counts the chain', async () => {

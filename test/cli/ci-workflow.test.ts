@@ -181,7 +181,7 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
       // A 402 stops the run for money: exit 3.
       'Run the recipe': 3,
       'Upload the outputs and report.html': 0,
-      'Drop step-cache entries stored longer ago than prune-older-than': 0,
+      'Drop step-cache entries not stored or used for longer than prune-older-than': 0,
       'Save the step cache': 'skipped',
       'Keep what a failed run paid for': 0,
     });
