@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { plannerOf } from '../actions/planners.js';
 import { CacheStore } from '../cache/store.js';
@@ -40,9 +41,23 @@ export async function cacheForecastOf(
   if (!remote && (!stored || (stored.size === 0 && plan.rows.length > 0))) return uncachedForecast(plan);
   // Only with a cache to ask: the forecast renders inputs as the runners do, and loads them all.
   const { forecastFromCache } = await import('./plan-cache.js');
+  /**
+   * A local entry the run could restore: every file it names still in the folder at its size (a
+   * deleted or cut blob is a miss). Sizes, not hashes: the forecast reads no file's bytes; a blob
+   * damaged at its size is found when the run restores it, and the item runs.
+   */
+  const whole = async (key: string, maxAgeMs: number | null) => {
+    const entry = stored?.has(key) ? await local?.get(key, maxAgeMs) : undefined;
+    if (!entry || !local) return undefined;
+    for (const file of entry.files) {
+      const size = (await stat(local.blobs.pathOf(file.sha256)).catch(() => undefined))?.size;
+      if (size !== file.bytes) return undefined;
+    }
+    return entry;
+  };
   const lookup: CacheLookup = {
-    get: async (key, maxAgeMs) =>
-      (stored?.has(key) ? await local?.get(key, maxAgeMs) : undefined) ?? (await remote?.getEntry(key, maxAgeMs)),
+    // An entry counted cached that the run cannot restore would let --max-cost pass a run it then cuts off.
+    get: async (key, maxAgeMs) => (await whole(key, maxAgeMs)) ?? (await remote?.getEntry(key, maxAgeMs)),
     // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
     blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
   };

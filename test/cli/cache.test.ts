@@ -4,13 +4,14 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/index.js';
@@ -147,6 +148,25 @@ describe('the step cache, run after run of ci-assets', () => {
       ['icon', 1],
       ['manifest', 0],
     ]);
+    // An entry whose file was deleted from the folder is not counted cached: the run could not
+    // restore it, and a --max-cost that counted it would let through a run it then cuts off.
+    const icon = (planned.steps as Array<{ id: string }>).findIndex((step) => step.id === 'icon');
+    expect(icon).toBeGreaterThanOrEqual(0);
+    const entriesDir = join(home, 'cache', 'entries');
+    const iconEntry = readdirSync(entriesDir)
+      .flatMap((shard) => readdirSync(join(entriesDir, shard)).map((name) => join(entriesDir, shard, name)))
+      .map((path) => JSON.parse(readFileSync(path, 'utf8')))
+      .find((entry) => entry.files.some((f: { path: string }) => f.path.endsWith(`${sep}icon.png`)));
+    const blob = join(home, 'cache', 'blobs', iconEntry.files[0].sha256.slice(0, 2), iconEntry.files[0].sha256);
+    const kept = readFileSync(blob);
+    rmSync(blob);
+    const withoutBlob = JSON.parse((await pipeline(['plan', recipe, '--json'])).stdout);
+    expect(withoutBlob.steps.map((s: { id: string; cached: number }) => [s.id, s.cached])).toEqual([
+      ['backgrounds', 3],
+      ['icon', 0],
+      ['manifest', 0],
+    ]);
+    writeFileSync(blob, kept);
     // One colour changed: that background is to be made, so the run checks the key and the balance first.
     const changed = await build(['--set', 'palette=["forest green","sand","plum"]']);
     expect(changed.submitted).toBe(1);
