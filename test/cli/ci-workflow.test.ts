@@ -53,9 +53,10 @@ const checkout = (edit?: (workspace: string) => void) => (workspace: string) => 
 
 /** Runs the job on a new machine, and counts the gateway requests it made by route (without the preflight). */
 function runOnNewMachine(name: string, edit?: (workspace: string) => void) {
-  const secrets = { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl };
+  const secrets = { PIPELINE_API_KEY: gateway.apiKey };
+  const vars = { PIPELINE_BASE_URL: gateway.baseUrl };
   return countingRequests(gateway, () =>
-    runJob(job, { root: join(work, name), checkout: checkout(edit), secrets, cache, path }),
+    runJob(job, { root: join(work, name), checkout: checkout(edit), secrets, vars, cache, path }),
   );
 }
 

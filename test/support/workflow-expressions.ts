@@ -7,6 +7,8 @@ import { hashFilesUnder } from '../../src/engine/hash-files.js';
 export interface ExpressionScope {
   workspace: string;
   secrets: Record<string, string>;
+  /** The repository's variables (`vars.NAME`). */
+  vars?: Record<string, string>;
   /** github.run_id: a new one for every job this runner runs. */
   runId: string;
   /** Inside a composite action: its inputs (with their defaults), its folder and its steps' outputs. */
@@ -38,6 +40,12 @@ function evaluate(expression: string, scope: ExpressionScope): string {
   if (secret) {
     const value = scope.secrets[secret[1]!];
     if (value === undefined) throw new Error(`the workflow reads secrets.${secret[1]}, which the test does not set`);
+    return value;
+  }
+  const variable = /^vars\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(expression);
+  if (variable) {
+    const value = scope.vars?.[variable[1]!];
+    if (value === undefined) throw new Error(`the workflow reads vars.${variable[1]}, which the test does not set`);
     return value;
   }
   const input = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/.exec(expression);

@@ -46,6 +46,8 @@ export interface JobSetup {
   /** What actions/checkout puts into the workspace. */
   checkout: (workspace: string) => void;
   secrets: Record<string, string>;
+  /** The repository's variables, `vars.NAME`. */
+  vars?: Record<string, string>;
   cache: CacheStore;
   /** PATH for the steps (a fresh machine's, plus whatever stands in for `npm ci`). */
   path: string;
@@ -120,7 +122,13 @@ export async function runJob(job: WorkflowJob, setup: JobSetup): Promise<JobResu
     restores: [],
     outputs: {},
   };
-  const scope: ExpressionScope = { workspace, secrets: setup.secrets, runId: String(++runs), steps: result.outputs };
+  const scope: ExpressionScope = {
+    workspace,
+    secrets: setup.secrets,
+    ...(setup.vars ? { vars: setup.vars } : {}),
+    runId: String(++runs),
+    steps: result.outputs,
+  };
   const env = {
     PATH: setup.path,
     HOME: home,
