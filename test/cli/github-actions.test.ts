@@ -101,15 +101,15 @@ describe('GitHub Actions output', () => {
     const found = tables(text);
     expect(found).toHaveLength(2);
     for (const table of found) {
-      expect(table[0]).toEqual(['Step', 'Status', 'Ran', 'Cached', 'Failed', 'Tasks', 'Requests', '429s']);
+      expect(table[0]).toEqual(['Step', 'Status', 'Ran', 'Cached', 'Failed', 'Skipped', 'Tasks', 'Requests', '429s']);
       expect(table[1]!.every((cell) => /^-+:?$/.test(cell))).toBe(true);
-      expect(table.slice(2).map((row) => row.length)).toEqual([8, 8, 8]);
+      expect(table.slice(2).map((row) => row.length)).toEqual([9, 9, 9]);
     }
     const byStep = (table: string[][]) => Object.fromEntries(table.slice(2).map((row) => [row[0], row.slice(1)]));
     // Cold: every background and the icon made, with their requests; warm: all from the cache.
-    expect(byStep(found[0]!).backgrounds!.slice(0, 5)).toEqual(['succeeded', '3', '0', '0', '3']);
-    expect(Number(byStep(found[0]!).backgrounds![5])).toBeGreaterThanOrEqual(6);
-    expect(byStep(found[1]!).backgrounds).toEqual(['succeeded', '0', '3', '0', '0', '0', '0']);
+    expect(byStep(found[0]!).backgrounds!.slice(0, 6)).toEqual(['succeeded', '3', '0', '0', '0', '3']);
+    expect(Number(byStep(found[0]!).backgrounds![6])).toBeGreaterThanOrEqual(6);
+    expect(byStep(found[1]!).backgrounds).toEqual(['succeeded', '0', '3', '0', '0', '0', '0', '0']);
     expect(byStep(found[1]!).icon!.slice(0, 3)).toEqual(['succeeded', '0', '1']);
     expect(text).toMatch(/^## ✅ ci-assets: succeeded in \d+\.\d s$/m);
     expect(text).toContain('- `icon.png`');
@@ -139,7 +139,7 @@ describe('GitHub Actions output', () => {
     const rows = table!.slice(2);
     expect(rows).toHaveLength(6);
     // Four of the six waited for a slot that another row's task freed: a submission and a read each, still theirs.
-    for (const row of rows) expect(Number(row[6]), row.join(' | ')).toBeGreaterThanOrEqual(2);
+    for (const row of rows) expect(Number(row[7]), row.join(' | ')).toBeGreaterThanOrEqual(2);
   });
 
   it('prints a failed step as ::error at its line in the recipe, and its message in the summary', async () => {
