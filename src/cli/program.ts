@@ -111,9 +111,13 @@ async function exitCodeOf(error: unknown, running: Command | undefined): Promise
     const name = running?.name();
     if ((name === 'run' || name === 'resume') && cliIo().env.GITHUB_STEP_SUMMARY) {
       // Nothing ran: without this, the job page would have no summary of the step at all.
-      const { appendNotRunSummary } = await import('./github-actions.js');
+      const { appendNotRunSummary, printAnnotations } = await import('./github-actions.js');
       const target = `${name === 'resume' ? 'resume ' : ''}${running!.args[0] ?? ''}`;
       appendNotRunSummary(target, error.message, error.details);
+      // An invalid recipe's diagnostics are annotated at their places; a refusal (over --max-cost,
+      // the balance) is one annotation, so that the failed job says why on its page too.
+      if (!(error instanceof InvalidRecipe))
+        printAnnotations([{ kind: 'error', title: 'pipeline: not run', message: error.message }]);
     }
     return 2;
   }

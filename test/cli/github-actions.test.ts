@@ -82,6 +82,17 @@ describe('GitHub Actions output', () => {
     }
   });
 
+  it('annotates a run refused over --max-cost, which sends nothing, as one error with its reason', async () => {
+    const result = await pipeline(['run', 'ci-assets.yaml', '--max-cost', '0.01', '--no-cache']);
+    expect(result.exitCode).toBe(2);
+    const errors = result.stderr.split('\n').filter((l) => l.startsWith('::error'));
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /^::error title=pipeline%3A not run::the estimated cost \$0\.\d+ is over --max-cost \$0\.0100; nothing was sent$/,
+      ),
+    ]);
+  });
+
   it('annotates ten errors, then says how many more', async () => {
     const steps = Array.from({ length: 13 }, (_, n) => `  s${n}: { run: echo, timeout: soon }`).join('\n');
     writeFileSync(join(work, 'recipes', 'many.yaml'), `version: 1\nname: many\nsteps:\n${steps}\n`);
