@@ -15,10 +15,9 @@ cache_dir="${PIPELINE_CACHE_DIR:-$home/cache}"
 # The words of the action's args as run.sh splits them, and of those the ones that choose the
 # recipe's inputs, which validate takes too: a file given as `--set logo=art/logo-v2.png` or a
 # `--batch` file's rows are read by the run, so their bytes are part of the key.
+# (Args with an unclosed quote give no words here; run.sh refuses them and says why.)
 args=()
-if [[ ${INPUT_ARGS:-} =~ [^[:space:]] ]]; then
-  while IFS= read -r -d '' word; do args+=("$word"); done < <(printf '%s' "$INPUT_ARGS" | xargs printf '%s\0' 2> /dev/null)
-fi
+while IFS= read -r -d '' word; do args+=("$word"); done < <(node "$GITHUB_ACTION_PATH/action/words.mjs" "${INPUT_ARGS:-}" 2> /dev/null)
 inputs=()
 batch=''
 for ((i = 0; i < ${#args[@]}; i++)); do
