@@ -52,6 +52,18 @@ const installedIn = (project: string) => !relative(project, packageRoot()).start
 /** A path as one word for a POSIX shell: quoted when it holds anything but safe characters. */
 const shellWord = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
 
+/**
+ * How the project gets media-pipeline as a dev dependency. The repository that `--action` names is
+ * where it comes from, at the same ref: npm installs a GitHub repository and builds it (`prepare`).
+ * Without it, the folder this one runs from, which only this machine has, so the line says so.
+ */
+function installLine(action: string | undefined): string {
+  const source = action && /^([^/]+\/[^/@]+)@(.+)$/.exec(action);
+  if (source)
+    return `npm install --save-dev github:${source[1]}#${source[2]}     # media-pipeline, from the action's repository`;
+  return `npm install --save-dev ${shellWord(packageRoot())}     # this machine's media-pipeline; elsewhere github:OWNER/REPO#TAG, the repository you got it from`;
+}
+
 /** Adds `.pipeline/` (runs, logs, the step cache) to the project's .gitignore unless it is there. */
 function ignorePipelineFolder(project: string): boolean {
   const path = join(project, '.gitignore');
@@ -107,10 +119,7 @@ export function registerInitCommand(program: Command): void {
       const here = relative(fromCwd('.'), project);
       if (here !== '') printLine(`  cd ${shellWord(here)}`);
       // Not in the project's node_modules: npx would look for the name on the registry instead.
-      if (!installedIn(project))
-        printLine(
-          `  npm install --save-dev ${shellWord(packageRoot())}     # media-pipeline, from where this one runs`,
-        );
+      if (!installedIn(project)) printLine(`  ${installLine(flags.action)}`);
       printLine(`  ${run} validate ${asReference(RECIPE)}`);
       printLine(`  ${run} run ${asReference(RECIPE)} --local     # on the built-in gateway: no key, no cost`);
       if (!flags.action)

@@ -53,9 +53,10 @@ function runOnNewMachine(name: string, edit?: (workspace: string) => void) {
   };
   // The action is downloaded by its owner/name; its files are this repository's, as a tag of it holds them.
   const actions = { 'media-pipeline/media-pipeline': (dir: string) => copyTracked(actionFiles, dir) };
-  const secrets = { PIPELINE_API_KEY: gateway.apiKey, PIPELINE_BASE_URL: gateway.baseUrl };
+  const secrets = { PIPELINE_API_KEY: gateway.apiKey };
+  const vars = { PIPELINE_BASE_URL: gateway.baseUrl };
   return countingRequests(gateway, () =>
-    runJob(job, { root: join(work, name), checkout, secrets, cache, path, actions }),
+    runJob(job, { root: join(work, name), checkout, secrets, vars, cache, path, actions }),
   );
 }
 

@@ -51,7 +51,19 @@ describe('pipeline init', () => {
       'in .github/workflows/assets.yml, replace <owner>/<repo>@<tag-or-commit> with the repository you got media-pipeline from',
     );
     // The package is not in the project: npx would look for its name on the registry.
-    expect(init.stdout).toContain(`npm install --save-dev ${resolve(cli, '..', '..', '..')}`);
+    // Without --action, only this machine's folder is known, and the line says so.
+    expect(init.stdout).toContain(
+      `npm install --save-dev ${resolve(cli, '..', '..', '..')}     # this machine's media-pipeline; elsewhere github:OWNER/REPO#TAG`,
+    );
+    // The runner's Node is chosen before the action builds the tool, and a change of the workflow runs it.
+    const setupNode = steps.findIndex((step) => step.uses === 'actions/setup-node@v4');
+    expect(setupNode).toBeGreaterThan(-1);
+    expect(setupNode).toBeLessThan(steps.indexOf(action!));
+    expect(workflow.on.push.paths).toEqual([
+      'recipes/assets.yaml',
+      'recipes/assets/**',
+      '.github/workflows/assets.yml',
+    ]);
     expect(action?.with).toMatchObject({ recipe: 'recipes/assets.yaml', 'api-key': '${{ secrets.PIPELINE_API_KEY }}' });
     // Without a gateway address the tool stops before it sends anything: the workflow must give one.
     expect(action?.env).toEqual({ PIPELINE_BASE_URL: '${{ vars.PIPELINE_BASE_URL }}' });
@@ -104,6 +116,8 @@ describe('pipeline init', () => {
     expect(workflow).toContain('      - uses: acme/media-pipeline@3f2c1e9\n');
     expect(workflow).not.toContain('<owner>');
     expect(init.stdout).not.toContain('replace <owner>');
+    // The package comes from the repository and ref the action does, which npm installs and builds.
+    expect(init.stdout).toContain('  npm install --save-dev github:acme/media-pipeline#3f2c1e9 ');
     const bad = await pipeline(['init', '--dir', 'unpinned', '--action', 'media-pipeline']);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--action takes OWNER/REPO@REF');
