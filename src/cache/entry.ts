@@ -2,6 +2,12 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 import { CACHE_FORMAT, isCacheKey } from './key.js';
 
+/**
+ * What an unusable entry means, said where it is found. Not "running the step instead": `plan` and
+ * `cache list` meet such entries too, and run nothing.
+ */
+export const NOT_SERVED = 'it counts as not cached, and a run makes its step again';
+
 /** A file of a cached output: its bytes are the blob `sha256`. */
 export interface CachedFile {
   sha256: string;

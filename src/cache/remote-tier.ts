@@ -1,4 +1,4 @@
-import { type CacheEntry, parseEntry } from './entry.js';
+import { type CacheEntry, NOT_SERVED, parseEntry } from './entry.js';
 import type { ObjectStore } from './object-store.js';
 import { signatureMatches, signEntry } from './signing.js';
 
@@ -119,7 +119,7 @@ export class RemoteTier {
       // Not an entry signed with another key: that is another signer's, and replacing it would
       // start a tug of war between two keys. A damaged or unsigned one this run may replace.
       if (!checked.signedByAnother) this.unusable.add(key);
-      this.options.warn(`${this.where(entryName(key))}: ${checked.problem}; running the step instead`);
+      this.options.warn(`${this.where(entryName(key))}: ${checked.problem}; ${NOT_SERVED}`);
       return undefined;
     }
     if (maxAgeMs !== null && this.options.now() - checked.entry.created_at > maxAgeMs) return undefined;

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { err, ok, type Result } from '../result.js';
 import { removeLeftoverTemps, tempName } from '../files/temp-files.js';
 import { BlobStore } from './blobs.js';
-import { type CacheEntry, type CachedFile, parseEntry, sealEntry } from './entry.js';
+import { type CacheEntry, type CachedFile, NOT_SERVED, parseEntry, sealEntry } from './entry.js';
 import { CACHE_FORMAT } from './key.js';
 
 export type { CacheEntry, CachedFile } from './entry.js';
@@ -108,7 +108,7 @@ export class CacheStore {
     }
     const parsed = parseEntry(text, key);
     if ('problem' in parsed) {
-      this.options.warn(`cache entry ${key.slice(0, 12)} is unusable (${parsed.problem}); running the step instead`);
+      this.options.warn(`cache entry ${key.slice(0, 12)} is unusable (${parsed.problem}); ${NOT_SERVED}`);
       return undefined;
     }
     const { entry } = parsed;

@@ -151,7 +151,7 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     await bucket().replace(`entries/${key('cat')}.json`, { text: JSON.stringify(edited) });
     expect(await machine('b').cache.get(key('cat'), null)).toBeUndefined();
     expect(warnings).toEqual([
-      `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its content does not match its digest (edited or damaged)); running the step instead`,
+      `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its content does not match its digest (edited or damaged)); it counts as not cached, and a run makes its step again`,
     ]);
   });
 
@@ -162,7 +162,7 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     await bucket().replace(`entries/${key('cat')}.json`, { text: JSON.stringify(forged) });
     expect(await machine('b').cache.get(key('cat'), null)).toBeUndefined();
     expect(warnings).toEqual([
-      `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its outputs name a file that is not one of its files); running the step instead`,
+      `s3://${s3.bucket}/${prefix}/entries/${key('cat')}.json: unusable entry (its outputs name a file that is not one of its files); it counts as not cached, and a run makes its step again`,
     ]);
   });
 
@@ -192,9 +192,9 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await machine('f', { signingKey: 'right key' }).cache.get(key('dog'), null)).toBeUndefined();
     const at = (k: string) => `s3://${s3.bucket}/${prefix}/entries/${k}.json`;
     expect(warnings).toEqual([
-      `${at(key('cat'))}: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature); running the step instead`,
-      `${at(key('dog'))}: the entry is not signed, and PIPELINE_CACHE_SIGNING_KEY is set; running the step instead`,
-      `${at(key('dog'))}: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature); running the step instead`,
+      `${at(key('cat'))}: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature); it counts as not cached, and a run makes its step again`,
+      `${at(key('dog'))}: the entry is not signed, and PIPELINE_CACHE_SIGNING_KEY is set; it counts as not cached, and a run makes its step again`,
+      `${at(key('dog'))}: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY (a wrong or forged signature); it counts as not cached, and a run makes its step again`,
     ]);
   });
 

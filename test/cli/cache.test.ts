@@ -267,6 +267,20 @@ describe('the step cache, run after run of ci-assets', () => {
     const icon = entries.find((e: { action: string }) => e.action.includes('edit')).key as string;
     const path = join(cacheDir, 'entries', icon.slice(0, 2), `${icon}.json`);
     truncateSync(path, 40);
+    // plan and cache list run nothing: each says the entry counts as not cached, once.
+    for (const args of [
+      ['plan', recipe],
+      ['cache', 'list'],
+    ]) {
+      const read = await pipeline([...args, '--cache-dir', cacheDir]);
+      expect(
+        read.stderr.match(
+          /is unusable \(it is not whole JSON.*\); it counts as not cached, and a run makes its step again/g,
+        ),
+        args[0],
+      ).toHaveLength(1);
+      expect(read.stderr).not.toContain('running the step');
+    }
     const after = await build(['--cache-dir', cacheDir]);
     expect(after.result.exitCode, after.result.stderr).toBe(0);
     expect(after.submitted).toBe(1);

@@ -184,7 +184,7 @@ describe('a remote step cache shared by two machines', () => {
     for (const warning of refused.warnings)
       expect(warning).toMatch(
         new RegExp(
-          `^⚠ ${remote}/entries/[0-9a-f]{64}\\.json: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY \\(a wrong or forged signature\\); running the step instead$`,
+          `^⚠ ${remote}/entries/[0-9a-f]{64}\\.json: the entry is not signed with PIPELINE_CACHE_SIGNING_KEY \\(a wrong or forged signature\\); it counts as not cached, and a run makes its step again$`,
         ),
       );
     const trusted = await machine('c', signer).build(['--cache-remote', remote]);
