@@ -32,7 +32,7 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
     return reason && reason !== RUN_STOPPED ? `${name} (${reason})` : name;
   };
   const shownNames = names.length > 5 ? `${names.slice(0, 5).map(why).join(', ')}…` : names.map(why).join(', ');
-  const inRows = rows > 1 ? ` in ${new Set(cancelled.map((s) => s.row)).size} rows` : '';
+  const inRows = rows > 1 ? ` in ${plural(new Set(cancelled.map((s) => s.row)).size, 'row')}` : '';
   return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}`;
 }
 

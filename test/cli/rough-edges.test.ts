@@ -137,6 +137,23 @@ describe('the command line without rough edges', () => {
       expect(show.stdout.split('\n')).toContain(`row ${row} broken failed (command-failed): the command exited with 3`);
   });
 
+  it("a batch's run end counts the rows of its cancelled steps, and --json's row counts from 0 as outputs does", async () => {
+    const recipe = join(home, 'one-bad-row.yaml');
+    await writeFile(
+      recipe,
+      'version: 1\nname: rows\ninputs:\n  n: { type: integer }\nsteps:\n  check: { run: "test ${{ inputs.n }} -ne 2" }\n  after: { run: "echo ${{ inputs.n }}", needs: [check] }\n',
+    );
+    await writeFile(join(home, 'rows.csv'), 'n\n1\n2\n');
+    const run = await pipeline(['run', recipe, '--batch', join(home, 'rows.csv'), '--json']);
+    expect(run.exitCode, run.stderr).toBe(1);
+    expect(run.stderr).toContain('✗ row 2 check failed: the command exited with 1');
+    expect(run.stderr).toMatch(/^  1 step in 1 row cancelled: after$/m);
+    const { steps, outputs } = JSON.parse(run.stdout);
+    expect(outputs).toHaveLength(2);
+    expect(steps).toContainEqual({ row: 1, step: 'after', status: 'cancelled' });
+    expect(steps).toContainEqual({ row: 0, step: 'after', status: 'succeeded' });
+  });
+
   it('--set name without = is a usage error that says so', async () => {
     const result = await pipeline([
       'validate',
