@@ -15,6 +15,18 @@ export interface RemoteTierOptions {
 
 const entryName = (key: string) => `entries/${key}.json`;
 const blobName = (sha256: string) => `blobs/${sha256}`;
+/** `used/<key>`: when a run was last served the entry, as `{"used_at": ms}`; prune keeps an entry by it. */
+const useName = (key: string) => `used/${key}`;
+
+/** When a use marker says its entry was last served; undefined when it is absent or unreadable. */
+function usedAt(text: string | undefined): number | undefined {
+  try {
+    const { used_at } = JSON.parse(text ?? '') as { used_at?: unknown };
+    return typeof used_at === 'number' ? used_at : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Every `path` member of an object anywhere in `value`: how outputs name files. */
 function pathsIn(value: unknown): string[] {
@@ -213,6 +225,20 @@ export class RemoteTier {
     return done !== undefined;
   }
 
+  /**
+   * A run was served the entry under `key`: its use marker says when, on the tier's clock, so that
+   * `prune` keeps an entry in daily use however long ago it was made. Not in read-only mode (a pull
+   * request's job); a failure is the usual one warning. Answers whether the marker was written.
+   */
+  async markUsed(key: string): Promise<boolean> {
+    const body = { text: JSON.stringify({ used_at: this.options.now() }) };
+    const written = await this.attempt('write', async () => {
+      await this.store.replace(useName(key), body);
+      return true;
+    });
+    return written === true;
+  }
+
   /** Every entry that passes the checks, oldest first; the others are left out with a warning. Throws when unreachable. */
   async list(): Promise<CacheEntry[]> {
     const entries: CacheEntry[] = [];
@@ -228,26 +254,39 @@ export class RemoteTier {
   }
 
   /**
-   * Removes the entries stored more than `olderThanMs` ago (by their `created_at`, as a TTL counts;
-   * by the object's date when unreadable), then the blobs that no remaining entry names and that
-   * are as old: a blob another machine stored a moment ago, for an entry it is about to write,
-   * stays. Throws when the bucket cannot be read or written.
+   * Removes the entries neither stored nor used for `olderThanMs` (stored by their `created_at`, or
+   * the object's date when unreadable; used by their use marker), with their markers, then the
+   * blobs that no remaining entry names and that are as old: a blob another machine stored a
+   * moment ago, for an entry it is about to write, stays. Throws when the bucket cannot be read or
+   * written.
    */
   async prune(olderThanMs: number): Promise<{ entries: number; blobs: number; bytes: number }> {
     const cutoff = this.options.now() - olderThanMs;
     const objects = await this.store.list('');
+    const markers = new Set(objects.filter((o) => o.name.startsWith('used/')).map((o) => o.name));
+    // A marker is read only for an entry made before the cutoff: the others are kept anyway.
+    const lastUse = async (key: string) =>
+      markers.has(useName(key)) ? usedAt(await this.store.read(useName(key))) : undefined;
     const oldEntries: string[] = [];
     const kept = new Set<string>();
+    const keptKeys = new Set<string>();
     for (const object of objects.filter((o) => o.name.startsWith('entries/') && o.name.endsWith('.json'))) {
+      const key = object.name.slice('entries/'.length, -'.json'.length);
       const named = namedIn(await this.store.read(object.name));
-      if ((named.createdAt ?? object.modifiedAt) < cutoff) oldEntries.push(object.name);
-      // Any young entry's files, signed or not, whole or not: pruning by age removes no young entry's blob.
-      else for (const hash of named.files) kept.add(hash);
+      if ((named.createdAt ?? object.modifiedAt) < cutoff && ((await lastUse(key)) ?? 0) < cutoff)
+        oldEntries.push(object.name);
+      else {
+        keptKeys.add(key);
+        // Any young entry's files, signed or not, whole or not: pruning by age removes no young entry's blob.
+        for (const hash of named.files) kept.add(hash);
+      }
     }
     const oldBlobs = objects.filter(
       (o) => o.name.startsWith('blobs/') && o.modifiedAt < cutoff && !kept.has(o.name.slice('blobs/'.length)),
     );
-    await this.store.remove([...oldEntries, ...oldBlobs.map((o) => o.name)]);
+    // The markers of the entries removed, and of none kept: an entry's marker goes with it.
+    const oldMarkers = [...markers].filter((name) => !keptKeys.has(name.slice('used/'.length)));
+    await this.store.remove([...oldEntries, ...oldMarkers, ...oldBlobs.map((o) => o.name)]);
     return {
       entries: oldEntries.length,
       blobs: oldBlobs.length,

@@ -87,12 +87,25 @@ export class CacheStore {
     await rm(dirname(dirname(this.sharedMark(location, '00'))), { recursive: true, force: true });
   }
 
-  /** Remembers that the remote at `location` holds the entry of `key`; a failure only means it is written again. */
-  async markShared(location: string, key: string): Promise<void> {
+  /**
+   * How long ago, on the cache's clock, the remote at `location` was last told of the entry of
+   * `key` (written there, or its use marked); undefined when it is not known to hold it.
+   */
+  async sharedNoteAge(location: string, key: string): Promise<number | undefined> {
+    const noted = await stat(this.sharedMark(location, key)).catch(() => undefined);
+    return noted && this.options.now() - noted.mtimeMs;
+  }
+
+  /**
+   * Remembers that the remote at `location` holds the entry of `key`, last told of it at `toldAt`
+   * (the mark's modification time; now by default); a failure only means it is written again.
+   */
+  async markShared(location: string, key: string, toldAt = this.options.now()): Promise<void> {
     const mark = this.sharedMark(location, key);
     try {
       await mkdir(dirname(mark), { recursive: true });
       await writeFile(mark, '');
+      await utimes(mark, new Date(toldAt), new Date(toldAt));
     } catch {
       // Not knowing costs one more create-if-absent at the remote, which changes nothing there.
     }

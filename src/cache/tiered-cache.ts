@@ -2,6 +2,9 @@ import { sha256File } from './blobs.js';
 import type { RemoteTier } from './remote-tier.js';
 import type { CacheEntry, CacheStore, FileToStore } from './store.js';
 
+/** How often a machine tells the remote that an entry is still in use. */
+const REMOTE_USE_INTERVAL_MS = 24 * 60 * 60 * 1000;
+
 /**
  * The step cache as a run uses it: the local store first, and a remote tier behind it when there
  * is one. A local miss is looked up in the remote; what it gives is checked (entry and every blob),
@@ -33,7 +36,8 @@ export class TieredCache {
       if (fetched !== 'ok') return undefined;
     }
     await this.local.adopt(entry);
-    await this.local.markShared(this.remote.location, key);
+    // What the remote last heard of it is its making: this run's use of it is news (markUsed).
+    await this.local.markShared(this.remote.location, key, entry.created_at);
     return entry;
   }
 
@@ -58,9 +62,20 @@ export class TieredCache {
       await this.local.markShared(remote.location, entry.key);
   }
 
-  /** A run was served the entry under `key`: the local store keeps it by that use (see CacheStore.markUsed). */
-  markUsed(key: string): Promise<void> {
-    return this.local.markUsed(key);
+  /**
+   * A run was served the entry under `key`: the local store keeps it by that use (see
+   * CacheStore.markUsed), and so does the remote, by a use marker (RemoteTier.markUsed) written at
+   * most once a day per entry from this machine: `prune --remote` counts in days, and a batch of
+   * thousands of hits a run would otherwise write thousands of markers.
+   */
+  async markUsed(key: string): Promise<void> {
+    await this.local.markUsed(key);
+    const remote = this.remote;
+    if (!remote?.canWrite) return;
+    // Unknown to be there: share() has just written it, or could not, and a marker would name nothing.
+    const age = await this.local.sharedNoteAge(remote.location, key);
+    if (age === undefined || age < REMOTE_USE_INTERVAL_MS) return;
+    if (await remote.markUsed(key)) await this.local.markShared(remote.location, key);
   }
 
   async materialize(sha256: string, dest: string): Promise<'ok' | 'missing' | 'damaged'> {

@@ -279,6 +279,48 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(await objects()).toContain(`blobs/${orphan}`);
     expect(warnings).toEqual([]);
   });
+
+  it('prunes by last use: an old entry that runs are still served is kept, and goes with its marker when they stop', async () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    const made = Date.now() - 40 * DAY;
+    now = made;
+    const entry = await store(machine('a'), 'cat');
+    const sha = entry!.files[0]!.sha256;
+    const replaced: string[] = [];
+    const counted = bucket();
+    const replace = counted.replace.bind(counted);
+    counted.replace = async (name, body) => {
+      replaced.push(name);
+      return replace(name, body);
+    };
+    // A fresh machine, as a CI job is, served the entry from the remote 35 days later: the run marks the use.
+    now = made + 35 * DAY;
+    const b = machine('b', { store: counted });
+    expect((await b.cache.get(key('cat'), null))?.key).toBe(key('cat'));
+    await b.cache.markUsed(key('cat'));
+    expect(replaced).toEqual([`used/${key('cat')}`]);
+    // Again that day, from this machine: nothing more to tell the remote.
+    await b.cache.get(key('cat'), null);
+    await b.cache.markUsed(key('cat'));
+    expect(replaced).toHaveLength(1);
+    // Read-only (a pull request's job): never a marker.
+    now = made + 36 * DAY;
+    const readOnly = machine('c', { readOnly: true, store: counted });
+    await readOnly.cache.get(key('cat'), null);
+    await readOnly.cache.markUsed(key('cat'));
+    expect(replaced).toHaveLength(1);
+
+    const tier = (at: number) =>
+      new RemoteTier(bucket(), { readOnly: false, now: () => at, warn: (m) => warnings.push(m) });
+    // 30 days after it was made, but 5 after its last use: kept, blob and all.
+    expect(await tier(made + 40 * DAY).prune(30 * DAY)).toEqual({ entries: 0, blobs: 0, bytes: 0 });
+    expect(await objects()).toEqual([`blobs/${sha}`, `entries/${key('cat')}.json`, `used/${key('cat')}`]);
+    // 30 days after its last use: the entry goes, and its marker with it. (Its blob's date is the
+    // server's, today: it stays until a prune as old as that.)
+    expect((await tier(made + 66 * DAY).prune(30 * DAY)).entries).toBe(1);
+    expect(await objects()).toEqual([`blobs/${sha}`]);
+    expect(warnings).toEqual([]);
+  });
 });
 
 describe('entries made before the remote was set', () => {
