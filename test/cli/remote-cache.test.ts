@@ -255,6 +255,22 @@ describe('a remote step cache shared by two machines', () => {
     );
   });
 
+  it("keeps the entries runs are still served when it prunes: each run's use is marked in the bucket", async () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    await machine('a').build(['--cache-remote', remote]);
+    // Three weeks later a fresh machine (a CI job) is served everything from the bucket.
+    await clock.advance(21 * DAY);
+    const b = machine('b', { PIPELINE_CACHE_REMOTE: remote });
+    const warm = await b.build();
+    expect(warm.submitted).toBe(0);
+    expect((await objects()).filter((name) => name.startsWith('used/'))).toHaveLength(4);
+    // 35 days after they were made, 14 after that use: a 30-day prune keeps them all.
+    await clock.advance(14 * DAY);
+    const pruned = await b.pipeline(['cache', 'prune', '--remote', '--older-than', '30d', '--json']);
+    expect(JSON.parse(pruned.stdout).removed).toMatchObject({ entries: 0 });
+    expect(await machine('c', { PIPELINE_CACHE_REMOTE: remote }).build()).toMatchObject({ submitted: 0 });
+  });
+
   it('a remote address that does not read is a usage error that costs nothing', async () => {
     const m = machine('a');
     const flag = await m.build(['--cache-remote', 'https://bucket.example/prefix']);
