@@ -58,8 +58,10 @@ export class TieredCache {
   private async share(entry: CacheEntry): Promise<void> {
     const remote = this.remote;
     if (!remote?.canWrite || (await this.local.isShared(remote.location, entry.key))) return;
+    // Told of it as of its making: an entry made long ago and shared only now (a local cache turned
+    // onto a bucket) is read as old there, and its use now is news to the remote (markUsed).
     if (await remote.putEntry(entry, (hash) => this.local.blobs.pathOf(hash)))
-      await this.local.markShared(remote.location, entry.key);
+      await this.local.markShared(remote.location, entry.key, entry.created_at);
   }
 
   /**

@@ -120,6 +120,11 @@ async function prune(flags: CacheFlags & { olderThan?: string }): Promise<void> 
   let removed: { entries: number; blobs: number; bytes: number };
   if (flags.remote) {
     const remote = await openRemote(flags);
+    // A job given a read-only remote (a pull request's) must not delete in it either.
+    if (!remote.canWrite)
+      throw new UsageError(
+        `PIPELINE_CACHE_REMOTE_READ_ONLY is true: a read-only remote is never written, and prune --remote deletes in ${remote.location}; nothing was removed`,
+      );
     removed = await onRemote(remote, () => remote.prune(olderThanMs));
     // What this machine remembers of the remote's entries is out of date: its next hits share them again.
     await (await openStore(flags)).forgetShared(remote.location);

@@ -356,6 +356,20 @@ describe('entries made before the remote was set', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('count as used when shared at a hit, so that a prune right after keeps them', async () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    now = Date.now() - 10 * DAY;
+    await store(machine('a', { remote: false }), 'cat');
+    now = Date.now();
+    const later = machine('a');
+    // The run's hit: the entry is shared (stored ten days ago, as its created_at says), and used now.
+    await later.cache.get(key('cat'), null);
+    await later.cache.markUsed(key('cat'));
+    expect(await objects()).toContain(`used/${key('cat')}`);
+    const tier = new RemoteTier(bucket(), { readOnly: false, now: () => now + 1000, warn: (m) => warnings.push(m) });
+    expect((await tier.prune(DAY)).entries).toBe(0);
+  });
+
   it('are not written by a read-only machine', async () => {
     await store(machine('a', { remote: false }), 'cat');
     await machine('a', { readOnly: true }).cache.get(key('cat'), null);

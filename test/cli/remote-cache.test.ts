@@ -232,6 +232,16 @@ describe('a remote step cache shared by two machines', () => {
       PIPELINE_CACHE_REMOTE: remote,
     });
     expect(JSON.parse(kept.stdout).removed).toEqual({ entries: 0, blobs: 0, bytes: 0 });
+    // A read-only remote (a pull request's job) deletes nothing either.
+    const readOnly = await m.pipeline(['cache', 'prune', '--remote', '--older-than', '0s'], {
+      PIPELINE_CACHE_REMOTE: remote,
+      PIPELINE_CACHE_REMOTE_READ_ONLY: 'true',
+    });
+    expect(readOnly.exitCode).toBe(2);
+    expect(readOnly.stderr).toContain(
+      `pipeline: PIPELINE_CACHE_REMOTE_READ_ONLY is true: a read-only remote is never written, and prune --remote deletes in ${remote}; nothing was removed`,
+    );
+    expect((await objects()).filter((name) => name.startsWith('entries/'))).toHaveLength(4);
     // A moment later. The bucket dates its blobs by real time, and on the manual clock no time passes
     // between commands unless the test says so: it moves to a second past real time now.
     await clock.advance(Math.max(0, Date.now() - clock.now()) + 1_000);
