@@ -18,6 +18,11 @@ export type ObjectBody = { text: string } | { path: string; bytes: number };
 export interface ObjectStore {
   /** Where it is, for people: `s3://bucket/prefix`. Holds no credential. */
   readonly location: string;
+  /**
+   * Where its requests go when that is not the provider's own address (AWS_ENDPOINT_URL: MinIO,
+   * R2…), for messages about a failure to reach it. Holds no credential.
+   */
+  readonly endpoint?: string | undefined;
   /** The object's text, or undefined when there is none. */
   read(name: string): Promise<string | undefined>;
   /** Writes the object's bytes to `path`; false when there is no such object. */

@@ -98,6 +98,11 @@ export class RemoteTier {
     return `${this.store.location}/${name}`;
   }
 
+  /** The remote for a message about reaching it: its address, and the endpoint it is reached at if not the provider's. */
+  get shown(): string {
+    return this.store.endpoint ? `${this.store.location} (at ${this.store.endpoint})` : this.store.location;
+  }
+
   /** Runs one call to the store; its failure turns the remote off for this run, said once. */
   private async attempt<T>(doing: 'read' | 'write', call: () => Promise<T>): Promise<T | undefined> {
     if (!this.reachable || (doing === 'write' && !this.writable)) return undefined;
@@ -107,12 +112,12 @@ export class RemoteTier {
       if (doing === 'write') {
         this.writable = false;
         this.options.warn(
-          `remote cache ${this.store.location} could not be written (${briefly(error)}); going on without writing to it`,
+          `remote cache ${this.shown} could not be written (${briefly(error)}); going on without writing to it`,
         );
       } else {
         this.reachable = false;
         this.options.warn(
-          `remote cache ${this.store.location} could not be read (${briefly(error)}); going on with the local cache only`,
+          `remote cache ${this.shown} could not be read (${briefly(error)}); going on with the local cache only`,
         );
       }
       return undefined;

@@ -61,6 +61,19 @@ const isAbsent = (error: unknown) => {
   return statusOf(error) === 404 || name === 'NoSuchKey' || name === 'NotFound';
 };
 
+/** An endpoint as a message may show it: without any user or password it holds. */
+function shownEndpoint(endpoint: string | undefined): string | undefined {
+  if (!endpoint) return undefined;
+  try {
+    const url = new URL(endpoint);
+    url.username = '';
+    url.password = '';
+    return url.href.replace(/\/$/, '');
+  } catch {
+    return 'an AWS_ENDPOINT_URL that is not a URL';
+  }
+}
+
 /**
  * An S3-compatible bucket (AWS S3, MinIO, R2, GCS's interoperability API…) through the AWS SDK v3.
  * The SDK is imported on first use, so a run without a remote cache never loads it. The endpoint
@@ -71,6 +84,7 @@ const isAbsent = (error: unknown) => {
  */
 export class S3ObjectStore implements ObjectStore {
   readonly location: string;
+  readonly endpoint: string | undefined;
   private client: Promise<{ s3: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
   private readonly timeouts: S3Timeouts;
 
@@ -80,6 +94,7 @@ export class S3ObjectStore implements ObjectStore {
     timeouts: Partial<S3Timeouts> = {},
   ) {
     this.location = remoteUrl(address);
+    this.endpoint = shownEndpoint(env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
   }
 

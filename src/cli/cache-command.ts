@@ -79,9 +79,7 @@ async function onRemote<T>(remote: RemoteTier, call: () => Promise<T>): Promise<
     return await call();
   } catch (error) {
     const { name, message } = error as Error;
-    throw new Error(
-      `remote cache ${remote.location}: ${name && !message.startsWith(name) ? `${name}: ` : ''}${message}`,
-    );
+    throw new Error(`remote cache ${remote.shown}: ${name && !message.startsWith(name) ? `${name}: ` : ''}${message}`);
   }
 }
 

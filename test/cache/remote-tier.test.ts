@@ -227,9 +227,14 @@ describe('the remote tier of the step cache, on a real S3-compatible server', ()
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
       new RegExp(
-        `^remote cache s3://${s3.bucket}/${prefix} could not be read \\(ECONNREFUSED.*\\); going on with the local cache only$`,
+        `^remote cache s3://${s3.bucket}/${prefix} \\(at http://127\\.0\\.0\\.1:${closed}\\) could not be read \\(ECONNREFUSED.*\\); going on with the local cache only$`,
       ),
     );
+  });
+
+  it('names its endpoint in messages without the user and password the address may hold', () => {
+    expect(bucket({ ...s3.env, AWS_ENDPOINT_URL: 'http://me:hush@127.0.0.1:9/' }).endpoint).toBe('http://127.0.0.1:9');
+    expect(bucket({ ...s3.env, AWS_ENDPOINT_URL: '' }).endpoint).toBeUndefined();
   });
 
   it('gives up on a remote that accepts connections and never answers, within its idle timeout', async () => {
