@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { continued, describeItems } from './item-lines.js';
 import { formatDuration } from '../duration.js';
@@ -30,6 +31,19 @@ const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(
 
 function load(home: string, id: string): Result<RunSummary, UnreadableJournal> {
   return summariseJournalFile(runPaths(home, id).journal);
+}
+
+/**
+ * What the step cache saved a run, as its run.json says once it has ended (the journal names the
+ * items served, not the misses): none for a run that has not ended, or was killed.
+ */
+function cacheOfEndedRun(home: string, id: string): { cache?: unknown } {
+  try {
+    const { cache } = JSON.parse(readFileSync(runPaths(home, id).summary, 'utf8')) as { cache?: unknown };
+    return cache === undefined ? {} : { cache };
+  } catch {
+    return {};
+  }
 }
 
 /** A run whose journal cannot be read still has a line in the list, so that the others stay visible. */
@@ -95,7 +109,7 @@ export function registerRunsCommand(program: Command): void {
       const loaded = load(home, id);
       if (!loaded.ok) throw new UsageError(`run ${id} cannot be shown: ${loaded.error.message}`);
       const summary = loaded.value;
-      if (flags.json) return printJson(summary);
+      if (flags.json) return printJson({ ...summary, ...cacheOfEndedRun(home, id) });
       const paths = runPaths(home, id);
       printLine(`run      ${summary.run_id}`);
       printLine(`recipe   ${summary.recipe}`);

@@ -109,6 +109,9 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(warm.report.cache).toEqual({ enabled: true, hits: 4, misses: 0, tasks_saved: 4, requests_saved: 12 });
     const summary = JSON.parse(readFileSync(join(warm.report.run_dir, 'run.json'), 'utf8'));
     expect(summary.cache).toMatchObject({ hits: 4, misses: 0, tasks_saved: 4 });
+    // runs show --json prints run.json's summary, the cache's figures included.
+    const shown = JSON.parse((await pipeline(['runs', 'show', warm.report.run_id, '--json'])).stdout);
+    expect(shown.cache).toEqual(warm.report.cache);
     const events = readJournal(join(warm.report.run_dir, 'journal.jsonl'));
     const stepCached = events
       .filter((e) => e.type === 'step-cached')
