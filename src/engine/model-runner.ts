@@ -94,7 +94,16 @@ export async function runModel(
   if (ctx.remote?.takes(step)) {
     // On workers, each worker's --concurrency caps its tasks in flight, not this process's task slots.
     started?.();
-    ended = await submitAndWaitRemotely(ctx, ctx.remote, item, input, resumed.value, signal, inputForJournal(input));
+    ended = await submitAndWaitRemotely(
+      ctx,
+      ctx.remote,
+      item,
+      input,
+      resumed.value,
+      signal,
+      inputForJournal(input),
+      (taskId) => submitAndWait(ctx, item, input, taskId, signal),
+    );
   }
   // p-queue starts a waiting item from the task whose end freed the slot: bound, the item keeps
   // its own step's context, and the requests it makes count to that step (ctx.withinStep).

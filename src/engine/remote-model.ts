@@ -24,6 +24,8 @@ export async function submitAndWaitRemotely(
   signal: AbortSignal,
   /** The input as the journal keeps it (long strings cut). */
   journaledInput: Record<string, unknown> | undefined,
+  /** Reads a task from this process until it ends: for a task whose job the workers lost. */
+  readHere: (taskId: string) => Promise<Result<TaskResult, StepFailure>>,
 ): Promise<Result<TaskResult, StepFailure>> {
   if (signal.aborted) return err(stoppedBeforeSubmission());
   const { row, index, slug } = item;
@@ -85,6 +87,10 @@ export async function submitAndWaitRemotely(
     case 'unread':
       onSubmitted(end.taskId);
       return err({ ...end.failure, taskId: end.taskId });
+    case 'orphaned':
+      // Journaled as submitted already (the worker told of it), or now; then read as a resume reads one.
+      onSubmitted(end.taskId);
+      return readHere(end.taskId);
     case 'ended':
       onSubmitted(end.taskId);
       recordTaskEnded(ctx, item, input, { taskId: end.taskId, result: end.result, polls: end.polls, submittedAt });

@@ -46,6 +46,11 @@ export type ModelJobEnd =
   | { kind: 'ended'; taskId: string; result: TaskResult; polls: number }
   /** The task exists, but reading it failed. */
   | { kind: 'unread'; taskId: string; failure: StepFailure }
+  /**
+   * The task exists, and its job was lost before it ended (Redis restarted without its data, a
+   * worker's job failed after the task was created): no worker reads it, so this process does.
+   */
+  | { kind: 'orphaned'; taskId: string }
   /** The run was stopped before the job ended; `taskId` when a task was created. */
   | { kind: 'interrupted'; taskId?: string }
   /** The job was taken off the queue before any worker took it: nothing was sent. */

@@ -33,7 +33,7 @@ export interface BudgetOptions {
   maxPerMinute?: number;
   /** `--redis` / PIPELINE_REDIS_URL: share the budget and learned durations with every process on the key. */
   redisUrl?: string;
-  /** A worker's Redis: where its jobs are, so that there is no going on without it. */
+  /** The Redis of `--workers` (a worker's, or a run's that queues its items there): no going on without it. */
   redisHoldsJobs?: boolean;
   /**
    * A command of a few requests (`task get`, `models list`…) shares the budget when Redis answers,
@@ -262,7 +262,7 @@ async function openSharedRedis(
   // Redis answered, and refused the password: starting it is not the fix.
   if (opened.error.includes('refused the password')) return refused(opened.error, '');
   const fix = options.redisHoldsJobs
-    ? '; start Redis: the runs queue their items there'
+    ? "; start Redis: the workers' jobs are queued there"
     : '; start Redis, or run without --redis (and PIPELINE_REDIS_URL) to keep the budget in this process';
   return refused(opened.error, fix);
 }

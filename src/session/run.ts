@@ -90,8 +90,14 @@ export function keepRecipe(
  */
 export function budgetOptions(plan: Plan, options: RunOptions, environment: SessionEnvironment): BudgetOptions {
   // A coordinator shares its budget with its workers: on their Redis unless told another.
-  const redisUrl = options.redisUrl ?? environment.env.PIPELINE_REDIS_URL ?? options.workers?.url;
-  const shared = { home: environment.home, ...(redisUrl ? { redisUrl } : {}) };
+  const ownRedis = options.redisUrl ?? environment.env.PIPELINE_REDIS_URL;
+  const redisUrl = ownRedis ?? options.workers?.url;
+  // The workers' Redis holds the run's jobs: there is no going on without it, and no --redis to drop.
+  const shared = {
+    home: environment.home,
+    ...(redisUrl ? { redisUrl } : {}),
+    ...(ownRedis === undefined && options.workers ? { redisHoldsJobs: true } : {}),
+  };
   return { ...shared, ...rpmCap(plan, options) };
 }
 

@@ -25,6 +25,7 @@ import {
   type JobAnswer,
   type JobData,
   type JobFile,
+  type PassedOn,
   SILENCE_MS,
   submissionKey,
 } from './jobs.js';
@@ -106,7 +107,7 @@ export class Coordinator implements RemoteItems {
   ) {
     this.redis = connections[0]!;
     this.blobs = new RedisBlobs(this.redis);
-    events.on('progress', ({ jobId, data }) => this.pending.get(jobId)?.onProgress(data));
+    events.on('progress', ({ jobId, data }) => this.heard(jobId, data));
     events.on('completed', ({ jobId, returnvalue }) =>
       this.settle(jobId, { kind: 'answered', answer: returnvalue as unknown as JobAnswer }),
     );
@@ -134,9 +135,13 @@ export class Coordinator implements RemoteItems {
   }
 
   async model(job: ModelJob, onSubmitted: (taskId: string) => void, signal: AbortSignal): Promise<ModelJobEnd> {
+    /** The task the worker said it created: known here even if Redis later loses the job and its record. */
+    let heard: string | undefined;
     const told = (progress: unknown) => {
       const taskId = (progress as { task_id?: unknown } | undefined)?.task_id;
-      if (typeof taskId === 'string') onSubmitted(taskId);
+      if (typeof taskId !== 'string') return;
+      heard = taskId;
+      onSubmitted(taskId);
     };
     const recordKey = submissionKey(this.options.queue, job.request);
     const data: JobData = { kind: 'model', ...this.base(), job };
@@ -151,24 +156,34 @@ export class Coordinator implements RemoteItems {
         return typeof taskId === 'string' ? { kind: 'interrupted', taskId } : { kind: 'interrupted' };
       }
       case 'failed':
-        return this.lostModelJob(job, settled.message);
+        return this.lostModelJob(job, settled.message, heard);
     }
   }
 
-  /** A model job BullMQ failed (not answered): what its submission record says happened, ended there if nothing was sent. */
-  private async lostModelJob(job: ModelJob, message: string): Promise<ModelJobEnd> {
+  /**
+   * A model job BullMQ failed (not answered): what its submission record says happened, ended there
+   * if nothing was sent. A task the record or the worker's word (`heard`) names is read here: the
+   * task exists, and its outcome is not unknown because its job was lost.
+   */
+  private async lostModelJob(job: ModelJob, message: string, heard: string | undefined): Promise<ModelJobEnd> {
     const record = await retire(this.redis, submissionKey(this.options.queue, job.request));
     const why = `the job of ${job.label} failed on its worker: ${message}`;
+    const orphaned = (taskId: string): ModelJobEnd => {
+      this.options.note(`${job.label}: ${message}; its task ${taskId} is read from this process`);
+      return { kind: 'orphaned', taskId };
+    };
     switch (record.state) {
       case 'withdrawn':
       case 'mine':
         return { kind: 'refused', failure: stepFailure('server-error', `${why}; nothing was submitted`) };
       case 'submitted':
-        return { kind: 'unread', taskId: record.taskId, failure: stepFailure('server-error', why) };
+        return orphaned(record.taskId);
       case 'refused':
         return { kind: 'refused', failure: stepFailure(record.reason as StepFailureReason, record.message) };
       case 'submitting':
       case 'unknown': {
+        // The record was lost or never finished, but the worker told of its task: it exists.
+        if (heard !== undefined) return orphaned(heard);
         const failure: StepFailure = {
           ...stepFailure('outcome-unknown', `${why}; it may have created a task`),
           outcomeUnknown: true,
@@ -348,6 +363,19 @@ export class Coordinator implements RemoteItems {
     this.settle(id, { kind: 'interrupted', progress });
   }
 
+  /** Why workers passed jobs on (another gateway), said once each: the jobs wait for another worker. */
+  private readonly passedOn = new Set<string>();
+
+  /** A job's progress: its task id, or a worker's reason to pass it on. */
+  private heard(id: string, progress: unknown): void {
+    const reason = (progress as Partial<PassedOn> | undefined)?.passed_on;
+    if (typeof reason === 'string' && !this.passedOn.has(reason)) {
+      this.passedOn.add(reason);
+      this.options.note(`⚠ ${reason}; its jobs wait for another worker`);
+    }
+    this.pending.get(id)?.onProgress(progress);
+  }
+
   private settle(id: string, settled: Settled): void {
     const pending = this.pending.get(id);
     if (!pending) return;
@@ -369,7 +397,7 @@ export class Coordinator implements RemoteItems {
           this.settle(id, { kind: 'failed', message: 'its job is gone from Redis (restarted without its data?)' });
         continue;
       }
-      if (job.progress && typeof job.progress === 'object') this.pending.get(id)?.onProgress(job.progress);
+      if (job.progress && typeof job.progress === 'object') this.heard(id, job.progress);
       if (job.finishedOn && job.failedReason) this.settle(id, { kind: 'failed', message: job.failedReason });
       else if (job.finishedOn) this.settle(id, { kind: 'answered', answer: job.returnvalue });
     }

@@ -83,3 +83,15 @@ export const DEFAULT_TAKEOVER_S = 15;
 export const beatEveryMs = (takeoverMs: number) => Math.min(5_000, Math.max(500, Math.round(takeoverMs / 3)));
 /** Take-overs are safe, so a job may be taken over several times (a worker lost after another). */
 export const MAX_STALLED = 10;
+
+/**
+ * How long a job a worker cannot run (the run's gateway is not the worker's) waits before any
+ * worker takes it again: long enough that a misconfigured worker does not spin on it, short enough
+ * that a good worker that frees up soon after finds it.
+ */
+export const PASS_ON_MS = 2_000;
+
+/** The progress a worker leaves on a job it passed on: why, for the run to say once. */
+export interface PassedOn {
+  passed_on: string;
+}

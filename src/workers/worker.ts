@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type Job, Worker } from 'bullmq';
+import { DelayedError, type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { DurationModel } from '../engine/durations.js';
@@ -23,7 +23,15 @@ import { RedisBlobs } from './blobs.js';
 import { beat, leave } from './heartbeats.js';
 import { reachable } from './coordinator.js';
 import { runCommandJob } from './command-job.js';
-import { beatEveryMs, type JobAnswer, type JobData, MAX_STALLED, submissionKey } from './jobs.js';
+import {
+  beatEveryMs,
+  type JobAnswer,
+  type JobData,
+  MAX_STALLED,
+  PASS_ON_MS,
+  type PassedOn,
+  submissionKey,
+} from './jobs.js';
 import { claim, markSending, type RecordState, recordAnswer } from './submission-record.js';
 
 /** This attempt at a job is no longer its owner's: nothing may be sent. */
@@ -76,7 +84,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   let done = 0;
   const worker = new Worker<JobData, JobAnswer>(
     queue,
-    async (job, _token, signal) => {
+    async (job, token, signal) => {
+      if (job.data.gateway !== options.gateway) return passOn(job, token);
       const answer = await handle(job, signal ?? new AbortController().signal);
       done++;
       return answer;
@@ -92,13 +101,31 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   );
   worker.on('error', () => {});
 
+  /** The runs whose jobs this worker passed on, said once each. */
+  const passedOnRuns = new Set<string>();
+
+  /**
+   * A job of a run on another gateway: this worker must not run it (its key and budget are for its
+   * own gateway), but a worker started with the run's address may. Nothing was claimed or sent: the
+   * job goes back, delayed, for any worker; this one says why once per run, and leaves the reason
+   * on the job, which the run says once too. A run whose every worker is on another gateway waits,
+   * as it does with no worker at all.
+   */
+  async function passOn(job: Job<JobData, JobAnswer>, token: string | undefined): Promise<never> {
+    const message = `worker ${id} uses the gateway at ${options.gateway}, the run at ${job.data.gateway}: start workers with the run's PIPELINE_BASE_URL`;
+    if (!passedOnRuns.has(job.data.run)) {
+      passedOnRuns.add(job.data.run);
+      say(`passing on the jobs of run ${job.data.run}: ${message}`);
+    }
+    const progress = typeof job.progress === 'object' && job.progress !== null ? job.progress : {};
+    const passedOn: PassedOn = { passed_on: message };
+    await job.updateProgress({ ...progress, ...passedOn }).catch(() => {});
+    await job.moveToDelayed(Date.now() + PASS_ON_MS, token);
+    throw new DelayedError();
+  }
+
   async function handle(job: Job<JobData, JobAnswer>, signal: AbortSignal): Promise<JobAnswer> {
     const data = job.data;
-    if (data.gateway !== options.gateway) {
-      const message = `worker ${id} uses the gateway at ${options.gateway}, the run at ${data.gateway}: start workers with the run's PIPELINE_BASE_URL`;
-      if (data.kind === 'model') return { kind: 'refused', failure: stepFailure('invalid-input', message) };
-      return err(stepFailure('invalid-input', message));
-    }
     switch (data.kind) {
       case 'model':
         return runModelJob(job, data.job, signal);
@@ -187,7 +214,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   ): Promise<ModelJobEnd> {
     switch (found.state) {
       case 'submitted':
-        say(`taking over ${data.label} of a lost worker: polling its task ${found.taskId}, not submitting again`);
+        say(
+          `taking over ${data.label} (row ${data.row + 1} of run ${job.data.run}) of a lost worker: polling its task ${found.taskId}, not submitting again`,
+        );
         await job.updateProgress({ task_id: found.taskId }).catch(() => {});
         return poll(data, found.taskId, 0, signal);
       case 'withdrawn':

@@ -87,7 +87,7 @@ describe("the action's args", () => {
     const run = await runAction(String.raw`--set title="a \"q\" b\c" --local --no-report`);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.outputs.status).toBe('succeeded');
-    const journal = readFileSync(join(workspace, '.pipeline', 'runs', run.outputs['run-id'], 'journal.jsonl'), 'utf8');
+    const journal = readFileSync(join(workspace, '.pipeline', 'runs', run.outputs['run-id']!, 'journal.jsonl'), 'utf8');
     const finished = journal
       .split('\n')
       .filter(Boolean)

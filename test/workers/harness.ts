@@ -57,12 +57,13 @@ export async function startWorker(
   home: string,
   queue: string,
   url = redis.url,
+  extraEnv: Record<string, string> = {},
 ): Promise<WorkerProcess> {
   // A lost worker's jobs are taken over after 5 s rather than 15: the kill tests wait for it.
   const flags = ['--concurrency', '4', '--takeover-after', '5'];
   const child = execa('node', [cli, 'worker', '--redis', url, '--queue', queue, ...flags], {
     reject: false,
-    env: envFor(gateway, home),
+    env: envFor(gateway, home, extraEnv),
   });
   let text = '';
   child.stderr!.on('data', (chunk: Buffer) => {

@@ -119,7 +119,7 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     expect(end).toMatchObject({ kind: 'ended', taskId: task.value.taskId });
     expect(submitted()).toBe(before);
     expect(said.join('\n')).toContain(
-      `taking over image[0] of a lost worker: polling its task ${task.value.taskId}, not submitting again`,
+      `taking over image[0] (row 1 of run run-1) of a lost worker: polling its task ${task.value.taskId}, not submitting again`,
     );
   });
 
@@ -159,13 +159,18 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     expect(gateway.stats().requests.total).toBe(requestsBefore);
   });
 
-  it('of a run on another gateway is refused by the worker, nothing submitted', async () => {
+  it('of a run on another gateway is passed on by the worker, nothing submitted, and the run says why', async () => {
     const before = submitted();
     const coordinator = await open({ gateway: 'https://other.example/api/v1' });
     await work();
-    const end = await coordinator.model(job(), () => {}, new AbortController().signal);
-    expect(end.kind).toBe('refused');
-    if (end.kind === 'refused') expect(end.failure.message).toContain("start workers with the run's PIPELINE_BASE_URL");
+    const stop = new AbortController();
+    const waiting = coordinator.model(job(), () => {}, stop.signal);
+    const reason =
+      /uses the gateway at .*, the run at https:\/\/other\.example\/api\/v1: start workers with the run's PIPELINE_BASE_URL; its jobs wait for another worker$/;
+    while (!said.some((line) => reason.test(line))) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Waiting for a worker on its gateway, not failed: stopped, it is withdrawn, never sent.
+    stop.abort();
+    expect((await waiting).kind).toBe('withdrawn');
     expect(submitted()).toBe(before);
   });
 
@@ -319,8 +324,8 @@ describe.skipIf(!redisTestsRun)('a Redis that loses its data mid-run (restarted 
       await records.flushall();
       const settled = await ends;
       // Lost with their records: whether each was sent cannot be known, so none is answered as unsent
-      // (a worker that answered after the loss wrote its task id again: that task is read, `unread`).
-      for (const end of settled) expect(['ended', 'unknown', 'unread']).toContain(end.kind);
+      // (a task its worker told of, or wrote again after the loss, is read by the run: `orphaned`).
+      for (const end of settled) expect(['ended', 'unknown', 'unread', 'orphaned']).toContain(end.kind);
       expect(settled.some((end) => end.kind === 'unknown')).toBe(true);
       // A resume recalls each: none comes back as never sent, so none is submitted again.
       for (const j of jobs) expect(await coordinator.recall(j.request)).not.toEqual({ kind: 'unsent' });

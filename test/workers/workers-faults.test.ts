@@ -55,7 +55,7 @@ describe.skipIf(!redisTestsRun)('workers and coordinators that die mid-run', () 
       expect(gateway.stats().tasks.submitted).toEqual({ [SLUG]: 60 });
       const survivors = `${workers[1]!.stderr()}${workers[2]!.stderr()}`;
       expect(survivors).toMatch(
-        /taking over image\[\d+\] of a lost worker: polling its task task_\w+, not submitting again/,
+        /taking over image\[\d+\] \(row 1 of run [\w-]+\) of a lost worker: polling its task task_\w+, not submitting again/,
       );
     } finally {
       await stopAll(workers);

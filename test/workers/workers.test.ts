@@ -228,7 +228,7 @@ describe('pipeline worker at the door', () => {
     expect(unreachable.exitCode).toBe(2);
     expect(unreachable.stderr).toContain('cannot reach Redis at redis://:***@127.0.0.1:1');
     // A worker cannot go on without the Redis its jobs are on: no advice to run without it.
-    expect(unreachable.stderr).toContain('start Redis: the runs queue their items there');
+    expect(unreachable.stderr).toContain("start Redis: the workers' jobs are queued there");
     expect(unreachable.stderr).not.toContain('without --redis');
     expect(unreachable.stderr).not.toContain(PASSWORD);
     const noTakeover = await execa('node', [cli, 'worker', '--redis', 'redis://127.0.0.1:1', '--takeover-after', '0'], {
@@ -251,6 +251,19 @@ describe('pipeline run --workers at the door', () => {
     });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--workers needs a gateway the workers reach too');
+    // A Redis that does not answer is named as --workers', with no --redis to drop.
+    const down = await execa('node', [cli, 'run', recipe, '--workers', 'redis://127.0.0.1:1'], {
+      reject: false,
+      env: {
+        PIPELINE_HOME: join(tmpdir(), `workers-local-${process.pid}`),
+        PIPELINE_BASE_URL: 'http://127.0.0.1:1/api/v1',
+        PIPELINE_API_KEY: 'sk-test',
+        CI: 'true',
+      },
+    });
+    expect(down.exitCode).toBe(2);
+    expect(down.stderr).toContain("start Redis: the workers' jobs are queued there");
+    expect(down.stderr).not.toContain('--redis');
     const queueAlone = await execa('node', [cli, 'run', recipe, '--local', '--workers-queue', 'assets'], {
       reject: false,
       env: { PIPELINE_HOME: join(tmpdir(), `workers-local-${process.pid}`), CI: 'true' },
