@@ -147,7 +147,7 @@ describe('the command line without rough edges', () => {
     const run = await pipeline(['run', recipe, '--batch', join(home, 'rows.csv'), '--json']);
     expect(run.exitCode, run.stderr).toBe(1);
     expect(run.stderr).toContain('✗ row 2 check failed: the command exited with 1');
-    expect(run.stderr).toMatch(/^  1 step in 1 row cancelled: after$/m);
+    expect(run.stderr).toMatch(/^ {2}1 step in 1 row cancelled: after$/m);
     const { steps, outputs } = JSON.parse(run.stdout);
     expect(outputs).toHaveLength(2);
     expect(steps).toContainEqual({ row: 1, step: 'after', status: 'cancelled' });
