@@ -504,7 +504,25 @@ export const INVALID_CASES: InvalidCase[] = [
     name: 'llm with an invalid schema',
     yaml: `${head}steps:\n  brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n`,
     expected:
-      'recipes/broken.yaml:4:63: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values, type must be array, type must match a schema in anyOf\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n  |                                                               ~~~~~~~~~~~~~~~~~~',
+      'recipes/broken.yaml:4:71: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values (array, boolean, integer, null, number, object, string)\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: nonsense } } }\n  |                                                                       ~~~~~~~~',
+  },
+  {
+    name: 'llm schema with a typo beside an expression (checked all the same)',
+    yaml: `${head}inputs:\n  n: { type: integer, default: 3 }\nsteps:\n  brief:\n    uses: llm\n    with:\n      model: a/b\n      prompt: hi\n      schema: { type: object, properties: { p: { type: arrray, maxItems: \"\${{ inputs.n }}\" } } }\n`,
+    expected:
+      'recipes/broken.yaml:11:56: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values (array, boolean, integer, null, number, object, string)\n   |\n11 |       schema: { type: object, properties: { p: { type: arrray, maxItems: "${{ inputs.n }}" } } }\n   |                                                        ~~~~~~',
+  },
+  {
+    name: 'llm schema that no answer can match',
+    yaml: `${head}steps:\n  brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: array, minItems: 3, maxItems: 2 } } }\n`,
+    expected:
+      'recipes/broken.yaml:4:88: error: minItems 3 is more than maxItems 2: no answer can match this schema, and each try would be paid\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, schema: { type: array, minItems: 3, maxItems: 2 } } }\n  |                                                                                        ~',
+  },
+  {
+    name: 'llm temperature over what the messages protocol takes',
+    yaml: `${head}steps:\n  brief: { uses: llm, with: { model: a/b, prompt: hi, protocol: messages, temperature: 1.5 } }\n`,
+    expected:
+      'recipes/broken.yaml:4:88: error: temperature 1.5 is over 1, the most the messages protocol takes (chat and responses take up to 2)\n  |\n4 |   brief: { uses: llm, with: { model: a/b, prompt: hi, protocol: messages, temperature: 1.5 } }\n  |                                                                                        ~~~',
   },
   {
     name: 'web-search without a query',

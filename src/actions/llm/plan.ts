@@ -30,23 +30,100 @@ export const LLM_INPUT_SCHEMA: JsonSchema = {
   },
 };
 
+/** Keywords that bound a count or a value: with both ends given, the least must not pass the most. */
+const BOUNDS = [
+  ['minItems', 'maxItems'],
+  ['minLength', 'maxLength'],
+  ['minProperties', 'maxProperties'],
+  ['minimum', 'maximum'],
+] as const;
+
+const isExpression = (value: unknown) => typeof value === 'string' && value.includes('${{');
+
+/**
+ * The schema as far as it is known before the run: a value that is an expression as a whole
+ * (`maxItems: ${{ inputs.count }}`) is left out, and text holding one (`description`) kept as text.
+ * What is left must be a valid JSON Schema too: a `type: arrray` beside an expression is a typo all
+ * the same, and the run would send it to be refused.
+ */
+function knownPart(value: unknown): unknown {
+  if (Array.isArray(value)) return value.filter((v) => !isExpression(v)).map(knownPart);
+  if (typeof value !== 'object' || value === null) return value;
+  const kept: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) {
+    if (isExpression(member) && /^\$\{\{[\s\S]*\}\}$/.test((member as string).trim())) continue;
+    kept[key] = knownPart(member);
+  }
+  return kept;
+}
+
+/** Where in the schema an Ajv meta-schema error is: `/properties/prompts/type` as path segments. */
+const segmentsOf = (pointer: string) =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+
+/** The problems of a step's `schema`, each at its own place: not a JSON Schema, or bounds no answer meets. */
+function schemaProblems(schema: unknown): Array<{ at: Array<string | number>; message: string }> {
+  const known = knownPart(schema);
+  ajv ??= new (ajvLibrary().Ajv)({ strict: false });
+  if (!ajv.validateSchema(known as object)) {
+    // The meta-schema's first word on each place it faults (`type` fails its enum, then its anyOf).
+    const firstAt = new Map<string, { message?: string; params: Record<string, unknown> }>();
+    for (const e of ajv.errors ?? []) if (!firstAt.has(e.instancePath)) firstAt.set(e.instancePath, e);
+    return [...firstAt].slice(0, 3).map(([pointer, e]) => {
+      const at = segmentsOf(pointer);
+      const allowed = Array.isArray(e.params.allowedValues) ? ` (${e.params.allowedValues.join(', ')})` : '';
+      const field = at.length > 0 ? `${at.at(-1)} ` : '';
+      return { at, message: `schema is not a valid JSON Schema: ${field}${e.message}${allowed}` };
+    });
+  }
+  try {
+    // What the meta-schema does not see: a pattern that is no regular expression, a $ref to nowhere.
+    ajv.compile(known as object);
+  } catch (cause) {
+    return [{ at: [], message: `schema is not a valid JSON Schema: ${(cause as Error).message}` }];
+  }
+  const problems: Array<{ at: Array<string | number>; message: string }> = [];
+  const walk = (node: unknown, at: Array<string | number>) => {
+    if (Array.isArray(node)) {
+      for (const [i, member] of node.entries()) walk(member, [...at, i]);
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    const fields = node as Record<string, unknown>;
+    for (const [least, most] of BOUNDS)
+      if (typeof fields[least] === 'number' && typeof fields[most] === 'number' && fields[least] > fields[most])
+        problems.push({
+          at: [...at, least],
+          message: `${least} ${fields[least]} is more than ${most} ${fields[most]}: no answer can match this schema, and each try would be paid`,
+        });
+    for (const [key, member] of Object.entries(fields)) walk(member, [...at, key]);
+  };
+  walk(known, []);
+  return problems;
+}
+
 /** `uses: llm`: one text call per run; with a `schema`, its `json` output has that schema's shape. */
 export const llmPlan: ActionPlan<LlmStep> = {
   ...namedAs('llm'),
   draft: ({ raw, path, file, diagnostics }) => {
     const schemaValue = raw.with?.schema;
-    // A schema with expressions (`maxItems: ${{ inputs.count }}`) is checked once rendered, at run time.
-    if (schemaValue !== undefined && !JSON.stringify(schemaValue).includes('${{')) {
-      try {
-        ajv ??= new (ajvLibrary().Ajv)({ strict: false });
-        ajv.compile(schemaValue as object);
-      } catch (cause) {
-        const reason = (cause as Error).message.replace(/^schema is invalid: /, '').replace(/\bdata\//g, '');
-        diagnostics.push(
-          error(file, file.locate([...path, 'with', 'schema']), `schema is not a valid JSON Schema: ${reason}`),
-        );
-      }
-    }
+    if (schemaValue !== undefined && typeof schemaValue === 'object' && schemaValue !== null)
+      for (const problem of schemaProblems(schemaValue))
+        diagnostics.push(error(file, file.locate([...path, 'with', 'schema', ...problem.at]), problem.message));
+    // The Messages protocol takes a temperature from 0 to 1 (the others up to 2): refused there, and paid for nothing.
+    const temperature = raw.with?.temperature;
+    if (raw.with?.protocol === 'messages' && typeof temperature === 'number' && temperature > 1)
+      diagnostics.push(
+        error(
+          file,
+          file.locate([...path, 'with', 'temperature']),
+          `temperature ${temperature} is over 1, the most the messages protocol takes (chat and responses take up to 2)`,
+        ),
+      );
     return {
       inputSchema: LLM_INPUT_SCHEMA,
       outputs: object({
