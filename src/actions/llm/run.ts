@@ -31,6 +31,12 @@ function answerValidator(schema: object): ValidateFunction {
   return validate;
 }
 
+/** An answer as a failure quotes it: its first 300 characters, on one line. */
+const shortened = (text: string) => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 300)}… (${line.length} characters)` : line;
+};
+
 /** One call in the step's protocol; with a `schema`, its answer parsed and checked. Also what a worker runs. */
 export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const protocol = llmProtocol(input.protocol);
@@ -43,13 +49,14 @@ export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, si
   try {
     json = JSON.parse(unfenced);
   } catch {
-    return failed('invalid-output', `the answer of ${String(input.model)} is not JSON: ${text.slice(0, 200)}`);
+    return failed('invalid-output', `the answer of ${String(input.model)} is not JSON: ${shortened(text)}`);
   }
   const validate = answerValidator(input.schema as object);
   if (!validate(json))
+    // What it answered goes with it: the journal, the console and the report keep no other copy.
     return failed(
       'invalid-output',
-      `the answer of ${String(input.model)} does not match the step's schema: ${ajv.errorsText(validate.errors)}`,
+      `the answer of ${String(input.model)} does not match the step's schema: ${ajv.errorsText(validate.errors)}; it answered: ${shortened(unfenced)}`,
     );
   return ok({ text, json, usage });
 }
