@@ -271,6 +271,39 @@ describe('the official SDKs against the built-in text gateway', () => {
       expect(auto.choices[0]!.message.content!.length).toBeGreaterThan(0);
     });
 
+    it('takes the history of a tool call as the public APIs give it: chat tool_calls with null content, Responses function_call items', async () => {
+      const chat = await openai.chat.completions.create({
+        model: MODEL,
+        messages: [
+          { role: 'user', content: 'What is the weather in Lyon?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: '{"sky":"rain"}' },
+        ],
+      });
+      expect(chat.choices[0]!.message.content!.length).toBeGreaterThan(0);
+      const responses = await openai.responses.create({
+        model: MODEL,
+        input: [
+          { role: 'user', content: 'What is the weather in Lyon?' },
+          { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Lyon"}' },
+          { type: 'function_call_output', call_id: 'call_1', output: '{"sky":"rain"}' },
+        ],
+      });
+      expect(responses.output_text.length).toBeGreaterThan(0);
+      await expect(
+        openai.responses.create({
+          model: MODEL,
+          input: [{ type: 'function_call_output', call_id: 'call_1' } as never],
+        }),
+      ).rejects.toThrow(/^400 Invalid parameters: input\[0\]\.output must be a string/);
+    });
+
     it('checks a role and a temperature as the public APIs do', async () => {
       await expect(
         openai.chat.completions.create({ model: MODEL, messages: [{ role: 'bogus' as 'user', content: 'hi' }] }),

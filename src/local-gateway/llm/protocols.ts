@@ -46,9 +46,27 @@ function conversation(messages: unknown, field: string): Conversation {
   if (!Array.isArray(messages) || messages.length === 0) throw invalid(`${field} must be a non-empty list of messages`);
   let lastUser = '';
   const lines = messages.map((message, i) => {
-    if (!isObject(message) || typeof message.role !== 'string')
-      throw invalid(`${field}[${i}] must be an object with a role`);
-    const text = contentText(message.content, `${field}[${i}].content`);
+    const at = `${field}[${i}]`;
+    // The Responses API's items besides messages: a function call the model made, and its output.
+    if (field === 'input' && isObject(message) && message.type === 'function_call') {
+      for (const name of ['call_id', 'name', 'arguments'])
+        if (typeof message[name] !== 'string') throw invalid(`${at}.${name} must be a string`);
+      return `assistant: (called ${String(message.name)} with ${String(message.arguments)})`;
+    }
+    if (field === 'input' && isObject(message) && message.type === 'function_call_output') {
+      for (const name of ['call_id', 'output'])
+        if (typeof message[name] !== 'string') throw invalid(`${at}.${name} must be a string`);
+      return `tool: ${String(message.output)}`;
+    }
+    if (!isObject(message) || typeof message.role !== 'string') throw invalid(`${at} must be an object with a role`);
+    // Chat Completions: an assistant turn that called tools has no content (null, as the API answers it).
+    if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.content == null) {
+      const names = message.tool_calls.map((call) =>
+        isObject(call) && isObject(call.function) ? call.function.name : '?',
+      );
+      return `assistant: (called ${names.join(', ')})`;
+    }
+    const text = contentText(message.content, `${at}.content`);
     if (message.role === 'user') lastUser = text;
     return `${message.role}: ${text}`;
   });
