@@ -19,22 +19,58 @@ export function countThroughChains(steps: PlannedStep[], rows: InputRows): void 
   }
 }
 
-/** `for_each: ${{ steps.B.outputs.json.a.b }}` over an LLM step B whose schema fixes the list's length. */
+/**
+ * `for_each: ${{ steps.B.outputs.json.a.b }}` over an LLM step B whose schema fixes the list's
+ * length; or a projection of its items, `json.shots[*].prompt`, where what each item gives is not a
+ * list (`[*]` flattens one level: a list per item would change the count).
+ */
 function schemaCounts(step: PlannedStep, byId: Map<string, PlannedStep>, rows: InputRows): Runs | undefined {
   const forEach = step.forEach;
   if (forEach?.kind !== 'template' || !forEach.template.whole) return undefined;
   const part = forEach.template.parts.find((p) => typeof p !== 'string');
   if (!part || typeof part === 'string' || part.expr.kind !== 'path' || part.expr.root !== 'steps') return undefined;
-  const [id, outputs, json, ...fields] = part.expr.segments;
+  const [id, outputs, json, ...rest] = part.expr.segments;
   if (id?.kind !== 'field' || outputs?.kind !== 'field' || outputs.name !== 'outputs') return undefined;
-  if (json?.kind !== 'field' || json.name !== 'json' || fields.some((f) => f.kind !== 'field')) return undefined;
+  const star = rest.findIndex((s) => s.kind === 'wildcard');
+  const fields = star < 0 ? rest : rest.slice(0, star);
+  const projection = star < 0 ? undefined : rest.slice(star + 1);
+  if (
+    json?.kind !== 'field' ||
+    json.name !== 'json' ||
+    [...fields, ...(projection ?? [])].some((f) => f.kind !== 'field')
+  )
+    return undefined;
   const llm = byId.get(id.name);
   if (llm?.action !== 'llm' || llm.forEach || llm.with.kind !== 'map' || !llm.with.entries.schema) return undefined;
   const schemaValue = llm.with.entries.schema;
   const counts: Runs = [];
   for (const [index, row] of rows.entries())
-    counts.push(schemaCount(llm.runs[index], schemaValue, fields as Array<{ name: string }>, row));
+    counts.push(
+      schemaCount(
+        llm.runs[index],
+        schemaValue,
+        fields as Array<{ name: string }>,
+        row,
+        projection as Array<{ name: string }> | undefined,
+      ),
+    );
   return counts;
+}
+
+/** The schema of a property path under `node` (its `properties`, field by field), or undefined. */
+function propertyAt(node: unknown, fields: ReadonlyArray<{ name: string }>): unknown {
+  for (const field of fields) {
+    const properties = (node as { properties?: Record<string, unknown> } | null)?.properties;
+    node = properties && Object.hasOwn(properties, field.name) ? properties[field.name] : undefined;
+  }
+  return node;
+}
+
+/** Whether a schema's values are never lists: its `type` is given, and is not (or does not include) `array`. */
+function neverList(node: unknown): boolean {
+  const type = (node as { type?: unknown } | undefined)?.type;
+  if (typeof type === 'string') return type !== 'array';
+  return Array.isArray(type) && type.length > 0 && !type.includes('array');
 }
 
 /** The list length an LLM step's schema fixes in a row where the step runs once, or `dynamic`. */
@@ -43,18 +79,18 @@ function schemaCount(
   schemaValue: ValueTemplate,
   fields: ReadonlyArray<{ name: string }>,
   row: Record<string, unknown>,
+  projection?: ReadonlyArray<{ name: string }>,
 ): Runs[number] {
   if (runs !== 1) return runs ?? 'dynamic';
-  let node: unknown;
+  let schema: unknown;
   try {
-    node = knownValue(schemaValue, row);
+    schema = knownValue(schemaValue, row);
   } catch {
     return 'dynamic';
   }
-  for (const field of fields) {
-    const properties = (node as { properties?: Record<string, unknown> } | null)?.properties;
-    node = properties && Object.hasOwn(properties, field.name) ? properties[field.name] : undefined;
-  }
+  const node = propertyAt(schema, fields);
+  if (projection && !neverList(propertyAt((node as { items?: unknown } | undefined)?.items, projection)))
+    return 'dynamic';
   const { minItems, maxItems } = (node ?? {}) as { minItems?: unknown; maxItems?: unknown };
   return Number.isInteger(minItems) && minItems === maxItems ? (minItems as number) : 'dynamic';
 }

@@ -257,4 +257,27 @@ steps:
     const open = text('1').replace('maxItems: 1', 'maxItems: 4');
     expect(plan(open).steps.find((s) => s.id === 'hero')!.runs).toEqual(['dynamic']);
   });
+
+  it('takes the count through a projection of the items, unless each item may give a list ([*] flattens it)', () => {
+    const text = (promptSchema: string) => `version: 1
+name: brief
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write shots
+      schema: { type: object, properties: { shots: { type: array, minItems: 4, maxItems: 4, items: { type: object, properties: { prompt: ${promptSchema} } } } } }
+  hero:
+    uses: ${T2I}
+    for_each: \${{ steps.brief.outputs.json.shots[*].prompt }}
+    with: { prompt: "\${{ item }}" }
+`;
+    const runs = (schema: string) => plan(text(schema)).steps.find((s) => s.id === 'hero')!.runs;
+    expect(runs('{ type: string }')).toEqual([4]);
+    expect(runs('{ type: [string, "null"] }')).toEqual([4]);
+    // A list per shot, or a prompt of any type, is flattened into the items: the count is not the schema's.
+    expect(runs('{ type: array, items: { type: string } }')).toEqual(['dynamic']);
+    expect(runs('{ description: anything }')).toEqual(['dynamic']);
+  });
 });
