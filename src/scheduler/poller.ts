@@ -54,6 +54,12 @@ export interface PollSchedule {
   spareAt?: readonly number[];
   hasSpareRoom?: () => boolean;
   /**
+   * The clock time of the read after the first, where the model's times vary: the top of their
+   * spread (DurationModel.spreadTop); the growing waits start after it. Undefined: they start at the
+   * first read.
+   */
+  thenAt?: number;
+  /**
    * The least wait after a read that finds the task still `pending`, not yet started (it waits in
    * the gateway's queue, as with `queue_ahead`): once started it takes about this long, so a read
    * before then would find it running at best. By hand, on the bench's chain-items scenario with
@@ -67,7 +73,7 @@ export interface PollSchedule {
    * Read from its submission, a task that waited in the queue was read early by its wait, and one
    * that started at once late by the run's mean wait.
    */
-  fromStart?: (waitedUntil: number, runningAt: number) => { readAt: number; spareAt?: readonly number[] } | undefined;
+  fromStart?: (waitedUntil: number, runningAt: number) => StartedReads | undefined;
   /**
    * For a task queued at its submission whose start the run foresees (GatewayPlaces): until a read
    * finds it running, its reads go from the start expected now (`readsFrom`), and move with it;
@@ -75,7 +81,14 @@ export interface PollSchedule {
    * half at each (the replay was wrong: another process's tasks were ahead, or fewer places).
    * In place of `fromStart` and `pendingMs`.
    */
-  queued?: { start: QueuedStart; readsFrom: (startedAt: number) => { readAt: number; spareAt?: readonly number[] } };
+  queued?: { start: QueuedStart; readsFrom: (startedAt: number) => StartedReads };
+}
+
+/** The reads of a task from its start: the first, the spare ones, and the one at the top of its spread. */
+export interface StartedReads {
+  readAt: number;
+  spareAt?: readonly number[];
+  thenAt?: number;
 }
 
 /** The start of a task waiting in the gateway's queue, as the run foresees it (see GatewayPlaces). */
@@ -95,6 +108,8 @@ export interface LearnedReads {
   firstAt: number;
   /** Clock times of spare reads (see PollSchedule.spareAt). */
   spareAt?: readonly number[];
+  /** The read after the first (see PollSchedule.thenAt). */
+  thenAt?: number;
   /** The wait after a read that finds it still running, growing by half from there. */
   intervalMs: number;
 }
@@ -189,11 +204,14 @@ export async function waitForTask(
   const { hasSpareRoom } = schedule;
   let spares = hasSpareRoom ? schedule.spareAt : undefined;
   let spare = sparesBefore(spares, clock.now(), readAt);
+  /** The read after the next one of the schedule, where the model's times vary. */
+  let thenAt = schedule.thenAt;
   /** The next read of the schedule at `at`, and the spare reads given before it, from `now` on. */
-  const readNext = (now: number, at: number, spareAt: readonly number[] | undefined) => {
+  const readNext = (now: number, at: number, spareAt: readonly number[] | undefined, then?: number) => {
     readAt = at;
     spares = hasSpareRoom ? spareAt : undefined;
     spare = sparesBefore(spares, now, readAt);
+    thenAt = then;
   };
   let interval = schedule.intervalMs;
   let rampTo = schedule.rampToMs ?? 0;
@@ -209,7 +227,7 @@ export async function waitForTask(
     if (queued) {
       const reads = queued.readsFrom(queued.start.expectedStart());
       const at = Math.min(Math.max(reads.readAt, notBefore), deadline ?? Number.POSITIVE_INFINITY);
-      readNext(now, Math.max(now, at), reads.spareAt);
+      readNext(now, Math.max(now, at), reads.spareAt, reads.thenAt);
     }
     // Waiting for what the probe learns, the read may come at any moment: once.
     expectedReads?.expect(learned ? now : readAt, learned ? undefined : interval);
@@ -223,7 +241,7 @@ export async function waitForTask(
       // Read when a typical task submitted with this one is done, and as a learned task from then on.
       const reads = arrived.value.reads;
       learned = undefined;
-      readNext(clock.now(), Math.max(clock.now(), reads.firstAt), reads.spareAt);
+      readNext(clock.now(), Math.max(clock.now(), reads.firstAt), reads.spareAt, reads.thenAt);
       interval = reads.intervalMs;
       rampTo = 0;
       growFrom = Number.NEGATIVE_INFINITY;
@@ -252,7 +270,7 @@ export async function waitForTask(
     const pendingMs = pending ? schedule.pendingMs : undefined;
     // Seen running for the first time after waiting in the queue: read it as a task that started
     // when it likely did (where the replay places it, else between its last pending read and this one).
-    let started: { readAt: number; spareAt?: readonly number[] } | undefined;
+    let started: StartedReads | undefined;
     if (queued) {
       queued.start.seenRunning(answeredAt);
       started = queued.readsFrom(queued.start.expectedStart());
@@ -263,11 +281,21 @@ export async function waitForTask(
       if (!pending) started = schedule.fromStart?.(waitedUntil, answeredAt);
     }
     if (started && started.readAt > answeredAt) {
-      readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt);
+      readNext(answeredAt, Math.min(started.readAt, answeredAt + left), started.spareAt, started.thenAt);
       continue;
     }
     // A spare read that finds the task running leaves the schedule as it was.
     if (spareAt !== undefined && pendingMs === undefined) continue;
+    // The first read found it running: the next at the top of its model's spread, if still to come.
+    if (thenAt !== undefined && pendingMs === undefined && !delivered) {
+      const top = thenAt;
+      thenAt = undefined;
+      if (top > answeredAt) {
+        readAt = Math.min(top, answeredAt + left);
+        spare = sparesBefore(spares, answeredAt, readAt);
+        continue;
+      }
+    }
     let delay = Math.min(interval, schedule.maxIntervalMs, left);
     if (pendingMs !== undefined) delay = Math.max(delay, Math.min(pendingMs, left));
     if (interval < rampTo) interval = Math.min(Math.round(interval * PROBE_GROWTH), rampTo);
