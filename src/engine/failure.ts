@@ -45,9 +45,9 @@ export const stoppedBeforeSubmission = (): StepFailure => ({
   notSubmitted: true,
 });
 
-export function fromGateway(failure: GatewayFailure, context: string): StepFailure {
+export function fromGateway(failure: GatewayFailure, context: string, made: 'task' | 'call' = 'task'): StepFailure {
   const advice =
-    "Check the team's tasks and balance before running it again; " +
+    `Check the team's ${made === 'task' ? 'tasks and balance' : 'balance (a text call makes no task)'} before running it again; ` +
     '`pipeline resume` will not send it again unless asked to with --resubmit-unknown';
   const message =
     failure.reason === 'outcome-unknown'

@@ -21,7 +21,9 @@ export interface PaidCallItem {
   model: string;
 }
 
-const RESUBMIT_ADVICE = "Check the team's tasks, then resume with --resubmit-unknown to send it again";
+/** What to check before sending again: a submission made a task, a text call only a charge on the balance. */
+const resubmitAdvice = (made: 'task' | 'call') =>
+  `Check the team's ${made === 'task' ? 'tasks' : 'balance (a text call makes no task)'}, then resume with --resubmit-unknown to send it again`;
 
 /**
  * What an earlier run left of this item's paid request: nothing (go on), or a request whose outcome
@@ -34,15 +36,16 @@ export function earlierOutcomeUnknown(
   key: string,
   what: string,
   may: string,
+  made: 'task' | 'call' = 'task',
 ): Result<void, StepFailure> {
   if (ctx.resubmitUnknown || !ctx.resume) return ok(undefined);
   const lost = ctx.resume.unknownSubmissions.get(key);
   if (lost) {
-    const message = `${what} got no certain answer in the earlier run (${lost.message}); ${may}. ${RESUBMIT_ADVICE}`;
+    const message = `${what} got no certain answer in the earlier run (${lost.message}); ${may}. ${resubmitAdvice(made)}`;
     return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
   }
   if (ctx.resume.unansweredSubmissions.has(key)) {
-    const message = `${what} was in flight when the run stopped; ${may}. ${RESUBMIT_ADVICE}`;
+    const message = `${what} was in flight when the run stopped; ${may}. ${resubmitAdvice(made)}`;
     return err({ ...stepFailure('outcome-unknown', message), outcomeUnknown: true });
   }
   return ok(undefined);
@@ -71,7 +74,7 @@ export async function sendPaidCall<T>(
   const { ref, label, model } = item;
   const what = `the call of ${label} to ${model}`;
   const key = itemKey(ref.row, ref.step, journalIndex(ref));
-  const earlier = earlierOutcomeUnknown(ctx, key, what, 'it may have been answered, and billed');
+  const earlier = earlierOutcomeUnknown(ctx, key, what, 'it may have been answered, and billed', 'call');
   if (!earlier.ok) return earlier;
   if (signal.aborted) return err(interrupted('the run was stopped before this call was sent'));
   const request = randomUUID();

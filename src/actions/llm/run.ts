@@ -41,7 +41,7 @@ const shortened = (text: string) => {
 export async function runLlm(ctx: Pick<EngineContext, 'client'>, input: Json, signal: AbortSignal): RunnerResult {
   const protocol = llmProtocol(input.protocol);
   const answer = await ctx.client.llm(protocol, llmRequest(protocol, input), signal);
-  if (!answer.ok) return err(fromGateway(answer.error, `${protocol} call to ${String(input.model)}`));
+  if (!answer.ok) return err(fromGateway(answer.error, `${protocol} call to ${String(input.model)}`, 'call'));
   const { text, usage } = llmAnswer(protocol, answer.value);
   if (!input.schema) return ok({ text, json: null, usage });
   const unfenced = text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, '$1');
