@@ -12,6 +12,8 @@ declare module 'fastify' {
     failAfterHandler?: boolean;
     /** The connection was closed on purpose; the request is already counted. */
     dropped?: boolean;
+    /** Seconds until the key's rate window resets: what an injected 429 quotes, as a real one does. */
+    retryAfterSeconds?: number;
   }
 }
 
@@ -52,7 +54,10 @@ export function injectFaultBefore(
     reply.hijack();
     return true;
   }
-  throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`);
+  // A 429 always says when to retry (Retry-After), as the rate limiter's own does.
+  const headers: Record<string, string> =
+    fault.status === 429 ? { 'Retry-After': String(request.retryAfterSeconds ?? 1) } : {};
+  throw new GatewayError(fault.status as ErrorStatus, `injected fault ${fault.status}`, headers);
 }
 
 /** The random `errorRate` of an overloaded or failing gateway, for authenticated routes. */

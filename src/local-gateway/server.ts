@@ -92,6 +92,7 @@ function installRequestChecks(app: FastifyInstance, ctx: GatewayContext): void {
     request.team = team;
     const verdict = ctx.rateLimiter.take(key);
     reply.headers(verdict.headers);
+    request.retryAfterSeconds = verdict.retryAfterSeconds;
     if (!verdict.allowed) {
       throw new GatewayError(429, ctx.rateLimiter.refusalDetail(verdict.retryAfterSeconds), {
         'Retry-After': String(verdict.retryAfterSeconds),

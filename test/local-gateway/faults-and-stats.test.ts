@@ -81,6 +81,12 @@ describe('faults on demand', () => {
       code: 500,
       message: 'Internal server error: injected fault 500',
     });
+    // A 429 says when to retry, as the rate limiter's own does: the seconds left in the key's window.
+    gw.injectFault({ kind: 'status', status: 429 });
+    const limited = await api.get('/api/v1/models');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
   });
 
   it('body_contains: strikes only the requests whose body holds the text', async () => {

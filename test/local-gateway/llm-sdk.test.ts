@@ -160,6 +160,10 @@ describe('the official SDKs against the built-in text gateway', () => {
       const final = await openai.responses.stream({ ...ask, max_output_tokens: 3 }).finalResponse();
       expect(final.status).toBe('incomplete');
       expect(final.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+      // The message cut short is incomplete too, streamed or not.
+      expect(final.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+      const whole = await openai.responses.create({ ...ask, max_output_tokens: 3 });
+      expect(whole.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
     });
   });
 

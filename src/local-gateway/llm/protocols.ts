@@ -300,7 +300,8 @@ export function response(body: Json, random: GatewayRandom, now: number): TextRe
         }
       : null,
   });
-  const finalBody = responseBody(status, [item('completed', [part(result.text)])], result);
+  // A message cut at max_output_tokens is itself `incomplete`, as the response is.
+  const finalBody = responseBody(status, [item(status, [part(result.text)])], result);
   if (!stream) return { json: finalBody };
   let sequence = 0;
   const event = (type: string, fields: Json): ServerSentEvent => ({
@@ -317,7 +318,7 @@ export function response(body: Json, random: GatewayRandom, now: number): TextRe
       ...textPieces(result.text).map((delta) => event('response.output_text.delta', { ...at, delta, logprobs: [] })),
       event('response.output_text.done', { ...at, text: result.text, logprobs: [] }),
       event('response.content_part.done', { ...at, part: part(result.text) }),
-      event('response.output_item.done', { output_index: 0, item: item('completed', [part(result.text)]) }),
+      event('response.output_item.done', { output_index: 0, item: item(status, [part(result.text)]) }),
       event(`response.${status}`, { response: finalBody }),
     ],
   };
