@@ -515,8 +515,11 @@ function stepItems({ step, scope }: StepRun): Result<unknown[] | 'skipped', Step
   if (!step.forEach) return ok([undefined]);
   const items = renderValue(step.forEach, scope, `${step.id}.for_each`);
   if (!items.ok) return items;
-  if (!Array.isArray(items.value))
-    return failed('expression', `for_each gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
+  if (!Array.isArray(items.value)) {
+    // The expression as written: a misspelt field of an open schema gives null here, not at validate.
+    const written = step.forEach.kind === 'template' ? ` ${step.forEach.text}` : '';
+    return failed('expression', `for_each${written} gave ${JSON.stringify(items.value)?.slice(0, 80)}, not a list`);
+  }
   return ok(items.value);
 }
 

@@ -285,3 +285,31 @@ steps:
     await engine.close();
   });
 });
+
+describe('a for_each that gives no list at run time', () => {
+  it('fails naming the expression as written: a misspelt field of an open schema passes validate', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 3 });
+    const recipe = `version: 1
+name: open-schema
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write prompts
+      schema: { type: object, properties: { prompts: { type: array, items: { type: string } } } }
+  art:
+    uses: vendor-a/vendor-a-v3-t2i
+    for_each: \${{ steps.brief.outputs.json.promts }}
+    with: { prompt: "\${{ item }}" }
+`;
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    expect(result.rows[0]!.steps.art!.failure?.message).toBe(
+      'for_each ${{ steps.brief.outputs.json.promts }} gave null, not a list',
+    );
+    expect(gateway.stats().tasks.submitted).toEqual({});
+    await engine.close();
+  });
+});
