@@ -8,6 +8,7 @@ import type { RemoteAction } from '../engine/remote.js';
 import type { ActionCaching, ActionRun, RunnerResult } from './run-part.js';
 import { itemOf } from '../engine/events.js';
 import { sendPaidCall } from '../engine/paid-call.js';
+import { inputForJournal } from '../engine/journal-input.js';
 
 /** A `uses:` step's input: its `with:`, rendered. */
 export const renderWith = (step: { with: ValueTemplate }, scope: Scope, where: string) =>
@@ -67,7 +68,12 @@ export function gatewayCallRun<S extends PlannedStep & { action: RemoteAction }>
           ? ctx.remote.action(item, kind, input, signal)
           : gatewayCall.call(ctx, input, callSignal);
       if (gatewayCall.idempotent) return call();
-      const paid = { ref: itemOf(row, step, index), label: item.label, model: String(input.model) };
+      const paid = {
+        ref: itemOf(row, step, index),
+        label: item.label,
+        model: String(input.model),
+        input: inputForJournal(input),
+      };
       return sendPaidCall(ctx, paid, signal, call);
     },
     cache: oneRequest(kind),

@@ -81,7 +81,7 @@ export type EngineEvent =
    * A paid text call is about to leave (answered in one exchange, billed by the token, so no price
    * here). The journal has it on disk first, so that a kill mid-call leaves a trace of it.
    */
-  | { type: 'call-sent'; item: RunItemRef; model: string; request: string }
+  | { type: 'call-sent'; item: RunItemRef; model: string; request: string; input?: Record<string, unknown> }
   /**
    * How the paid call ended: `answered` (whatever the answer, it was billed), `failed` (certainly not
    * answered: refused, or never left), or `unknown` (cut off: it may have been answered and billed).

@@ -82,7 +82,13 @@ export function journalLineOf(event: EngineEvent): NewEvent | undefined {
         ...(event.input ? { input: event.input } : {}),
       };
     case 'call-sent':
-      return { type: 'call-sent', ...itemFields(event.item), model: event.model, request: event.request };
+      return {
+        type: 'call-sent',
+        ...itemFields(event.item),
+        model: event.model,
+        request: event.request,
+        ...(event.input ? { input: event.input } : {}),
+      };
     case 'call-ended':
       return {
         type: 'call-ended',

@@ -19,6 +19,8 @@ export interface PaidCallItem {
   label: string;
   /** The model called. */
   model: string;
+  /** What is asked, as the journal keeps it (long strings cut). */
+  input?: Record<string, unknown>;
 }
 
 /** What to check before sending again: a submission made a task, a text call only a charge on the balance. */
@@ -71,7 +73,7 @@ export async function sendPaidCall<T>(
   signal: AbortSignal,
   call: () => Promise<Result<T, StepFailure>>,
 ): Promise<Result<T, StepFailure>> {
-  const { ref, label, model } = item;
+  const { ref, label, model, input } = item;
   const what = `the call of ${label} to ${model}`;
   const key = itemKey(ref.row, ref.step, journalIndex(ref));
   const earlier = earlierOutcomeUnknown(ctx, key, what, 'it may have been answered, and billed', 'call');
@@ -79,7 +81,7 @@ export async function sendPaidCall<T>(
   if (signal.aborted) return err(interrupted('the run was stopped before this call was sent'));
   const request = randomUUID();
   // The journal answers once the line is on disk.
-  await emit(ctx, { type: 'call-sent', item: ref, model, request });
+  await emit(ctx, { type: 'call-sent', item: ref, model, request, ...(input ? { input } : {}) });
   const result = await call();
   const outcome = outcomeOf(result);
   const message = !result.ok && outcome === 'unknown' ? { message: lostAnswer(result.error) } : {};

@@ -32,7 +32,17 @@ export type JournalEvent =
       input?: Record<string, unknown>;
     }
   /** A paid text call, fsynced before it leaves; `call-ended` says how it ended. */
-  | { type: 'call-sent'; t: number; row: number; step: string; index: number; model: string; request: string }
+  | {
+      type: 'call-sent';
+      t: number;
+      row: number;
+      step: string;
+      index: number;
+      model: string;
+      request: string;
+      /** What was asked (the prompt rendered, strings cut at 2,000 characters), as `task-submitted` keeps a model's input. */
+      input?: Record<string, unknown>;
+    }
   | {
       type: 'call-ended';
       t: number;

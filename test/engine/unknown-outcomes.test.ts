@@ -126,6 +126,12 @@ describe('a text call whose answer was lost', () => {
     const ended = events.filter((e) => e.type === 'call-ended');
     expect(sent).toHaveLength(3);
     expect(sent[0]).toMatchObject({ model: 'vendor-x/writer-1' });
+    // What each call asked, as a model task's input is kept: the prompt a lost answer was for.
+    expect(sent.map((e) => (e.type === 'call-sent' ? e.input?.prompt : undefined)).sort()).toEqual([
+      'a brief on cocoa',
+      'a brief on coffee',
+      'a brief on tea',
+    ]);
     expect(ended.map((e) => e.outcome).sort()).toEqual(['answered', 'answered', 'unknown']);
     const lost = ended.find((e) => e.outcome === 'unknown')!;
     expect(lost.message).toMatch(/connection closed/);
