@@ -98,6 +98,9 @@ export class Coordinator implements RemoteItems {
   private readonly sweeper: NodeJS.Timeout;
   private silentSince: number | undefined;
   private warned = false;
+  /** Redis went away with items queued there: said once, and again when it is back. */
+  private redisLost = false;
+  private closing = false;
 
   private constructor(
     private readonly options: CoordinatorOptions,
@@ -113,6 +116,19 @@ export class Coordinator implements RemoteItems {
     );
     events.on('failed', ({ jobId, failedReason }) => this.settle(jobId, { kind: 'failed', message: failedReason }));
     events.on('error', () => {});
+    // Without a word here the run would only show the budget's warning, and seem to stall.
+    this.redis.on('close', () => {
+      if (this.closing || this.redisLost || this.pending.size === 0) return;
+      this.redisLost = true;
+      options.note(
+        `⚠ lost Redis at ${options.shownUrl}: ${this.pending.size === 1 ? 'the item queued there waits' : `the ${this.pending.size} items queued there wait`} for it to come back`,
+      );
+    });
+    this.redis.on('ready', () => {
+      if (!this.redisLost) return;
+      this.redisLost = false;
+      options.note(`Redis at ${options.shownUrl} is back: the queued items go on`);
+    });
     this.sweeper = setInterval(() => void this.sweep().catch(() => {}), options.sweepMs ?? 5_000);
   }
 
@@ -421,6 +437,7 @@ export class Coordinator implements RemoteItems {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.sweeper);
     await this.events.close().catch(() => {});
     await this.queue.close().catch(() => {});

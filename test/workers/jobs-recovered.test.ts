@@ -4,8 +4,10 @@
  * - Redis restarts without its data while the workers poll the tasks they created: the jobs and
  *   their submission records are gone, but the run heard each task id from its worker (and
  *   journaled it), so it reads those tasks itself rather than calling their outcome unknown;
- * - a worker started with another gateway address passes the run's jobs on to another worker.
+ * - a worker started with another gateway address passes the run's jobs on to another worker;
+ * - Redis going away while items are queued there is said, and its return.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { execa } from 'execa';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../src/local-gateway/index.js';
+import { Coordinator } from '../../src/workers/coordinator.js';
 import { redisTestsRun } from '../support/redis-server.js';
 import {
   batchRecipe,
@@ -128,6 +131,63 @@ describe.skipIf(!redisTestsRun)('a worker started with another gateway address',
     } finally {
       await stopAll(workers);
       await gateway.close();
+    }
+  });
+});
+
+describe.skipIf(!redisTestsRun)('a run whose Redis goes away while items are queued there', () => {
+  it('says so once, and once more when Redis is back', { timeout: 60_000 }, async () => {
+    const said: string[] = [];
+    const coordinator = await Coordinator.open({
+      redisUrl: redis.url,
+      shownUrl: 'redis://:***@127.0.0.1',
+      queue: 'away',
+      runId: 'run-away',
+      gateway: 'http://127.0.0.1:1/api/v1',
+      passEnv: [],
+      note: (line) => said.push(line),
+      sweepMs: 200,
+    });
+    const stop = new AbortController();
+    try {
+      // No worker: the job waits in the queue.
+      const waiting = coordinator.model(
+        {
+          row: 0,
+          step: 'image',
+          index: 0,
+          label: 'image[0]',
+          slug: SLUG,
+          type: 'text-to-image',
+          input: { prompt: 'a fox' },
+          request: randomUUID(),
+          expectedMs: 200,
+          maxPollIntervalMs: 1000,
+        },
+        () => {},
+        stop.signal,
+      );
+      // Queued (its record and job written) before Redis goes.
+      const client = new Redis(redis.url);
+      while ((await client.keys('bull:away:*')).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      client.disconnect();
+      await redis.stop();
+      await waitFor(
+        () => said.some((line) => line.startsWith('⚠ lost Redis')),
+        () => said.join('\n'),
+      );
+      await redis.start();
+      await waitFor(
+        () => said.includes('Redis at redis://:***@127.0.0.1 is back: the queued items go on'),
+        () => said.join('\n'),
+      );
+      expect(said.filter((line) => line.startsWith('⚠ lost Redis'))).toEqual([
+        '⚠ lost Redis at redis://:***@127.0.0.1: the item queued there waits for it to come back',
+      ]);
+      stop.abort();
+      await waiting;
+    } finally {
+      await coordinator.close();
     }
   });
 });
