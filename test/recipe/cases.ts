@@ -508,7 +508,7 @@ export const INVALID_CASES: InvalidCase[] = [
   },
   {
     name: 'llm schema with a typo beside an expression (checked all the same)',
-    yaml: `${head}inputs:\n  n: { type: integer, default: 3 }\nsteps:\n  brief:\n    uses: llm\n    with:\n      model: a/b\n      prompt: hi\n      schema: { type: object, properties: { p: { type: arrray, maxItems: \"\${{ inputs.n }}\" } } }\n`,
+    yaml: `${head}inputs:\n  n: { type: integer, default: 3 }\nsteps:\n  brief:\n    uses: llm\n    with:\n      model: a/b\n      prompt: hi\n      schema: { type: object, properties: { p: { type: arrray, maxItems: "\${{ inputs.n }}" } } }\n`,
     expected:
       'recipes/broken.yaml:11:56: error: schema is not a valid JSON Schema: type must be equal to one of the allowed values (array, boolean, integer, null, number, object, string)\n   |\n11 |       schema: { type: object, properties: { p: { type: arrray, maxItems: "${{ inputs.n }}" } } }\n   |                                                        ~~~~~~',
   },
