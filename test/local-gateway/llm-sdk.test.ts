@@ -273,6 +273,11 @@ describe('the official SDKs against the built-in text gateway', () => {
       ).rejects.toThrow(Anthropic.BadRequestError);
       const auto = await openai.chat.completions.create({ model: MODEL, messages: about, tools });
       expect(auto.choices[0]!.message.content!.length).toBeGreaterThan(0);
+      // Several choices are refused, not answered with one that a client would take for all.
+      await expect(openai.chat.completions.create({ model: MODEL, messages: about, n: 2 })).rejects.toThrow(
+        /^400 Invalid parameters: n 2 asks for several choices/,
+      );
+      expect((await openai.chat.completions.create({ model: MODEL, messages: about, n: 1 })).choices).toHaveLength(1);
     });
 
     it('takes the history of a tool call as the public APIs give it: chat tool_calls with null content, Responses function_call items', async () => {

@@ -164,6 +164,11 @@ export function chatCompletion(body: Json, random: GatewayRandom, now: number): 
   const withUsage = includeUsage(body.stream_options, stream);
   checkTemperature(body.temperature, 2);
   refuseRequiredTool(body.tool_choice);
+  // Several choices are not made here: refused, rather than answered with one a client would miss.
+  if (body.n !== undefined && body.n !== null && body.n !== 1)
+    throw invalid(
+      `n ${JSON.stringify(body.n)} asks for several choices; the local gateway's text models give one (leave n out, or 1)`,
+    );
   if (Array.isArray(body.messages))
     for (const [i, m] of body.messages.entries())
       if (isObject(m) && typeof m.role === 'string' && !CHAT_ROLES.has(m.role))
