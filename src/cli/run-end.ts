@@ -120,6 +120,11 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
     `\n${run.status === 'succeeded' ? '✓' : '✗'} run ${id} ${run.status}${seconds}, ${spentPhrase(summary.cost)}${limited}\n`,
   );
   writeMoneyAdvice(summary, id, flags);
+  // Copied only from a run that succeeded: a batch with one bad row would otherwise leave a half set.
+  if (flags.out && run.status !== 'succeeded')
+    cliIo().stderr.write(
+      `--out: nothing was copied to ${shown(flags.out)}: outputs are copied when the run succeeds (${resumeCommand(id, flags)} runs again what did not); the files made so far are in ${shown(run.outputsDir)}\n`,
+    );
   if (flags.json) {
     // The items that failed or did not run, named on stderr as without --json; stdout stays JSON.
     if (cancelled) cliIo().stderr.write(`  ${cancelled}\n`);
@@ -144,6 +149,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
       cliIo().stderr.write(
         `--out: the recipe has no outputs: section, so nothing was copied to ${shown(flags.out)}; its files are in ${shown(run.outputsDir)}\n`,
       );
+
     const failed = summary.steps.filter((s) => s.status === 'failed');
     // A step whose items failed is told by its items' lines below, unless it continued (its line says
     // so); the others here, by row in a batch.

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,8 +145,14 @@ describe('the command line without rough edges', () => {
       'version: 1\nname: rows\ninputs:\n  n: { type: integer }\nsteps:\n  check: { run: "test ${{ inputs.n }} -ne 2" }\n  after: { run: "echo ${{ inputs.n }}", needs: [check] }\n',
     );
     await writeFile(join(home, 'rows.csv'), 'n\n1\n2\n');
-    const run = await pipeline(['run', recipe, '--batch', join(home, 'rows.csv'), '--json']);
+    const out = join(home, 'out-of-a-failed-run');
+    const run = await pipeline(['run', recipe, '--batch', join(home, 'rows.csv'), '--json', '--out', out]);
     expect(run.exitCode, run.stderr).toBe(1);
+    // A failed run copies nothing, and says so, with the resume that would.
+    expect(run.stderr).toMatch(
+      /^--out: nothing was copied to .*out-of-a-failed-run: outputs are copied when the run succeeds \(npx media-pipeline resume \S+ --out \S+out-of-a-failed-run runs again what did not\)/m,
+    );
+    expect(existsSync(out)).toBe(false);
     expect(run.stderr).toContain('✗ row 2 check failed: the command exited with 1');
     expect(run.stderr).toMatch(/^ {2}1 step in 1 row cancelled: after$/m);
     const { steps, outputs } = JSON.parse(run.stdout);
