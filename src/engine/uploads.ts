@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { ok, type Result } from '../result.js';
 import type { EngineEvent } from './events.js';
-import { failed, fromGateway, type StepFailure } from './failure.js';
+import { failed, fromGateway, interrupted, type StepFailure } from './failure.js';
 
 /**
  * A gateway URL that expires within this much is not handed to a new task: it is replaced by a
@@ -84,6 +84,9 @@ export class Uploads {
 
   private async send(hash: string, path: string, signal: AbortSignal): Promise<UploadOutcome> {
     const uploaded = await this.client.upload(path, signal);
+    // Cut off by a stop (Ctrl-C, a step's time limit): the item did not fail, and the file is not bad.
+    if (!uploaded.ok && signal.aborted)
+      return { ok: false, error: interrupted('the run was stopped while a file was uploaded') };
     if (!uploaded.ok) {
       this.failedHashes.add(hash);
       return { ok: false, error: fromGateway(uploaded.error, `upload of ${path}`) };

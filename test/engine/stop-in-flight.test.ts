@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { runPlan } from '../../src/engine/engine.js';
@@ -67,5 +68,36 @@ describe('a stop while paid submissions are on the wire', () => {
     expect(events.some((e) => e.type === 'step-started' && e.step === 'tag')).toBe(false);
     const tags = events.filter((e) => e.type === 'item-skipped' && e.step === 'tag');
     expect(tags.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a stop while a file is being uploaded', () => {
+  it('cancels the item that needed it, not fails it, and sends nothing', async () => {
+    gateway = await startLocalGateway({ latencyScale: 0, seed: 4 });
+    const UPLOAD = 'POST /api/v1/media/files';
+    gateway.injectFault({ kind: 'delay', delay_ms: 2000, route: UPLOAD, times: 1 });
+    const logo = fileURLToPath(new URL('../../recipes/assets/logo.png', import.meta.url));
+    const recipe = `version: 1
+name: badge
+steps:
+  badge:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    with: { prompt: a badge, image: ["${logo}"] }
+`;
+    const engine = await engineFor(recipe, gateway, systemClock);
+    const run = runPlan(engine.ctx);
+    // The delay fault is taken when the upload arrives: from then on its answer is held back.
+    for (let turn = 0; (gateway.stats().faults_injected.delay ?? 0) === 0; turn++) {
+      if (turn > 1_000_000) throw new Error('the upload never left');
+      await nextTurn();
+    }
+    engine.controller.abort(new Error('stopped by the user'));
+    const result = await run;
+    const events = engine.events();
+    await engine.close();
+    expect(result.status).toBe('interrupted');
+    expect(result.rows[0]!.steps.badge!.status).toBe('cancelled');
+    expect(events.some((e) => e.type === 'step-failed')).toBe(false);
+    expect(gateway.stats().tasks.submitted).toEqual({});
   });
 });
