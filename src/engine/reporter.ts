@@ -129,7 +129,7 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         // A large batch counts its rows done before the resume in its progress, not a line each.
         if (batch) {
           batch.started(event.at.step, now());
-          batch.ended(event.at.step, now(), 'done');
+          batch.ended(event.at.step, now(), 'resumed');
         } else report.note(`✓ ${itemLabel(event.at, rows)} (done before the resume)`);
         return;
       case 'step-skipped':
@@ -219,7 +219,10 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
  * A line per row and per task would be 200,000 lines for 100,000 rows.
  */
 class BatchProgress {
-  private readonly steps = new Map<string, { startedAt: number; done: number; skipped: number; failed: number }>();
+  private readonly steps = new Map<
+    string,
+    { startedAt: number; done: number; skipped: number; failed: number; resumed: number }
+  >();
 
   constructor(
     private readonly report: Reporter,
@@ -228,21 +231,24 @@ class BatchProgress {
 
   started(step: string, at: number): void {
     if (this.steps.has(step)) return;
-    this.steps.set(step, { startedAt: at, done: 0, skipped: 0, failed: 0 });
+    this.steps.set(step, { startedAt: at, done: 0, skipped: 0, failed: 0, resumed: 0 });
     this.report.stepStarted(step, this.rows);
   }
 
-  ended(step: string, at: number, how: 'done' | 'skipped' | 'failed'): void {
-    const counts = this.steps.get(step) ?? { startedAt: at, done: 0, skipped: 0, failed: 0 };
+  /** `resumed`: done before the resume (its journal says so), counted apart at the step's end. */
+  ended(step: string, at: number, how: 'done' | 'skipped' | 'failed' | 'resumed'): void {
+    const counts = this.steps.get(step) ?? { startedAt: at, done: 0, skipped: 0, failed: 0, resumed: 0 };
     this.steps.set(step, counts);
     counts.done++;
     if (how === 'skipped') counts.skipped++;
     if (how === 'failed') counts.failed++;
+    if (how === 'resumed') counts.resumed++;
     this.report.itemFinished(step, counts.done, this.rows);
     if (counts.done < this.rows) return;
     const notes = [
       ...(counts.failed > 0 ? [`${counts.failed} of ${this.rows} rows failed`] : []),
       ...(counts.skipped > 0 ? [`${counts.skipped} of ${this.rows} rows skipped`] : []),
+      ...(counts.resumed > 0 ? [`${counts.resumed} of ${this.rows} rows done before the resume`] : []),
     ];
     // Not a tick for a step some rows of which failed.
     if (counts.failed > 0) this.report.stepFailed(step, notes.join(', '));
