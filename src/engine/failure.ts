@@ -47,7 +47,7 @@ export const stoppedBeforeSubmission = (): StepFailure => ({
 
 export function fromGateway(failure: GatewayFailure, context: string, made: 'task' | 'call' = 'task'): StepFailure {
   const advice =
-    `Check the team's ${made === 'task' ? 'tasks and balance' : 'balance (a text call makes no task)'} before running it again; ` +
+    `Check the team's ${made === 'task' ? "tasks in the gateway's dashboard (its API lists none) and its balance (`pipeline account`)" : 'balance (`pipeline account`; a text call makes no task)'} before running it again; ` +
     '`pipeline resume` will not send it again unless asked to with --resubmit-unknown';
   const message =
     failure.reason === 'outcome-unknown'

@@ -25,7 +25,7 @@ export interface PaidCallItem {
 
 /** What to check before sending again: a submission made a task, a text call only a charge on the balance. */
 const resubmitAdvice = (made: 'task' | 'call') =>
-  `Check the team's ${made === 'task' ? 'tasks' : 'balance (a text call makes no task)'}, then resume with --resubmit-unknown to send it again`;
+  `Check the team's ${made === 'task' ? "tasks in the gateway's dashboard (its API lists none)" : 'balance (`pipeline account`; a text call makes no task)'}, then resume with --resubmit-unknown to send it again`;
 
 /**
  * What an earlier run left of this item's paid request: nothing (go on), or a request whose outcome

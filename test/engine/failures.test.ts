@@ -88,7 +88,7 @@ const CASES: Case[] = [
     reason: 'outcome-unknown',
     outcomeUnknown: true,
     message:
-      /may or may not have been accepted \(HTTP 500: Internal server error: injected fault 500\); it was not sent again\. Check the team's tasks and balance/,
+      /may or may not have been accepted \(HTTP 500: Internal server error: injected fault 500\); it was not sent again\. Check the team's tasks in the gateway's dashboard \(its API lists none\) and its balance \(`pipeline account`\)/,
   },
   {
     name: '503 on a submission',

@@ -116,7 +116,7 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const cautious = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
     expect(cautious.exitCode).toBe(1);
     expect(cautious.stderr).toMatch(
-      /was in flight when the run stopped; it may have created a task\. Check the team's tasks, then resume with --resubmit-unknown/,
+      /was in flight when the run stopped; it may have created a task\. Check the team's tasks in the gateway's dashboard \(its API lists none\), then resume with --resubmit-unknown/,
     );
     const afterCautious = journalOf(runId);
     expect(count(afterCautious, 'task-submitted')).toBe(12 - inFlight);
@@ -239,7 +239,7 @@ describe('a run killed with SIGKILL, then resumed', () => {
     const cautious = await execa('node', [cli, 'resume', runId], { reject: false, env: env() });
     expect(cautious.exitCode).toBe(1);
     expect(cautious.stderr).toContain(
-      "the call of brief to vendor-x/writer-1 was in flight when the run stopped; it may have been answered, and billed. Check the team's balance (a text call makes no task), then resume with --resubmit-unknown",
+      "the call of brief to vendor-x/writer-1 was in flight when the run stopped; it may have been answered, and billed. Check the team's balance (`pipeline account`; a text call makes no task), then resume with --resubmit-unknown",
     );
     // The gateway counts a call once it has answered it: the killed run's call, whose client is gone, is not.
     expect(await textCalls()).toBe(before);
