@@ -12,7 +12,6 @@ import { pipelineHome } from './pipeline-home.js';
 import { resolveRunId, RUN_ID_HELP } from './run-id.js';
 import { checkSkipInvalidRows, rowOptions, SKIP_INVALID_ROWS_HELP, skippedRowsWarning } from './skipped-rows.js';
 import { cliIo, fromCwd, setExitCode } from './io.js';
-import { plural } from '../format.js';
 
 /** Flags `run` and `resume` share: where to run, how fast, where results go. */
 function addExecutionOptions(command: Command): Command {
@@ -143,7 +142,7 @@ export function registerRunCommands(program: Command): void {
     .option('--skip-invalid-rows', `${SKIP_INVALID_ROWS_HELP}; the rest run`)
     .action(async (recipe: string, raw: RunFlags) => {
       const flags = checkExecution(raw);
-      const [{ loadRecipe }, { formatDiagnostics }] = await Promise.all([
+      const [{ loadRecipe }, { errorsIn, formatDiagnostics }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
       ]);
@@ -153,7 +152,7 @@ export function registerRunCommands(program: Command): void {
         const diagnostics = formatDiagnostics(result.error);
         cliIo().stderr.write(`${diagnostics}\n`);
         (await import('./github-actions.js')).annotateDiagnostics(result.error);
-        const message = `${plural(result.error.length, 'error')} in ${recipe}; nothing was run`;
+        const message = `${errorsIn(result.error)}; nothing was run`;
         throw new InvalidRecipe(message, result.error, diagnostics);
       }
       const skipped = skippedRowsWarning(result.value);

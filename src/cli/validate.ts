@@ -32,7 +32,7 @@ export function registerValidateCommand(program: Command): void {
     .action(async (recipe: string, flags: ValidateFlags) => {
       checkSkipInvalidRows(flags);
       // Imported when the command runs: every command's module is loaded when the program starts.
-      const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }, { localFilesOf }] = await Promise.all([
+      const [{ loadRecipe }, { diagnosticJson, errorsIn, formatDiagnostics }, { localFilesOf }] = await Promise.all([
         import('./load-recipe.js'),
         import('../recipe/diagnostics.js'),
         import('../session/run-files.js'),
@@ -43,7 +43,7 @@ export function registerValidateCommand(program: Command): void {
         else printError(formatDiagnostics(result.error));
         const { annotateDiagnostics } = await import('./github-actions.js');
         annotateDiagnostics(result.error);
-        if (!flags.json) printError(`\n${plural(result.error.length, 'error')} in ${recipe}`);
+        if (!flags.json) printError(`\n${errorsIn(result.error)}`);
         setExitCode(2);
         return;
       }

@@ -11,6 +11,19 @@ export interface Diagnostic {
 
 const MAX_LINE = 120;
 
+/**
+ * `3 errors in recipe.yaml`, or in the files that hold them (`in rows.csv`, `in recipe.yaml and
+ * rows.csv`): a batch file's bad rows are not the recipe's errors.
+ */
+export function errorsIn(diagnostics: readonly Diagnostic[]): string {
+  // `--set` values are a source of their own, called `command line` where its errors point.
+  const files = [
+    ...new Set(diagnostics.map((d) => (d.file.path === 'command line' ? 'the command line' : d.file.path))),
+  ];
+  const where = files.length <= 2 ? files.join(' and ') : `${files.slice(0, -1).join(', ')} and ${files.at(-1)}`;
+  return `${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in ${where}`;
+}
+
 export const error = (file: SourceFile, range: SourceRange, message: string): Diagnostic => ({
   severity: 'error',
   message,

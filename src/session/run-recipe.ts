@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { systemClock } from '../clock.js';
 import type { GatewayFailure } from '../gateway/failures.js';
 import { parseRemoteUrl } from '../cache/remote-url.js';
-import { diagnosticJson, formatDiagnostics } from '../recipe/diagnostics.js';
+import { diagnosticJson, errorsIn, formatDiagnostics } from '../recipe/diagnostics.js';
 import { err, ok, type Result } from '../result.js';
 import { checkRedisUrl } from '../scheduler/redis-url.js';
 import type { RunCost, StepSummary } from '../store/summary.js';
@@ -16,7 +16,6 @@ import { loadRecipeFile, offlineSchemas } from './recipe.js';
 import type { EndedSummary } from './run-end.js';
 import { resumeRun } from './resume.js';
 import { type SessionRun, startRun } from './run.js';
-import { plural } from '../format.js';
 
 /** A place in a recipe or batch file, and what is wrong there. */
 export interface RecipeProblem {
@@ -171,8 +170,7 @@ export async function runRecipe(options: RecipeRunOptions): Promise<Result<RunOu
   return asValue(async () => {
     const loaded = loadRecipeFile(options.recipe, options, environment.cwd, offlineSchemas(environment.home));
     if (!loaded.ok) {
-      const count = loaded.error.length;
-      throw new InvalidRecipe(`${plural(count, 'error')} in ${options.recipe}; nothing was run`, loaded.error);
+      throw new InvalidRecipe(`${errorsIn(loaded.error)}; nothing was run`, loaded.error);
     }
     const recipeText = readFileSync(resolve(environment.cwd, options.recipe), 'utf8');
     return outcomeOf(await startRun(loaded.value, options, environment, { recipeText, batchPath: options.batch }));

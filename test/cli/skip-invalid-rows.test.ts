@@ -133,6 +133,8 @@ describe('validate and plan with --skip-invalid-rows', () => {
     const strict = await pipeline(['validate', recipe, '--batch', rows]);
     expect(strict.exitCode).toBe(2);
     expect(errorLines(strict.stderr)).toEqual(expectedErrors());
+    // Counted where they are: in the batch file, not the recipe.
+    expect(strict.stderr.trim().split('\n').at(-1)).toBe(`3 errors in ${rows}`);
     const lenient = await pipeline(['validate', recipe, '--batch', rows, '--skip-invalid-rows']);
     expect(lenient.exitCode).toBe(0);
     expect(lenient.stdout).toBe(`${recipe}: valid: 1 step in 1 layer, 3 inputs, 2 runs (3 rows left out)`);

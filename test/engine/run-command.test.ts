@@ -151,7 +151,7 @@ describe('pipeline run --local', () => {
     const result = await run(['recipes/launch-kit.yaml', '--local', '--set', 'count=99']);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("command line:1:13: error: input 'count' must be at most 9, got 99");
-    expect(result.stderr).toContain('pipeline: 1 error in recipes/launch-kit.yaml; nothing was run');
+    expect(result.stderr).toContain('pipeline: 1 error in the command line; nothing was run');
   });
 });
 
