@@ -170,7 +170,7 @@ function fileProbes(probe: FileProbe): { inputs: FileProbe; steps: FileProbe } {
   return {
     inputs: (path) => {
       const found = probe(path);
-      if (!found || found.size > UPLOAD_LIMIT_BYTES) reported.add(path);
+      if (!found || found.folder || found.size > UPLOAD_LIMIT_BYTES) reported.add(path);
       return found;
     },
     steps: (path) => (reported.has(path) ? { size: 0 } : probe(path)),

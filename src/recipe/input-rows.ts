@@ -82,7 +82,11 @@ export function resolveRows(
         header = columnsAgainstInputs(Object.keys(row.values), definitions, { ...defaults, ...overrides });
         const at = batchFile.lineRange(1);
         for (const name of header.unknown) {
-          const hint = didYouMean(name, Object.keys(definitions));
+          // One column named `a;b;c` is a file split on another character (a spreadsheet's `;` export).
+          const other = [';', '\t', '|'].find((c) => name.includes(c));
+          const hint = other
+            ? `; the header has no comma but ${other === '\t' ? 'tabs' : `'${other}'`}: a batch file's columns are separated by commas`
+            : didYouMean(name, Object.keys(definitions));
           diagnostics.push(error(batchFile, at, `unknown input '${name}' in the batch file's header${hint}`));
         }
         for (const name of header.absent) {

@@ -18,7 +18,8 @@ export interface InputDefinition {
 }
 
 /** The file system as the analyzer may see it: whether a path is a file, and its size. */
-export type FileProbe = (absolutePath: string) => { size: number } | undefined;
+/** A path's file and its size; `folder` when the path is a folder (no file to send); undefined when nothing is there. */
+export type FileProbe = (absolutePath: string) => { size: number; folder?: boolean } | undefined;
 
 /** A value given as text (`--set`, a CSV cell), read as its input's type; undefined with a reason when it cannot be. */
 export function coerce(type: InputType, text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
@@ -38,7 +39,7 @@ export function coerce(type: InputType, text: string): { ok: true; value: unknow
       const word = text.trim().toLowerCase();
       if (['true', 'yes', '1'].includes(word)) return { ok: true, value: true };
       if (['false', 'no', '0'].includes(word)) return { ok: true, value: false };
-      return { ok: false, reason: `must be true or false, got ${JSON.stringify(text)}` };
+      return { ok: false, reason: `must be true or false (or yes/no, 1/0), got ${JSON.stringify(text)}` };
     }
     case 'array':
     case 'object': {
@@ -105,11 +106,9 @@ export function checkFile(
   const absolute = isAbsolute(path) ? path : resolve(base, path);
   const found = probe(absolute);
   const shown = relative(cwd, absolute);
-  if (!found)
-    return {
-      absolute,
-      problem: `file ${path} does not exist (looked for ${shown.startsWith('..') || isAbsolute(shown) ? absolute : shown})`,
-    };
+  const lookedAt = shown.startsWith('..') || isAbsolute(shown) ? absolute : shown;
+  if (!found) return { absolute, problem: `file ${path} does not exist (looked for ${lookedAt})` };
+  if (found.folder) return { absolute, problem: `${path} is a folder, not a file (${lookedAt})` };
   if (found.size > UPLOAD_LIMIT_BYTES)
     return {
       absolute,

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,5 +79,31 @@ describe('pipeline validate on items written out in the recipe', () => {
     // q is in the second item only: the first reads it as null, which is no mistake.
     await writeFile(path, recipe('item.q'));
     expect((await validate([path])).exitCode).toBe(0);
+  });
+});
+
+describe('pipeline validate on a spreadsheet as users export it', () => {
+  it('says a folder is no file, a header split on ; is not split on commas, and which words a boolean takes', async () => {
+    await mkdir(join(dir, 'photos'), { recursive: true });
+    const recipe = join(dir, 'sheet.yaml');
+    await writeFile(
+      recipe,
+      'version: 1\nname: sheet\ninputs:\n  photo: { type: file }\n  video: { type: boolean, default: false }\nsteps:\n  badge:\n    uses: vendor-b/vendor-b-5.0-lite-edit\n    with: { prompt: a badge, image: ["${{ inputs.photo }}"] }\n',
+    );
+    const folder = join(dir, 'folder.csv');
+    await writeFile(folder, 'photo,video\nphotos,no\n');
+    const one = await validate([recipe, '--batch', folder]);
+    expect(one.stderr).toContain('photos is a folder, not a file (');
+    const maybe = join(dir, 'maybe.csv');
+    await writeFile(maybe, `photo,video\n${recipe},maybe\n`);
+    expect((await validate([recipe, '--batch', maybe])).stderr).toContain(
+      'input \'video\' must be true or false (or yes/no, 1/0), got "maybe"',
+    );
+    const semicolons = join(dir, 'semicolons.csv');
+    await writeFile(semicolons, 'photo;video\nphotos;no\n');
+    const two = await validate([recipe, '--batch', semicolons]);
+    expect(two.stderr).toContain(
+      "unknown input 'photo;video' in the batch file's header; the header has no comma but ';': a batch file's columns are separated by commas",
+    );
   });
 });
