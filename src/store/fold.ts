@@ -13,7 +13,14 @@ import {
   forEachJournalLine,
 } from './journal.js';
 import { RowCompletion } from './row-completion.js';
-import { emptySpend, recordAccepted, recordRefusal, recordRequest, type SpendFold } from './spend-fold.js';
+import {
+  emptySpend,
+  recordAccepted,
+  recordRefusal,
+  recordRequest,
+  recordTaskEnded,
+  type SpendFold,
+} from './spend-fold.js';
 
 export const stepKey = (row: number, step: string) => `${row}/${step}`;
 export const itemKey = (row: number, step: string, index: number) => `${row}/${step}/${index}`;
@@ -632,6 +639,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
     }
     case 'task-finished': {
       if (!index.summaryOnly) index.expiries.set(event.task_id, event.result_expires_at);
+      recordTaskEnded(state.spend, itemKey(event.row, event.step, event.index), taskState(event.status) === 'failed');
       // A task that ended failed is not read again by a resume: its item runs again, submitted afresh
       // (with `retries: 0` a resume had read the old failure and failed the same way, for ever).
       if (taskState(event.status) === 'failed') {

@@ -2,7 +2,8 @@
  * What a run has committed, as the journal's one fold (fold.ts) reads it. A paid submission counts from its
  * `request-sent` line (written before it leaves, with its price), and stops counting when the
  * gateway certainly refused it; one whose outcome is unknown keeps counting, since it may be paid.
- * Refunds of failed tasks are the gateway's business and are not subtracted.
+ * Refunds of failed tasks are the gateway's business and are not subtracted; what went to tasks that
+ * ended failed is counted apart too (`failedUnits`), for the figures to say how much of it that is.
  */
 export interface SpendFold {
   /** In ten-thousandths of a USD, so that sums never drift. */
@@ -12,6 +13,10 @@ export interface SpendFold {
   unpriced: number;
   /** `row/step/index` → the units of its last request, until the gateway answers. */
   pending: Map<string, number>;
+  /** `row/step/index` → the units of a submission the gateway took, until its task ends (tasks in flight only). */
+  running: Map<string, number>;
+  /** Units of submissions whose task ended failed: a gateway that refunds failed tasks gives them back. */
+  failedUnits: number;
 }
 
 export const emptySpend = (): SpendFold => ({
@@ -19,6 +24,8 @@ export const emptySpend = (): SpendFold => ({
   byStepUnits: new Map(),
   unpriced: 0,
   pending: new Map(),
+  running: new Map(),
+  failedUnits: 0,
 });
 
 const toUnits = (usd: number) => Math.round(usd * 10_000);
@@ -40,7 +47,16 @@ export function recordRequest(spend: SpendFold, item: string, step: string, cost
 
 /** The gateway took the submission: no refusal can follow, and the item's request need not be remembered. */
 export function recordAccepted(spend: SpendFold, item: string): void {
+  const units = spend.pending.get(item);
   spend.pending.delete(item);
+  if (units !== undefined) spend.running.set(item, units);
+}
+
+/** The item's task ended: what it cost counts as spent on a failed task if it failed. */
+export function recordTaskEnded(spend: SpendFold, item: string, failed: boolean): void {
+  const units = spend.running.get(item);
+  spend.running.delete(item);
+  if (failed && units !== undefined) spend.failedUnits += units;
 }
 
 export function recordRefusal(spend: SpendFold, item: string, step: string): void {

@@ -54,6 +54,8 @@ export interface RunCost {
   estimated_usd: number | null;
   estimate_lower_bound: boolean;
   committed_usd: number;
+  /** Of `committed_usd`, what went to tasks that ended failed: refunded where the gateway refunds them. */
+  failed_usd: number;
   /** Submissions to models whose price was unknown: not in `committed_usd`. */
   unpriced_submissions: number;
   by_step: Record<string, number>;
@@ -65,6 +67,7 @@ function costOf(run: RunState): RunCost {
     estimated_usd: start.cost?.estimated_usd ?? null,
     estimate_lower_bound: start.cost?.lower_bound ?? false,
     committed_usd: spendUsd(spend.committedUnits),
+    failed_usd: spendUsd(spend.failedUnits),
     unpriced_submissions: spend.unpriced,
     by_step: Object.fromEntries([...spend.byStepUnits].map(([step, units]) => [step, spendUsd(units)])),
   };
@@ -161,5 +164,10 @@ export function spendFigures(cost: RunCost): string {
   const estimate = known ? ` of an estimated ${bound}${formatUsd(cost.estimated_usd ?? 0)}` : '';
   const unpriced =
     cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
-  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}`;
+  // Committed, as the cap counts it: a gateway that refunds failed tasks charged less.
+  const failed =
+    cost.failed_usd > 0
+      ? ` (${formatUsd(cost.failed_usd)} of it on tasks that failed, refunded if the gateway refunds them)`
+      : '';
+  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}${failed}`;
 }

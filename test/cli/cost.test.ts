@@ -311,6 +311,7 @@ describe('pipeline run against a gateway with $100', () => {
       estimated_usd: 0.52,
       estimate_lower_bound: false,
       committed_usd: charged,
+      failed_usd: 0,
       unpriced_submissions: 0,
       by_step: { hero: 0.18, branded: 0.04, clip: 0.3 },
     });

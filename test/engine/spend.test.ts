@@ -4,7 +4,7 @@ import { startLocalGateway, type LocalGateway } from '../../src/local-gateway/in
 import { readBundledSchema } from '../../src/model-schemas/bundled.js';
 import { pricingOf } from '../../src/model-schemas/prices.js';
 import type { JournalEvent } from '../../src/store/journal.js';
-import { summarise } from '../../src/store/summary.js';
+import { spendFigures, summarise } from '../../src/store/summary.js';
 import { engineFor } from '../support/engine.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { runPlanSkippingTime } from '../support/run-engine.js';
@@ -87,6 +87,28 @@ describe('the engine and the team balance', () => {
     expect(events.filter((e) => e.type === 'request-sent')).toHaveLength(5);
     expect(events.find((e) => e.type === 'step-failed')).toMatchObject({ reason: 'spend-cap' });
     expect(asRun(events).cost.committed_usd).toBe(0.15);
+    await engine.close();
+  });
+});
+
+describe('what a run spent on tasks that failed', () => {
+  it('is counted apart within what it committed: the gateway refunds it, the cap does not', async () => {
+    const clock = new ManualClock();
+    // Every task ends failed, and is refunded by the built-in gateway.
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 6, failRate: 1 });
+    const engine = await engineFor(
+      RECIPE.replace('    for_each: [0, 1, 2, 3, 4, 5, 6, 7]', '    retry: { attempts: 0 }\n    for_each: [0, 1]'),
+      gateway,
+      clock,
+    );
+    engine.ctx.spend = new SpendMeter(pricingOf(readBundledSchema), {});
+    await runPlanSkippingTime(engine, gateway, clock);
+    const cost = asRun(engine.events()).cost;
+    expect(cost.committed_usd).toBe(0.06);
+    expect(cost.failed_usd).toBe(0.06);
+    expect(spendFigures(cost)).toBe(
+      '$0.0600 ($0.0600 of it on tasks that failed, refunded if the gateway refunds them)',
+    );
     await engine.close();
   });
 });
