@@ -11,6 +11,7 @@ const LONGEST_FIRST = [
   'test/workers/workers-faults.test.ts',
   'test/cli/shared-budget.test.ts',
   'test/workers/workers.test.ts',
+  'test/workers/jobs-recovered.test.ts',
   'test/engine/item-flow.test.ts',
   'test/cli/redis-restart.test.ts',
   'test/cli/cache.test.ts',
