@@ -74,12 +74,7 @@ export class CacheStore {
 
   /** Whether the remote at `location` is known to hold the entry of `key` (this store read it from there, or wrote it). */
   async isShared(location: string, key: string): Promise<boolean> {
-    try {
-      await stat(this.sharedMark(location, key));
-      return true;
-    } catch {
-      return false;
-    }
+    return (await this.sharedNoteAge(location, key)) !== undefined;
   }
 
   /** Forgets which entries the remote at `location` holds (it was pruned): the next hits write them again. */

@@ -287,7 +287,7 @@ export async function waitForTask(
     // A spare read that finds the task running leaves the schedule as it was.
     if (spareAt !== undefined && pendingMs === undefined) continue;
     // The first read found it running: the next at the top of its model's spread, if still to come.
-    if (thenAt !== undefined && pendingMs === undefined && !delivered) {
+    if (thenAt !== undefined && pendingMs === undefined) {
       const top = thenAt;
       thenAt = undefined;
       if (top > answeredAt) {

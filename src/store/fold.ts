@@ -639,10 +639,11 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
     }
     case 'task-finished': {
       if (!index.summaryOnly) index.expiries.set(event.task_id, event.result_expires_at);
-      recordTaskEnded(state.spend, itemKey(event.row, event.step, event.index), taskState(event.status) === 'failed');
+      const failed = taskState(event.status) === 'failed';
+      recordTaskEnded(state.spend, itemKey(event.row, event.step, event.index), failed);
       // A task that ended failed is not read again by a resume: its item runs again, submitted afresh
       // (with `retries: 0` a resume had read the old failure and failed the same way, for ever).
-      if (taskState(event.status) === 'failed') {
+      if (failed) {
         const key = itemKey(event.row, event.step, event.index);
         if (state.submittedTasks.get(key)?.taskId === event.task_id) state.submittedTasks.delete(key);
       }

@@ -38,7 +38,8 @@ const BOUNDS = [
   ['minimum', 'maximum'],
 ] as const;
 
-const isExpression = (value: unknown) => typeof value === 'string' && value.includes('${{');
+/** A value that is one expression and nothing else (`${{ inputs.count }}`): known only at run time. */
+const atRunTime = (value: unknown) => typeof value === 'string' && /^\s*\$\{\{[\s\S]*\}\}\s*$/.test(value);
 
 /**
  * The schema as far as it is known before the run: a value that is an expression as a whole
@@ -47,11 +48,11 @@ const isExpression = (value: unknown) => typeof value === 'string' && value.incl
  * the same, and the run would send it to be refused.
  */
 function knownPart(value: unknown): unknown {
-  if (Array.isArray(value)) return value.filter((v) => !isExpression(v)).map(knownPart);
+  if (Array.isArray(value)) return value.filter((v) => !atRunTime(v)).map(knownPart);
   if (typeof value !== 'object' || value === null) return value;
   const kept: Record<string, unknown> = {};
   for (const [key, member] of Object.entries(value)) {
-    if (isExpression(member) && /^\$\{\{[\s\S]*\}\}$/.test((member as string).trim())) continue;
+    if (atRunTime(member)) continue;
     kept[key] = knownPart(member);
   }
   return kept;
