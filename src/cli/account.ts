@@ -26,7 +26,7 @@ async function recipeCost(flags: AccountFlags): Promise<TotalCost | undefined> {
     import('./prices.js'),
     import('./errors.js'),
   ]);
-  const loaded = loadRecipe(flags.recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
+  const loaded = await loadRecipe(flags.recipe, { set: flags.set, ...(flags.batch ? { batch: flags.batch } : {}) });
   if (!loaded.ok) {
     cliIo().stderr.write(`${formatDiagnostics(loaded.error)}\n`);
     throw new UsageError(`${flags.recipe} is not a valid recipe`);

@@ -22,6 +22,6 @@ export function loadRecipe(
   path: string,
   options: { set?: string[]; batch?: string; skipInvalidRows?: boolean },
   schemas = offlineSchemas(),
-): Result<Plan, Diagnostic[]> {
+): Promise<Result<Plan, Diagnostic[]>> {
   return session.loadRecipeFile(path, options, cliIo().cwd, schemas);
 }

@@ -178,7 +178,7 @@ export function registerPlanCommand(program: Command): void {
           import('../recipe/diagnostics.js'),
           import('../recipe/estimate.js'),
         ]);
-        const result = loadRecipe(recipe, rowOptions(flags));
+        const result = await loadRecipe(recipe, rowOptions(flags));
         if (!result.ok) {
           printError(formatDiagnostics(result.error));
           const { annotateDiagnostics } = await import('./github-actions.js');

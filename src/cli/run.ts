@@ -147,7 +147,7 @@ export function registerRunCommands(program: Command): void {
         import('../recipe/diagnostics.js'),
       ]);
       checkSkipInvalidRows(flags);
-      const result = loadRecipe(recipe, rowOptions(flags));
+      const result = await loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
         const diagnostics = formatDiagnostics(result.error);
         cliIo().stderr.write(`${diagnostics}\n`);

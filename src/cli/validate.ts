@@ -37,7 +37,7 @@ export function registerValidateCommand(program: Command): void {
         import('../recipe/diagnostics.js'),
         import('../session/run-files.js'),
       ]);
-      const result = loadRecipe(recipe, rowOptions(flags));
+      const result = await loadRecipe(recipe, rowOptions(flags));
       if (!result.ok) {
         if (flags.json) printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });
         else printError(formatDiagnostics(result.error));

@@ -1,8 +1,8 @@
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { fileTypeFromFile } from 'file-type';
 import { FormData } from 'undici';
+import { isMediaType, sniffedType } from '../files/sniff.js';
 import { formatBytes } from '../format.js';
 import { err, ok, type Result } from '../result.js';
 import { localFileFailure, malformedResponse, type GatewayFailure } from './failures.js';
@@ -90,15 +90,11 @@ export async function checkUploadable(path: string, limitBytes: number): Promise
     return err(
       localFileFailure(path, `${path} is ${formatBytes(size)}; the upload limit is ${formatBytes(limitBytes)}`),
     );
-  const sniffed = await fileTypeFromFile(path);
-  const kind = sniffed?.mime.split('/')[0];
-  if (!sniffed || (kind !== 'image' && kind !== 'video' && kind !== 'audio')) {
+  const mime = await sniffedType(path);
+  if (!mime || !isMediaType(mime)) {
     return err(
-      localFileFailure(
-        path,
-        `${path} is not an image, video or audio file${sniffed ? ` (its bytes are ${sniffed.mime})` : ''}`,
-      ),
+      localFileFailure(path, `${path} is not an image, video or audio file${mime ? ` (its bytes are ${mime})` : ''}`),
     );
   }
-  return ok(sniffed.mime);
+  return ok(mime);
 }

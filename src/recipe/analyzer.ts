@@ -173,7 +173,7 @@ function fileProbes(probe: FileProbe): { inputs: FileProbe; steps: FileProbe } {
       if (!found || found.folder || found.size > UPLOAD_LIMIT_BYTES) reported.add(path);
       return found;
     },
-    steps: (path) => (reported.has(path) ? { size: 0 } : probe(path)),
+    steps: (path, use) => (reported.has(path) ? { size: 0 } : probe(path, use)),
   };
 }
 

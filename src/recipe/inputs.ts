@@ -17,9 +17,17 @@ export interface InputDefinition {
   maximum?: number;
 }
 
-/** The file system as the analyzer may see it: whether a path is a file, and its size. */
-/** A path's file and its size; `folder` when the path is a folder (no file to send); undefined when nothing is there. */
-export type FileProbe = (absolutePath: string) => { size: number; folder?: boolean } | undefined;
+/**
+ * The file system as the analyzer may see it: a path's file and its size; `folder` when the path is
+ * a folder (no file to send); undefined when nothing is there. Asked for a file that goes to a
+ * media field (`use` is `'media'`), it may also say what its bytes are: `mime` is the sniffed type,
+ * null when they are no known type, absent when they were not read (the analyzer does no I/O: the
+ * bytes are read between two analyses, see `session/recipe.ts`).
+ */
+export type FileProbe = (
+  absolutePath: string,
+  use?: 'media',
+) => { size: number; folder?: boolean; mime?: string | null } | undefined;
 
 /** A value given as text (`--set`, a CSV cell), read as its input's type; undefined with a reason when it cannot be. */
 export function coerce(type: InputType, text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
@@ -102,9 +110,10 @@ export function checkFile(
   base: string,
   probe: FileProbe,
   cwd = base,
-): { absolute: string; problem?: string } {
+  use?: 'media',
+): { absolute: string; problem?: string; mime?: string | null } {
   const absolute = isAbsolute(path) ? path : resolve(base, path);
-  const found = probe(absolute);
+  const found = probe(absolute, use);
   const shown = relative(cwd, absolute);
   const lookedAt = shown.startsWith('..') || isAbsolute(shown) ? absolute : shown;
   if (!found) return { absolute, problem: `file ${path} does not exist (looked for ${lookedAt})` };
@@ -114,7 +123,7 @@ export function checkFile(
       absolute,
       problem: `file ${path} is ${(found.size / 1024 / 1024).toFixed(1)} MB; the upload limit is ${UPLOAD_LIMIT_TEXT}`,
     };
-  return { absolute };
+  return found.mime === undefined ? { absolute } : { absolute, mime: found.mime };
 }
 
 /** `--set` values as a source file of their own, so that diagnostics can point at them. */

@@ -2,7 +2,7 @@ import type { Expr } from '../expressions/expressions.js';
 import { isLocalPath, meantText, validateModelInput } from '../model-schemas/validate.js';
 import type { ValueTemplate } from '../plan.js';
 import type { StepDraft } from './analyzer-types.js';
-import { wrongMediaKind } from '../files/media-kind.js';
+import { wrongMediaBytes, wrongMediaKind } from '../files/media-kind.js';
 import { checkFile, type FileProbe } from './inputs.js';
 import { ExpressionError, isUnknownAt, type KnownItem, knownForEachItems, knownValue } from './known-values.js';
 import type { PathPart } from './source.js';
@@ -78,9 +78,12 @@ function inputProblems(
         : [[fieldValue, [media.field]] as const];
     for (const [entry, at] of entries) {
       if (typeof entry !== 'string' || !isLocalPath(entry)) continue;
-      const checked = checkFile(entry, recipeDir, probe, cwd);
+      const checked = checkFile(entry, recipeDir, probe, cwd, 'media');
       // A video in an image field was submitted, failed by the gateway, and retried.
-      const wrongKind = checked.problem ? undefined : wrongMediaKind(entry, media.media);
+      const wrongKind = checked.problem
+        ? undefined
+        : (wrongMediaKind(entry, media.media) ??
+          (checked.mime === undefined ? undefined : wrongMediaBytes(entry, checked.mime, media.media)));
       if (wrongKind) checked.problem = wrongKind;
       if (checked.problem)
         problems.push({

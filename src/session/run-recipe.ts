@@ -168,7 +168,7 @@ export async function runRecipe(options: RecipeRunOptions): Promise<Result<RunOu
   if (problem) return err({ kind: 'usage', message: problem });
   const environment = environmentOf(options);
   return asValue(async () => {
-    const loaded = loadRecipeFile(options.recipe, options, environment.cwd, offlineSchemas(environment.home));
+    const loaded = await loadRecipeFile(options.recipe, options, environment.cwd, offlineSchemas(environment.home));
     if (!loaded.ok) {
       throw new InvalidRecipe(`${errorsIn(loaded.error)}; nothing was run`, loaded.error);
     }

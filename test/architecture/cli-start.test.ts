@@ -5,7 +5,7 @@
  * them (a dynamic import): ioredis alone was a tenth of a second of every command's start.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -99,7 +99,7 @@ describe("the command line's start", () => {
   it('validates and plans a recipe of every built-in action without Ajv, execa, yaml, the engine or the gateway client', () => {
     const dir = mkdtempSync(join(tmpdir(), 'analysis-loads-'));
     try {
-      writeFileSync(join(dir, 'logo.png'), 'not really a PNG');
+      copyFileSync(new URL('../../recipes/assets/logo.png', import.meta.url), join(dir, 'logo.png'));
       writeFileSync(
         join(dir, 'every-action.yaml'),
         [
