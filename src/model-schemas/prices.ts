@@ -135,6 +135,56 @@ export interface Pricing {
   rule(slug: string): PriceRule | undefined;
   /** What one request to the model costs, or `undefined` when its price is unknown. */
   cost(slug: string, input: Input): number | undefined;
+  /**
+   * What one request costs at most when the `open` fields' values are known only at run time: the
+   * dearest of the values the schema allows them (an enum's, a number's maximum). `unbounded` names
+   * the fields the schema does not bound, priced at their defaults. Undefined when the price is unknown.
+   */
+  dearest(slug: string, input: Input, open: readonly string[]): { usd: number; unbounded: string[] } | undefined;
+}
+
+/** The input fields a price rule reads: those it multiplies by, those with factors, and the fields a factor names. */
+export function priceFields(rule: PriceRule | undefined): string[] {
+  if (!rule) return [];
+  const named = Object.values(rule.factors ?? {}).flatMap((table) =>
+    Object.values(table).filter((factor): factor is string => typeof factor === 'string'),
+  );
+  return [...new Set([...(rule.multiply ?? []), ...Object.keys(rule.factors ?? {}), ...named])];
+}
+
+/**
+ * The values a field may take that can matter to a price: an enum's, or a number's maximum (a
+ * multiplier grows with its field). Undefined when the schema does not bound it.
+ */
+function valuesThatPrice(schema: JsonSchema | undefined, field: string): unknown[] | undefined {
+  const properties = schema?.properties;
+  const property = isObject(properties) ? properties[field] : undefined;
+  if (!isObject(property)) return undefined;
+  if (Array.isArray(property.enum) && property.enum.length > 0) return property.enum;
+  if (typeof property.maximum === 'number') return [property.maximum];
+  return undefined;
+}
+
+/** More choices than this over a request's open price fields are priced at their defaults: a plan prices every run. */
+const MOST_CHOICES = 256;
+
+function dearestCost(
+  rule: PriceRule,
+  input: Input,
+  schema: JsonSchema | undefined,
+  open: readonly string[],
+): { usd: number; unbounded: string[] } {
+  const unbounded: string[] = [];
+  let choices: Input[] = [input];
+  for (const field of open.filter((f) => priceFields(rule).includes(f))) {
+    const values = valuesThatPrice(schema, field);
+    if (!values || choices.length * values.length > MOST_CHOICES) {
+      unbounded.push(field);
+      continue;
+    }
+    choices = choices.flatMap((choice) => values.map((value) => ({ ...choice, [field]: value })));
+  }
+  return { usd: Math.max(...choices.map((choice) => requestCost(rule, choice, schema))), unbounded };
 }
 
 /**
@@ -156,6 +206,10 @@ export function pricingOf(
     cost(slug, input) {
       const found = rule(slug);
       return found ? requestCost(found, input, schemaOf(slug)) : undefined;
+    },
+    dearest(slug, input, open) {
+      const found = rule(slug);
+      return found ? dearestCost(found, input, schemaOf(slug), open) : undefined;
     },
   };
 }

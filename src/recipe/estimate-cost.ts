@@ -1,4 +1,4 @@
-import { type PriceRule, roundUsd, type Pricing } from '../model-schemas/prices.js';
+import { priceFields, roundUsd, type Pricing } from '../model-schemas/prices.js';
 import type { ModelStep, Plan } from '../plan.js';
 import { knownItems } from './estimate-tally.js';
 import { type KnownItem, knownValue, ownEntry, UNKNOWN } from './known-values.js';
@@ -16,7 +16,13 @@ export interface StepCost {
   cached_runs: number;
   /**
    * Fields the model's price depends on (`resolution`, `duration`…) whose values are known only at
-   * run time: priced at the model's defaults, so the run may cost more or less. Absent when none.
+   * run time and that its schema bounds (an enum, a maximum): priced at their dearest value, so
+   * `usd` is at most. Absent when none.
+   */
+  priced_at_most?: string[];
+  /**
+   * Such fields the schema does not bound: priced at the model's defaults, so the run may cost
+   * more or less. Absent when none.
    */
   priced_at_defaults?: string[];
   /** The step has an `if`: its runs are counted as if it held for every one, so `usd` is at most. */
@@ -31,6 +37,8 @@ export interface TotalCost {
   dynamic_steps: string[];
   /** Models whose price is unknown: give one with --prices or settings.prices. */
   unpriced_models: string[];
+  /** `step.field` for each price field known only at run time, priced at its dearest allowed value (see StepCost); absent when none. */
+  priced_at_most?: string[];
   /** `step.field` for each price field known only at run time, priced at its default (see StepCost); absent when none. */
   priced_at_defaults?: string[];
   /**
@@ -67,10 +75,6 @@ function knownInput(
   return { known, atRunTime };
 }
 
-/** The input fields a price rule reads: those it multiplies by, and those with factors. */
-const priceFields = (rule: PriceRule | undefined): string[] =>
-  rule ? [...(rule.multiply ?? []), ...Object.keys(rule.factors ?? {})] : [];
-
 /**
  * The cost line of a model step (tools and text calls are not charged: their actions price nothing). `cached` runs (the step cache answers them) cost nothing; the cache counts them per
  * step, so they are taken off at the step's mean price per known run.
@@ -81,6 +85,7 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
   let knownRuns = 0;
   let perRun: number | undefined;
   const fields = priceFields(pricing?.rule(step.model.slug));
+  const atMost = new Set<string>();
   const atDefaults = new Set<string>();
   for (const [row, inputs] of plan.rows.entries()) {
     const runs = step.runs[row];
@@ -89,8 +94,13 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
     const items = typeof runs === 'number' && runs > 0 ? knownItems(step, inputs, runs) : undefined;
     for (const item of items ?? [undefined]) {
       const input = knownInput(step, inputs, item);
-      if (runs !== 0) for (const field of input.atRunTime) if (fields.includes(field)) atDefaults.add(field);
-      const cost = pricing?.cost(step.model.slug, input.known);
+      const open = input.atRunTime.filter((field) => fields.includes(field));
+      // A price field chosen at run time (by an LLM's answer, say) is priced at its dearest value:
+      // a run the cap would cut off midway is refused before it pays for work it cannot finish.
+      const dearest = open.length > 0 ? pricing?.dearest(step.model.slug, input.known, open) : undefined;
+      if (runs !== 0 && dearest)
+        for (const field of open) (dearest.unbounded.includes(field) ? atDefaults : atMost).add(field);
+      const cost = dearest?.usd ?? pricing?.cost(step.model.slug, input.known);
       if (cost === undefined) return { usd: null, per_run_usd: null, dynamic, cached_runs: cached };
       perRun ??= cost;
       if (typeof runs !== 'number') continue;
@@ -106,6 +116,7 @@ export function priceStep(plan: Plan, step: ModelStep, cached: number, pricing: 
     per_run_usd: perRun ?? null,
     dynamic,
     cached_runs: cachedRuns,
+    ...(atMost.size > 0 ? { priced_at_most: [...atMost] } : {}),
     ...(atDefaults.size > 0 ? { priced_at_defaults: [...atDefaults] } : {}),
     ...(step.ifAtRunTime ? { conditional: true } : {}),
   };
@@ -115,11 +126,13 @@ export function sumCosts(steps: Array<{ id: string; model: string | null; cost: 
   let usd = 0;
   const dynamic: string[] = [];
   const unpriced = new Set<string>();
+  const atMost: string[] = [];
   const atDefaults: string[] = [];
   const conditional: string[] = [];
   let conditionalUsd = 0;
   for (const step of steps) {
     if (!step.cost) continue;
+    for (const field of step.cost.priced_at_most ?? []) atMost.push(`${step.id}.${field}`);
     for (const field of step.cost.priced_at_defaults ?? []) atDefaults.push(`${step.id}.${field}`);
     if (step.cost.usd === null) unpriced.add(step.model ?? step.id);
     else usd += step.cost.usd;
@@ -134,6 +147,7 @@ export function sumCosts(steps: Array<{ id: string; model: string | null; cost: 
     lower_bound: dynamic.length > 0 || unpriced.size > 0,
     dynamic_steps: dynamic,
     unpriced_models: [...unpriced].sort(),
+    ...(atMost.length > 0 ? { priced_at_most: atMost } : {}),
     ...(atDefaults.length > 0 ? { priced_at_defaults: atDefaults } : {}),
     ...(conditional.length > 0 ? { conditional_steps: conditional, conditional_usd: roundUsd(conditionalUsd) } : {}),
   };

@@ -49,8 +49,9 @@ export function describeStepCost(cost: StepCost | null): string {
   if (!cost) return '';
   if (cost.usd === null) return 'price unknown';
   const cached = cost.cached_runs > 0 ? ` (${cost.cached_runs} cached)` : '';
-  if (cost.dynamic) return `${formatUsd(cost.per_run_usd ?? 0)} × n unknown${cached}`;
-  return `${formatUsd(cost.usd)}${cached}`;
+  const atMost = cost.priced_at_most ? 'at most ' : '';
+  if (cost.dynamic) return `${atMost}${formatUsd(cost.per_run_usd ?? 0)} × n unknown${cached}`;
+  return `${atMost}${formatUsd(cost.usd)}${cached}`;
 }
 
 /** The total as one phrase: `$0.1800`, or `at least $0.3400, a lower bound: …` when some of it is not known. */
@@ -71,26 +72,39 @@ export function estimateOver(total: TotalCost, limit: string): string {
 
 /** The total's amount (`at most $0.2100`) and, where it is not exact, what kind of figure it is and why. */
 function totalCostParts(total: TotalCost): { amount: string; qualifier?: string } {
-  // A price field known only at run time is priced at its default: the run may cost more or less.
+  // A price field known only at run time that its schema does not bound is priced at its default: the run may cost more or less.
   const assumed = total.priced_at_defaults
     ? ` (${total.priced_at_defaults.join(', ')} known only at run time: priced at the model's default)`
     : '';
-  const conditional = conditionalReason(total);
+  const upper = upperBoundReasons(total);
   const usd = `${formatUsd(total.usd)}${assumed}`;
   if (!total.lower_bound)
-    return conditional ? { amount: `at most ${usd}`, qualifier: `an upper bound: ${conditional}` } : { amount: usd };
+    return upper ? { amount: `at most ${usd}`, qualifier: `an upper bound: ${upper}` } : { amount: usd };
   const lower = lowerBoundReason(total);
-  return conditional
-    ? { amount: `about ${usd}`, qualifier: `not a bound either way: ${lower}; ${conditional}` }
+  return upper
+    ? { amount: `about ${usd}`, qualifier: `not a bound either way: ${lower}; ${upper}` }
     : { amount: `at least ${usd}`, qualifier: `a lower bound: ${lower}` };
 }
 
-/** Why an estimate counts runs that may not happen: the steps whose `if` may not hold. */
-function conditionalReason(total: TotalCost): string | undefined {
+/**
+ * Why an estimate may be more than the run costs: steps whose `if` may not hold, counted as if it
+ * always did, and price fields known only at run time, priced at their dearest allowed value.
+ */
+function upperBoundReasons(total: TotalCost): string | undefined {
+  const why: string[] = [];
   const steps = total.conditional_steps;
-  if (!steps?.length) return undefined;
-  const named = steps.length === 1 ? `${steps[0]} runs` : `${steps.join(', ')} run`;
-  return `${named} only where ${steps.length === 1 ? 'its' : 'their'} if holds, counted here as if it always did, up to ${formatUsd(total.conditional_usd ?? 0)}`;
+  if (steps?.length) {
+    const named = steps.length === 1 ? `${steps[0]} runs` : `${steps.join(', ')} run`;
+    why.push(
+      `${named} only where ${steps.length === 1 ? 'its' : 'their'} if holds, counted here as if it always did, up to ${formatUsd(total.conditional_usd ?? 0)}`,
+    );
+  }
+  const dearest = total.priced_at_most;
+  if (dearest?.length)
+    why.push(
+      `${dearest.join(', ')} ${dearest.length === 1 ? 'is' : 'are'} known only at run time, priced at the dearest value the model allows`,
+    );
+  return why.length ? why.join('; ') : undefined;
 }
 
 /** Why an estimate is only a lower bound. */

@@ -392,6 +392,43 @@ describe('pipeline run against a gateway with $100', () => {
     expect(under.stderr).toMatch(/spent \$0\.0900 of an estimated \$0\.2100/);
   });
 
+  it('prices a resolution an LLM chooses at the dearest the model allows, so --max-cost refuses before anything is paid', async () => {
+    const recipe = join(home, 'chosen.yaml');
+    await writeFile(
+      recipe,
+      lines(
+        'version: 1',
+        'name: chosen',
+        'steps:',
+        '  pick:',
+        '    uses: llm',
+        '    with:',
+        '      model: vendor-x/writer-1',
+        '      prompt: Choose a resolution',
+        '      schema: { type: object, required: [res], properties: { res: { type: string, enum: [1k, 2k] } } }',
+        `  hero: { uses: ${T2I}, for_each: [a, b, c], with: { prompt: "\${{ item }}", resolution: "\${{ steps.pick.outputs.json.res }}" } }`,
+      ),
+    );
+    const before = await gateway.stats();
+    // Three 1K images cost $0.09, three 2K $0.18: a cap of $0.10 was passed at the default and cut
+    // the run off midway whenever the answer was 2k.
+    const over = await pipeline(['run', recipe, '--max-cost', '0.10', '--no-cache'], envFor(gateway), gateway);
+    expect(over.exitCode).toBe(2);
+    expect(over.stderr).toContain(
+      'the estimated cost at most $0.1800 is over --max-cost $0.1000 (an upper bound: hero.resolution is known only at run time, priced at the dearest value the model allows); nothing was sent',
+    );
+    const after = await gateway.stats();
+    expect(after.requests.by_route[SUBMIT]).toBe(before.requests.by_route[SUBMIT]);
+    expect(after.requests.by_route['POST /v1/chat/completions'] ?? 0).toBe(
+      before.requests.by_route['POST /v1/chat/completions'] ?? 0,
+    );
+    const plan = JSON.parse((await pipeline(['plan', recipe, '--format', 'json'])).stdout);
+    expect(plan.steps.find((step: { id: string }) => step.id === 'hero').cost).toMatchObject({
+      usd: 0.18,
+      priced_at_most: ['resolution'],
+    });
+  });
+
   it('sends nothing when --max-cost is below the estimate, and names both', async () => {
     const before = await gateway.stats();
     const args = ['run', join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];

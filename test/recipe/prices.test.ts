@@ -178,7 +178,7 @@ describe('the estimate of a step with an if', () => {
 });
 
 describe('the estimate of a price field known only at run time', () => {
-  it("prices it at the model's default and says so; a field the price does not read is not named", () => {
+  it('prices it at the dearest value its schema allows and says the total is at most; a field the price does not read is not named', () => {
     const plan = planOf([
       'version: 1',
       'name: late',
@@ -189,9 +189,10 @@ describe('the estimate of a price field known only at run time', () => {
       '    with: { prompt: "${{ steps.pick.outputs.text }}", resolution: "${{ steps.pick.outputs.text }}" }',
     ]);
     const { cost } = estimatePlan(plan, { pricing: bundled }).totals;
-    expect(cost).toMatchObject({ usd: 0.03, lower_bound: false, priced_at_defaults: ['img.resolution'] });
+    expect(cost).toMatchObject({ usd: 0.06, lower_bound: false, priced_at_most: ['img.resolution'] });
+    expect(cost.priced_at_defaults).toBeUndefined();
     expect(describeTotalCost(cost)).toBe(
-      "$0.0300 (img.resolution known only at run time: priced at the model's default)",
+      'at most $0.0600, an upper bound: img.resolution is known only at run time, priced at the dearest value the model allows',
     );
   });
 
@@ -207,7 +208,23 @@ describe('the estimate of a price field known only at run time', () => {
       '    with: { prompt: a kite, resolution: "${{ item }}" }',
     ]);
     const { cost } = estimatePlan(plan, { pricing: bundled }).totals;
-    expect(cost).toMatchObject({ usd: 0.06, priced_at_defaults: ['img.resolution'] });
+    expect(cost).toMatchObject({ usd: 0.12, priced_at_most: ['img.resolution'] });
+  });
+
+  it("prices a field its schema does not bound at the model's default, and says so", () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        frames: { type: 'integer', default: 24 },
+        quality: { type: 'string', enum: ['draft', 'final'], default: 'draft' },
+      },
+      'x-price': { usd: 0.001, unit: 'frame', multiply: ['frames'], factors: { quality: { final: 3 } } },
+    };
+    const pricing = pricingOf(() => schema);
+    // frames has no maximum: its default; quality at its dearest, final.
+    expect(pricing.dearest('acme/anim', {}, ['frames', 'quality'])).toEqual({ usd: 0.072, unbounded: ['frames'] });
+    // A field the price does not read changes nothing.
+    expect(pricing.dearest('acme/anim', { frames: 10 }, ['seed'])).toEqual({ usd: 0.01, unbounded: [] });
   });
 });
 
