@@ -9,6 +9,12 @@ export interface CacheKeyParts {
   input: unknown;
   /** The step's `cache.key`, rendered; absent when the recipe gives none. */
   extra?: unknown;
+  /**
+   * The gateway that answers the request (`local`, or the media API base): the built-in gateway's
+   * stand-in images and answers are never served to a run on a real one. Absent for a step that
+   * sends nothing (a `run:` command), whose result does not depend on it.
+   */
+  gateway?: string;
 }
 
 /** Bumped when the key's parts or the entry's format change, so old entries stop matching. */
@@ -16,7 +22,13 @@ export const CACHE_FORMAT = 2;
 
 /** The entry's key: SHA-256 (hex) over the canonical JSON of the parts. */
 export function cacheKey(parts: CacheKeyParts): string {
-  const body = { format: CACHE_FORMAT, action: parts.action, input: parts.input, extra: parts.extra ?? null };
+  const body = {
+    format: CACHE_FORMAT,
+    action: parts.action,
+    input: parts.input,
+    extra: parts.extra ?? null,
+    ...(parts.gateway !== undefined ? { gateway: parts.gateway } : {}),
+  };
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 

@@ -111,13 +111,16 @@ const printWarning = (message: string) => printError(`warning: ${message}`);
  */
 async function cacheForecastOf(
   plan: Plan,
-  flags: { cache?: boolean; cacheDir?: string } & RemoteFlags,
+  flags: { cache?: boolean; cacheDir?: string; local?: boolean } & RemoteFlags,
 ): Promise<CacheForecast> {
-  const [{ cacheForecastOf: forecast }, { sessionEnvironment }] = await Promise.all([
+  const [{ cacheForecastOf: forecast }, { sessionEnvironment }, { expectedGateway }] = await Promise.all([
     import('../session/cache-forecast.js'),
     import('./session-environment.js'),
+    import('../session/gateway-identity.js'),
   ]);
-  return forecast(plan, flags, sessionEnvironment(), printWarning);
+  const environment = sessionEnvironment();
+  // Entries are kept by gateway: the built-in one's stand-ins are never a hosted run's.
+  return forecast(plan, flags, environment, printWarning, expectedGateway(flags, environment.env));
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -144,6 +147,10 @@ export function registerPlanCommand(program: Command): void {
     .option('--cache-dir <dir>', 'the step cache to look in (default: $PIPELINE_CACHE_DIR, else $PIPELINE_HOME/cache)')
     .option('--no-cache', 'count every run, as a run with --no-cache or --refresh makes them')
     .option(
+      '--local',
+      "count what the step cache holds for a --local run (else for the gateway at $PIPELINE_BASE_URL): each gateway's entries are its own",
+    )
+    .option(
       '--cache-remote <url>',
       'the remote step cache to look in too, s3://bucket/prefix (default: $PIPELINE_CACHE_REMOTE, else settings.cache_remote)',
     )
@@ -163,6 +170,7 @@ export function registerPlanCommand(program: Command): void {
           cache?: boolean;
           cacheDir?: string;
           cacheRemote?: string | false;
+          local?: boolean;
           prices?: string;
           skipInvalidRows?: boolean;
         },

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve, sep } from 'node:path';
+import { plannerOf } from '../actions/planners.js';
 import { runnerOf } from '../actions/runners.js';
 import { cacheKey } from '../cache/key.js';
 import type { Scope } from '../expressions/expressions.js';
@@ -51,13 +52,17 @@ async function byContent(files: FileHashing, step: PlannedStep, input: unknown):
   return visit(input, runnerOf(step).cache.inputHasFields ? undefined : '');
 }
 
-/** The cache key of one item: its action, its input by content, and the step's `cache.key`. */
+/**
+ * The cache key of one item: its action, its input by content, the step's `cache.key`, and, for a
+ * step that sends requests, the gateway that answers them (see CacheKeyParts.gateway).
+ */
 export async function itemCacheKey(
   files: FileHashing,
   step: PlannedStep,
   scope: Scope,
   input: unknown,
   where: string,
+  gateway: string,
 ): Promise<Result<string, StepFailure>> {
   let extra: unknown;
   if (step.cache.key) {
@@ -66,7 +71,8 @@ export async function itemCacheKey(
     extra = rendered.value;
   }
   try {
-    return ok(cacheKey({ action: actionOf(step), input: await byContent(files, step, input), extra }));
+    const answeredBy = plannerOf(step).sendsRequests ? { gateway } : {};
+    return ok(cacheKey({ action: actionOf(step), input: await byContent(files, step, input), extra, ...answeredBy }));
   } catch (cause) {
     return failed('local-file', `cannot read a file of ${where}'s input: ${(cause as Error).message}`);
   }

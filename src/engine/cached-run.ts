@@ -41,7 +41,7 @@ export async function cachedRun(item: CacheItem, input: unknown, execute: () => 
     recipeDir: ctx.plan.recipeDir,
     hashOf: (path: string) => cache.hashOf(path),
   };
-  const key = await itemCacheKey(files, step, item.scope, input, item.label);
+  const key = await itemCacheKey(files, step, item.scope, input, item.label, cache.gateway);
   if (!key.ok) return key;
   const shared = cache.inflight.get(key.value);
   if (shared) {

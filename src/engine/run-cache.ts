@@ -62,6 +62,8 @@ export class RunCache {
     readonly storage: CacheStorage,
     readonly mode: { read: boolean; write: boolean },
     readonly warn: (message: string) => void,
+    /** The gateway the run's requests go to (`local`, or the media API base): part of their keys. */
+    readonly gateway: string,
   ) {}
 
   /** The SHA-256 of a file's bytes, read once per run and path. */

@@ -26,6 +26,8 @@ export async function cacheForecastOf(
   flags: { cache?: boolean; cacheDir?: string } & RemoteFlags,
   environment: Pick<SessionEnvironment, 'env' | 'cwd' | 'home' | 'clock' | 'secrets'>,
   warn: (message: string) => void,
+  /** The gateway the run would send to (`local`, or the media API base; see gatewayIdentity), when known. */
+  gateway: string | undefined,
 ): Promise<CacheForecast> {
   if (flags.cache === false) return uncachedForecast(plan);
   const { env, clock, home, secrets } = environment;
@@ -61,5 +63,5 @@ export async function cacheForecastOf(
     // The forecast reads no file's bytes (the entry gives their hash): the path only names the file.
     blobPath: (sha256) => local?.blobs.pathOf(sha256) ?? `remote blob ${sha256}`,
   };
-  return forecastFromCache(plan, lookup, withoutCredentials(env));
+  return forecastFromCache(plan, lookup, withoutCredentials(env), gateway);
 }

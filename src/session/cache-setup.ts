@@ -87,6 +87,7 @@ export function openRunCache(
   flags: { cache?: boolean; refresh?: boolean; cacheDir?: string } & RemoteFlags,
   environment: Pick<SessionEnvironment, 'env' | 'cwd' | 'home' | 'secrets'> & { clock: Clock },
   say: (text: string) => void,
+  gateway: string,
   recipeRemote?: string,
 ): RunCache | undefined {
   if (flags.cache === false) return undefined;
@@ -111,5 +112,5 @@ export function openRunCache(
     say(
       `step cache: ${remote.location} behind the local cache${choice.ok && choice.value?.readOnly ? ' (read-only)' : ''}`,
     );
-  return new RunCache(new TieredCache(store.value, remote), { read: !flags.refresh, write: true }, warn);
+  return new RunCache(new TieredCache(store.value, remote), { read: !flags.refresh, write: true }, warn, gateway);
 }

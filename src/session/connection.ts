@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js';
 import { join } from 'node:path';
 import type { SessionEnvironment } from './environment.js';
 import { UsageError } from './errors.js';
+import { gatewayIdentity } from './gateway-identity.js';
 
 /**
  * Which gateway a run talks to. Each address and the key default to their variable
@@ -71,17 +72,6 @@ export interface Connection {
    */
   gateway: string;
   close(): Promise<void>;
-}
-
-/** The gateway a connection's tasks and files are on (see Connection.gateway). */
-export function gatewayIdentity(local: boolean, baseUrl: string): string {
-  if (local) return 'local';
-  const url = new URL(baseUrl);
-  url.username = '';
-  url.password = '';
-  url.search = '';
-  url.hash = '';
-  return url.toString().replace(/\/$/, '');
 }
 
 /** The built-in gateway of --local runs five times faster than the hosted one: quick to try, still asynchronous. */

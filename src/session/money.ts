@@ -4,6 +4,7 @@ import { estimatePlan } from '../recipe/estimate.js';
 import type { TotalCost } from '../recipe/estimate-cost.js';
 import { cacheForecastOf, uncachedForecast } from './cache-forecast.js';
 import type { Connection } from './connection.js';
+import { expectedGateway } from './gateway-identity.js';
 import type { SessionEnvironment } from './environment.js';
 import { GatewayRefusal, UsageError } from './errors.js';
 import type { RunOptions } from './options.js';
@@ -21,7 +22,10 @@ export interface RunMoney {
 
 export const DEFAULT_CONFIRM_ABOVE_USD = 5;
 
-type MoneyOptions = Pick<RunOptions, 'maxCostUsd' | 'pricesFile' | 'cache' | 'yes' | 'confirmAboveUsd' | 'confirm'>;
+type MoneyOptions = Pick<
+  RunOptions,
+  'maxCostUsd' | 'pricesFile' | 'cache' | 'yes' | 'confirmAboveUsd' | 'confirm' | 'gateway'
+>;
 
 /** `maxCostUsd` (`--max-cost`) wins over `settings.max_cost`. */
 const capOf = (plan: Plan, options: MoneyOptions) => options.maxCostUsd ?? plan.settings.maxCostUsd;
@@ -53,6 +57,7 @@ export async function moneyBeforeStart(
         },
         environment,
         () => {},
+        expectedGateway(options.gateway ?? {}, environment.env),
       )
     : uncachedForecast(plan);
   const estimate = estimatePlan(plan, { pricing, cached }).totals.cost;

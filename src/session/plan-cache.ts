@@ -76,7 +76,13 @@ export interface CacheForecast {
  * A step that cannot be worked out (a condition on status, a value only a run gives) stops the
  * walk for the steps that read it; they count as to run.
  */
-export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Scope['env']): Promise<CacheForecast> {
+export async function forecastFromCache(
+  plan: Plan,
+  store: CacheLookup,
+  env: Scope['env'],
+  /** The gateway the run would send to (part of the keys); unknown, no step that sends requests is looked up. */
+  gateway: string | undefined,
+): Promise<CacheForecast> {
   const hashes = new Map<string, Promise<string>>();
   const files: FileHashing & { downloads: Map<string, { path: string }> } = {
     downloads: new Map<string, { path: string }>(),
@@ -91,8 +97,9 @@ export async function forecastFromCache(plan: Plan, store: CacheLookup, env: Sco
     const partly: PartlyKnown = new Map();
     for (const step of plan.steps) {
       const scope: Scope = { inputs, steps: known, run: { id: '', dir: '' }, env };
-      const forecast = forecastable(step, known, partly)
-        ? await forecastStep(step, scope, partly, store, files, hashes)
+      const lookedUp = forecastable(step, known, partly) && (gateway !== undefined || !plannerOf(step).sendsRequests);
+      const forecast = lookedUp
+        ? await forecastStep(step, scope, partly, store, files, hashes, gateway ?? '')
         : undefined;
       if (forecast) cached.set(step.id, cached.get(step.id)! + forecast.hits);
       if (forecast?.whole) known[step.id] = { outputs: forecast.outputs, outcome: 'success', conclusion: 'success' };
@@ -117,6 +124,7 @@ async function forecastStep(
   store: CacheLookup,
   files: FileHashing & { downloads: Map<string, { path: string }> },
   hashes: Map<string, Promise<string>>,
+  gateway: string,
 ): Promise<{ hits: number; whole: boolean; outputs: unknown } | undefined> {
   if (step.if) {
     const condition = renderValue(step.if, scope, step.id);
@@ -142,7 +150,7 @@ async function forecastStep(
     const itemScope = step.forEach ? { ...scope, item, index } : scope;
     const input = runnerOf(step).render(step, itemScope, step.id);
     if (!input.ok) continue;
-    const key = await itemCacheKey(files, step, itemScope, input.value, step.id);
+    const key = await itemCacheKey(files, step, itemScope, input.value, step.id, gateway);
     const entry = key.ok ? await store.get(key.value, step.cache.ttlMs) : undefined;
     if (!entry) continue;
     hits++;

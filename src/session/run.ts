@@ -245,6 +245,7 @@ export async function execute(
       },
       { ...environment, clock, home: resolve(paths.dir, '..', '..') },
       (text) => report.note(text),
+      connection.gateway,
       plan.settings.cacheRemote,
     );
     // Answers by row and step, for the table of the job summary: one entry per row of a batch, so only for it.

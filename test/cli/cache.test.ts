@@ -176,6 +176,35 @@ describe('the step cache, run after run of ci-assets', () => {
     expect(gateway.stats().requests.by_route['GET /api/v1/apikey/validate']).toBeGreaterThan(0);
   });
 
+  it("keeps each gateway's entries apart: what --local made is never served to a run on another gateway", async () => {
+    // Offline first, as a user builds a recipe for free: the built-in gateway's stand-in images.
+    const offline = await asProcess(['run', recipe, '--local', '--json'], { PIPELINE_LOCAL_LATENCY_SCALE: '0.01' });
+    expect(offline.exitCode, offline.stderr).toBe(0);
+    // The cache holds them for a --local run, and for no other gateway.
+    const counted = async (args: string[]) =>
+      JSON.parse((await pipeline(['plan', recipe, '--json', ...args])).stdout).steps.map(
+        (s: { id: string; cached: number }) => [s.id, s.cached],
+      );
+    expect(await counted(['--local'])).toEqual([
+      ['backgrounds', 3],
+      ['icon', 1],
+      ['manifest', 0],
+    ]);
+    expect(await counted([])).toEqual([
+      ['backgrounds', 0],
+      ['icon', 0],
+      ['manifest', 0],
+    ]);
+    // The run on the gateway makes every image itself, then its own entries serve its rerun.
+    const real = await build();
+    expect(real.result.exitCode, real.result.stderr).toBe(0);
+    expect(real.submitted).toBe(4);
+    expect(cachedItems(real.report.run_id)).toEqual([]);
+    const again = await build();
+    expect(again.submitted).toBe(0);
+    expect(cachedItems(again.report.run_id)).toEqual(['backgrounds[0]', 'backgrounds[1]', 'backgrounds[2]', 'icon[0]']);
+  });
+
   it('reruns a changed for_each item and the steps that depend on it, and nothing else', async () => {
     await build(['--set', 'palette=["teal","sand","plum"]']);
     // The second item changes: only it reruns (the icon uses the first background).

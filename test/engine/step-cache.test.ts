@@ -36,7 +36,7 @@ async function run(recipe: string, sets: string[] = [], mode = { read: true, wri
   const store = CacheStore.open(join(dir, 'cache'), { now: () => now, warn: () => {} });
   if (!store.ok) throw new Error(store.error);
   const engine = await engineFor(recipe, gateway, systemClock, { sets });
-  engine.ctx.cache = new RunCache(store.value, mode, () => {});
+  engine.ctx.cache = new RunCache(store.value, mode, () => {}, gateway.baseUrl);
   const before = gateway.stats().requests.by_route;
   const result = await runPlan(engine.ctx);
   const after = gateway.stats().requests.by_route;
