@@ -280,7 +280,13 @@ async function decideAndRun(ctx: EngineContext, row: number, step: PlannedStep, 
     const blocked = blockedBy(ctx, deps, wholeOnly ? state : { stopped: false });
     if (blocked) return skip(blocked.status, blocked.reason);
   }
-  return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state);
+  // A step that iterates X's items but reads X whole (`length(steps.bg.outputs)` in its `with`)
+  // waited for all of X; its item i is still X[i]'s, skipped and named where X[i] failed (under
+  // continue_on_error), not run on the null X[i] left.
+  const wholeFeed = step.itemsFrom && !flowsFrom ? state.feeds.get(step.itemsFrom.step) : undefined;
+  const count = await wholeFeed?.count();
+  const flow = wholeFeed && count !== undefined ? { feed: wholeFeed, count, lineage: step.itemsFrom! } : undefined;
+  return executeStep(ctx, row, step, scopeOf(ctx, state.inputs, deps, status), state, flow);
 }
 
 /**

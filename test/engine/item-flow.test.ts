@@ -213,6 +213,29 @@ describe('items flow one by one through a chain', () => {
     expect(images.filter((url) => typeof url === 'string')).toHaveLength(19);
   });
 
+  it('a step that iterates t2i’s items but reads t2i whole waits for all of it, and still skips the failed item’s own', async () => {
+    // `length(...)` reads t2i whole: the step waits for its last item. Its item 3 is still t2i[3]'s,
+    // which failed under continue_on_error: skipped and named, not run on the null it left.
+    const numbered = `  numbered:
+    uses: vendor-b/vendor-b-5.0-lite-edit
+    for_each: \${{ steps.t2i.outputs[*].images[0].url }}
+    with: { prompt: "write \${{ index }} of \${{ length(steps.t2i.outputs) }}", image: ["\${{ item }}"], size: 1024x1024 }
+`;
+    const recipe = chain(numbered).replace(
+      'retry: { attempts: 0 }',
+      'retry: { attempts: 0 }\n    continue_on_error: true',
+    );
+    const { result, events } = await runChain(recipe, 3);
+    expect(result.status).toBe('succeeded');
+    const step = result.rows[0]!.steps.numbered!;
+    expect(step.status).toBe('succeeded');
+    expect(step.skippedItems).toEqual([{ index: 3, reason: 't2i[3] failed' }]);
+    expect(submissions(events, 'numbered')).toHaveLength(19);
+    // It waited for the whole of t2i: its first submission after t2i's last item ended.
+    const lastT2i = events.indexOf(finishedItems(events, 't2i').at(-1)!);
+    expect(events.indexOf(submissions(events, 'numbered')[0]!)).toBeGreaterThan(lastT2i);
+  });
+
   it('routes a failed image to a fallback per item: an if that reads the upstream item’s outcome', async () => {
     const fallback = `  fallback:
     uses: vendor-a/vendor-a-v3-t2i
