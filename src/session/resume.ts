@@ -1,7 +1,7 @@
 // A resume: the journal replayed, the checks that keep it from paying twice, then the same run.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Plan } from '../plan.js';
 import { analyze } from '../recipe/analyzer.js';
 import { ownerAliveHere } from '../store/fold.js';
@@ -50,6 +50,7 @@ export async function resumeRun(
   checkJournalDamage(runId, state, options, environment);
   const plan = keptRows(runId, analyzeKeptRecipe(paths, state, environment), state);
   checkLocalFiles(state, options, environment);
+  warnOfEditedRecipe(paths, state, environment);
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
   if (state.gateway !== undefined && state.gateway !== connection.gateway) {
@@ -186,6 +187,26 @@ function keptRows(runId: string, plan: Plan, state: ReplayedState): Plan {
   throw new UsageError(
     `run ${runId} cannot be resumed: its batch file, read again, gives ${plan.rows.length.toLocaleString('en-US')} rows that are not the ${state.rowCount.toLocaleString('en-US')} the run started with ` +
       '(a model schema or a local file it reads may have changed since)',
+  );
+}
+
+/**
+ * A resume runs the recipe the run kept: an edit made since (a fix of the prompt that failed) is not
+ * in it, and a user who made one should hear so before the run goes on without it.
+ */
+function warnOfEditedRecipe(paths: RunPaths, state: ReplayedState, environment: SessionEnvironment): void {
+  const original = resolve(state.cwd ?? environment.cwd, state.recipePath);
+  let now: string;
+  try {
+    now = readFileSync(original, 'utf8');
+  } catch {
+    return; // Moved or deleted: the kept copy is all there is.
+  }
+  if (now === readFileSync(paths.recipe, 'utf8')) return;
+  environment.warn(
+    `warning: ${shownPath(original, environment.cwd)} changed since run ${state.runId} started; ` +
+      `resume runs the recipe the run kept (${shownPath(paths.recipe, environment.cwd)}), without the changes. ` +
+      'To run the changed recipe, start a new run: the step cache serves the steps it did not change',
   );
 }
 

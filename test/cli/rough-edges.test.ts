@@ -339,6 +339,29 @@ describe('the command line without rough edges', () => {
     );
   });
 
+  it('resume says when the recipe was edited since the run started: it runs the copy the run kept', async () => {
+    const recipe = join(home, 'edited.yaml');
+    await writeFile(recipe, PAID.replace('a kite', 'a red kite'));
+    // The first submission is refused: the run fails, and a resume would send it again.
+    gateway.injectFault({ kind: 'status', status: 400, route: 'POST /api/v1/{provider}/{model_id}', times: 1 });
+    const failed = await pipeline(['run', recipe]);
+    expect(failed.exitCode).toBe(1);
+    const [id] = (await readdir(join(home, 'runs')))
+      .filter((name) => name.includes('-paid-'))
+      .sort()
+      .reverse();
+    // The user fixes the prompt, then resumes, expecting the fix to run.
+    await writeFile(recipe, PAID.replace('a kite', 'a blue kite'));
+    const resumed = await pipeline(['resume', id!]);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(
+      `warning: ${recipe} changed since run ${id} started; resume runs the recipe the run kept (${join(home, 'runs', id!, 'recipe.yaml')}), without the changes`,
+    );
+    const journal = await readFile(join(home, 'runs', id!, 'journal.jsonl'), 'utf8');
+    expect(journal).toContain('a red kite');
+    expect(journal).not.toContain('a blue kite');
+  });
+
   it('a key the gateway rejects (401) fails before the run is created, without showing the key', async () => {
     const recipe = join(home, 'paid.yaml');
     await writeFile(recipe, PAID);
