@@ -192,6 +192,8 @@ export function parseRecipeYaml(
   const source = new SourceFile(path, text, true);
   const oversize = documentSizeProblem(text);
   if (oversize) return { source, value: undefined, problems: [{ message: oversize, range: { start: 0, end: 1 } }] };
+  const commented = expressionsInComments(text);
+  if (commented.length > 0) return { source, value: undefined, problems: commented };
   if (!ANCHOR.test(text)) {
     let value: unknown;
     let parsed = false;
@@ -238,6 +240,40 @@ export function parseRecipeYaml(
     return { source, value: undefined, problems: [aliasProblem(document, error as Error)] };
   }
   return { source, value, problems: limitProblems(source, value, false) };
+}
+
+/** A ` #` on a line, with `${{` after it: the only texts worth reading token by token. */
+const COMMENTED_EXPRESSION = /[ \t]#[^\n]*\$\{\{/;
+
+/**
+ * Comments after a value that hold an expression: in a value without quotes, ` #` begins a YAML
+ * comment, so `prompt: colour #ff0000 for ${{ inputs.app }}` sends `colour`, and the expression
+ * after it is silently dropped. A whole-line comment, or one after a quoted value, is meant as one.
+ */
+function expressionsInComments(text: string): YamlProblem[] {
+  if (!COMMENTED_EXPRESSION.test(text)) return [];
+  const problems: YamlProblem[] = [];
+  const visit = (token: unknown): void => {
+    if (Array.isArray(token)) {
+      for (const part of token) visit(part);
+      return;
+    }
+    if (typeof token !== 'object' || token === null) return;
+    const { type, offset, source } = token as { type?: string; offset?: number; source?: unknown };
+    if (type === 'comment' && typeof offset === 'number' && typeof source === 'string') {
+      const before = text.slice(text.lastIndexOf('\n', offset - 1) + 1, offset).trimEnd();
+      if (source.includes('${{') && before !== '' && !/["']$/.test(before))
+        problems.push({
+          message:
+            'this comment holds an expression: in a value without quotes, " #" begins a YAML comment and the value ends before it. Put the whole value in quotes',
+          range: { start: offset, end: offset + source.length },
+        });
+      return;
+    }
+    for (const value of Object.values(token)) if (typeof value === 'object') visit(value);
+  };
+  for (const document of new (yamlLibrary().Parser)().parse(text)) visit(document);
+  return problems;
 }
 
 /** yaml's words for a quoted scalar the file never closes. */

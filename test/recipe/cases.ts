@@ -403,6 +403,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:19: error: env is read by name, as env.NAME: the whole environment could carry every variable of this machine (a CI job\'s tokens among them) into the outputs\n  |\n4 |   a: { run: "echo ${{ toJSON(env) }}" }\n  |                   ~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'an expression after a # in a value without quotes',
+    yaml: `${head}steps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "x" } }\n  b:\n    run: echo colour #ff0000 for \${{ run.id }}\n`,
+    expected:
+      'recipes/broken.yaml:6:22: error: this comment holds an expression: in a value without quotes, " #" begins a YAML comment and the value ends before it. Put the whole value in quotes\n  |\n6 |     run: echo colour #ff0000 for ${{ run.id }}\n  |                      ~~~~~~~~~~~~~~~~~~~~~~~~~',
+  },
+  {
     name: 'a video in an image field',
     yaml: `${head}steps:\n  e: { uses: vendor-b/vendor-b-5.0-lite-edit, with: { prompt: frame it, image: [./assets/ride.mp4] } }\n`,
     expected:
