@@ -66,6 +66,23 @@ steps:
     await engine.close();
   });
 
+  it('names a program of the list form that is not installed, as a shell would', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0 });
+    const recipe = `version: 1
+name: missing
+steps:
+  frames: { run: ["no-such-program-here", "-y"], retry: { attempts: 0 } }
+`;
+    const engine = await engineFor(recipe, gateway, clock);
+    const result = await runPlanSkippingTime(engine, gateway, clock);
+    expect(result.rows[0]!.steps.frames!.failure).toMatchObject({
+      reason: 'command-failed',
+      message: 'no-such-program-here: not found (ENOENT): is it installed, and on the PATH?',
+    });
+    await engine.close();
+  });
+
   it('stops at a failure without continue_on_error: later steps are cancelled', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0 });

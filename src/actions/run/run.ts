@@ -49,6 +49,18 @@ export async function runCommandIn(
   const release = stopGroupOnAbort(subprocess.pid, signal);
   const result = await subprocess.finally(release);
   if (signal.aborted) return err(interrupted('the command was stopped'));
+  // A program that never started (the list form runs it without a shell, which would have said
+  // `not found` and exited 127): name it, and why.
+  if (result.exitCode === undefined && !result.signal) {
+    const cause = result.cause as NodeJS.ErrnoException | undefined;
+    const program = Array.isArray(command) ? String(command[0]) : 'the shell';
+    return failed(
+      'command-failed',
+      cause?.code === 'ENOENT'
+        ? `${program}: not found (ENOENT): is it installed, and on the PATH?`
+        : `${program} could not be started: ${cause?.message ?? result.shortMessage}`,
+    );
+  }
   const exitCode = result.exitCode ?? -1;
   if (exitCode !== 0) {
     const stderr = result.stderr ? `:\n${tail(String(result.stderr))}` : '';
