@@ -2,7 +2,8 @@
 // The session wrote its last journal line, run.json, the report and the copy to `--out`.
 import { itemLabel } from '../item-label.js';
 import { continued, describeItems } from './item-lines.js';
-import { relative } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import type { RunResult } from '../engine/engine.js';
 import { RUN_STOPPED } from '../engine/failure.js';
 import { hasOutputs, isBatch, type Plan } from '../plan.js';
@@ -142,8 +143,15 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
       const notListed = notListedLine(summary);
       if (notListed) printLine(`  ${notListed}`);
     }
-    if (copied.length > 0)
+    if (copied.length > 0) {
       printLine(`copied to ${shown(flags.out!)}: ${copied.map((p) => relative(fromCwd(flags.out!), p)).join(', ')}`);
+      const stale = filesNotWritten(fromCwd(flags.out!), copied);
+      if (stale.length > 0)
+        cliIo().stderr.write(
+          `--out: ${shown(flags.out!)} also holds ${plural(stale.length, 'file')} this run did not write, left as ${stale.length === 1 ? 'it was' : 'they were'}: ` +
+            `${stale.slice(0, LISTED_FILES).join(', ')}${stale.length > LISTED_FILES ? ', …' : ''}. Empty the folder first if only this run's outputs should be there\n`,
+        );
+    }
     // --out copies the recipe's `outputs:`: with none, it says so rather than leave the folder empty.
     else if (flags.out && run.status === 'succeeded' && !hasOutputs(plan))
       cliIo().stderr.write(
@@ -185,4 +193,22 @@ function reportToGitHub(plan: Plan, result: RunResult, failedSteps: Annotation[]
   if (!cliIo().env.GITHUB_STEP_SUMMARY && !cliIo().env.GITHUB_ACTIONS) return;
   printAnnotations(failedSteps);
   appendStepSummary(runReport(plan, result, end));
+}
+
+/**
+ * Files in the --out folder that this run did not write (an earlier run's `images-3.png`, where this
+ * one made two): copied outputs land beside them, and a CI job that publishes the folder would
+ * publish them too. Relative to the folder, sorted.
+ */
+function filesNotWritten(dir: string, written: readonly string[]): string[] {
+  const ours = new Set(written.map((path) => relative(dir, path)));
+  try {
+    return readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+      .filter((path) => !ours.has(path))
+      .sort();
+  } catch {
+    return [];
+  }
 }

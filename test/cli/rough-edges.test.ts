@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,24 @@ describe('the command line without rough edges', () => {
     expect(shown.exitCode, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^flaky\s+failed \(continued\)/m);
     expect(shown.stdout).toMatch(/^flaky failed \(command-failed, continued\): the command exited with 3/m);
+  });
+
+  it('--out says which files in the folder this run did not write, and leaves them', async () => {
+    const recipe = join(home, 'tolerant.yaml');
+    await writeFile(recipe, TOLERANT);
+    const out = join(home, 'out-stale');
+    await mkdir(join(out, 'row-9'), { recursive: true });
+    await writeFile(join(out, 'images-3.png'), 'an earlier run made three');
+    await writeFile(join(out, 'row-9', 'report.json'), '{}');
+    const run = await pipeline(['run', recipe, '--out', out]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `--out: ${out} also holds 2 files this run did not write, left as they were: images-3.png, ${join('row-9', 'report.json')}. Empty the folder first if only this run's outputs should be there`,
+    );
+    expect(existsSync(join(out, 'images-3.png'))).toBe(true);
+    // A folder of this run's files alone says nothing more.
+    const again = await pipeline(['run', recipe, '--out', join(home, 'out-fresh')]);
+    expect(again.stderr).not.toContain('did not write');
   });
 
   it('runs show takes latest and a unique prefix of a run id; an ambiguous prefix lists the runs', async () => {
