@@ -156,7 +156,7 @@ export function registerRunsCommand(program: Command): void {
         printLine();
         for (const step of failed)
           printLine(
-            `${itemLabel(step, summary.rows)} failed (${step.error!.reason}${step.error!.outcome_unknown ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${continued(step.error!.message)}`,
+            `${itemLabel(step, summary.rows)} failed (${step.error!.reason}${step.error!.outcome_unknown && step.error!.reason !== 'outcome-unknown' ? ', outcome unknown' : ''}${step.continued ? ', continued' : ''}): ${continued(step.error!.message)}`,
           );
       }
       const items = describeItems(summary.steps, summary.rows);

@@ -459,7 +459,7 @@ describe('pipeline run against a gateway with $100', () => {
 
   it('counts runs the step cache holds as costing nothing, in plan and in the run', async () => {
     const args = [join(recipes, 'batch-thumbnails.yaml'), '--batch', join(recipes, 'data', 'thumbnails.csv')];
-    const plan = JSON.parse((await pipeline(['plan', ...args, '--format', 'json'])).stdout);
+    const plan = JSON.parse((await pipeline(['plan', ...args, '--format', 'json'], envFor(gateway), gateway)).stdout);
     expect(plan.steps[0].cost).toEqual({ usd: 0, per_run_usd: 0.03, dynamic: false, cached_runs: 6 });
     expect(plan.totals.cost.usd).toBe(0);
     const before = await gateway.stats();
@@ -518,6 +518,28 @@ describe('pipeline run against a gateway with $100', () => {
     expect(end.tasks.submitted[T2I]! - (before.tasks.submitted[T2I] ?? 0)).toBe(5);
     expect(usd(before.balances.local! - end.balances.local!)).toBe(0.15);
     expect(summaryOf(runId).cost.committed_usd).toBe(0.15);
+  });
+
+  it('after a cap stop, names the steps whose outcome is unknown: the resume it gives leaves them failed', async () => {
+    const recipe = join(home, 'dynamic-unknown.yaml');
+    await writeFile(
+      recipe,
+      DYNAMIC.replace(
+        '  image:',
+        `  lone: { uses: ${T2I}, with: { prompt: a lone kite }, retry: { attempts: 0 } }\n  image:`,
+      ),
+    );
+    // The gateway takes the lone kite's submission, and the answer is lost on the way back.
+    gateway.local.injectFault({ kind: 'drop-after', route: SUBMIT, body_contains: 'a lone kite' });
+    const run = await pipeline(['run', recipe, '--max-cost', '0.1', '--no-cache'], envFor(gateway), gateway);
+    expect(run.exitCode).toBe(3);
+    const runId = runIdIn(run.stderr);
+    expect(run.stderr).toContain(`pipeline resume ${runId} --no-cache --max-cost USD`);
+    expect(run.stderr).toContain(
+      "lone ended with an outcome unknown (a submission whose answer was lost): that resume leaves it failed. Check the team's tasks and balance, and add --resubmit-unknown to send them again",
+    );
+    const shown = await pipeline(['runs', 'show', runId], envFor(gateway), gateway);
+    expect(shown.stdout).toMatch(/^lone failed \(outcome-unknown\): /m);
   });
 
   it('is never green when the cap stops items, whatever continue_on_error says', async () => {
