@@ -26,6 +26,7 @@ export const remoteItem = (row: number, step: PlannedStep, index: number) => ({
 export const oneRequest = <S extends PlannedStep>(kind: S['action']): ActionCaching<S> => ({
   keyAction: () => kind,
   inputHasFields: true,
+  answeredByGateway: true,
   cost: () => ({ tasks: 0, requests: 1 }),
   restoresFiles: true,
 });

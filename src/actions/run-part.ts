@@ -35,6 +35,11 @@ export interface ActionCaching<S extends PlannedStep> {
    * media fields. A command has no fields: only values that are paths of this run's files.
    */
   inputHasFields: boolean;
+  /**
+   * Whether the gateway answers its items (a model, a text call, a search, an upload): then the
+   * gateway is part of the key, and the built-in one's answers never serve a run on a real one.
+   */
+  answeredByGateway: boolean;
   /** What one run cost at the least, recorded as what a hit saves: a task's submission, one read, each download. */
   cost(files: number): { tasks: number; requests: number };
   /** Whether the entry's files are outputs, put back in this run's outputs folder on a hit. */

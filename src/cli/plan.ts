@@ -181,13 +181,15 @@ export function registerPlanCommand(program: Command): void {
         const format = flags.json ? 'json' : (flags.format ?? 'text');
         if (!['text', 'json', 'mermaid'].includes(format))
           throw new UsageError(`--format must be text, json or mermaid, got ${JSON.stringify(format)}`);
-        const [{ loadRecipe }, { formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([
+        const [{ loadRecipe }, { diagnosticJson, formatDiagnostics }, { estimatePlan, toMermaid }] = await Promise.all([
           import('./load-recipe.js'),
           import('../recipe/diagnostics.js'),
           import('../recipe/estimate.js'),
         ]);
         const result = await loadRecipe(recipe, rowOptions(flags));
         if (!result.ok) {
+          // A script that reads the JSON gets the problems as validate --json gives them, not an empty stdout.
+          if (format === 'json') printJson({ valid: false, diagnostics: result.error.map(diagnosticJson) });
           printError(formatDiagnostics(result.error));
           const { annotateDiagnostics } = await import('./github-actions.js');
           annotateDiagnostics(result.error);

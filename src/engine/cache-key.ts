@@ -1,5 +1,4 @@
 import { isAbsolute, resolve, sep } from 'node:path';
-import { plannerOf } from '../actions/planners.js';
 import { runnerOf } from '../actions/runners.js';
 import { cacheKey } from '../cache/key.js';
 import type { Scope } from '../expressions/expressions.js';
@@ -71,7 +70,7 @@ export async function itemCacheKey(
     extra = rendered.value;
   }
   try {
-    const answeredBy = plannerOf(step).sendsRequests ? { gateway } : {};
+    const answeredBy = runnerOf(step).cache.answeredByGateway ? { gateway } : {};
     return ok(cacheKey({ action: actionOf(step), input: await byContent(files, step, input), extra, ...answeredBy }));
   } catch (cause) {
     return failed('local-file', `cannot read a file of ${where}'s input: ${(cause as Error).message}`);

@@ -1,5 +1,3 @@
-import type { GatewayOptions } from './connection.js';
-
 /** The gateway a connection's tasks and files are on (see Connection.gateway). */
 export function gatewayIdentity(local: boolean, baseUrl: string): string {
   if (local) return 'local';
@@ -16,7 +14,7 @@ export function gatewayIdentity(local: boolean, baseUrl: string): string {
  * estimate's look at the step cache): undefined when no address is set, or it is no URL.
  */
 export function expectedGateway(
-  flags: Pick<GatewayOptions, 'local' | 'baseUrl'>,
+  flags: { local?: boolean; baseUrl?: string },
   env: NodeJS.ProcessEnv,
 ): string | undefined {
   if (flags.local) return 'local';

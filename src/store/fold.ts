@@ -19,6 +19,7 @@ import {
   recordRefusal,
   recordRequest,
   recordTaskEnded,
+  recordUnknown,
   type SpendFold,
 } from './spend-fold.js';
 
@@ -619,6 +620,7 @@ function applyTaskEvent(state: RunState, event: TaskEvent, index: FoldIndex): vo
       const key = itemKey(event.row, event.step, event.index);
       state.unansweredSubmissions.delete(key);
       state.unknownSubmissions.set(key, { request: event.request, message: event.message });
+      recordUnknown(state.spend, key);
       return;
     }
     case 'submission-refused':

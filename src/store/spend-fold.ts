@@ -17,6 +17,8 @@ export interface SpendFold {
   running: Map<string, number>;
   /** Units of submissions whose task ended failed: a gateway that refunds failed tasks gives them back. */
   failedUnits: number;
+  /** Units of submissions whose outcome is unknown (the answer was lost): paid only if the gateway took them. */
+  unknownUnits: number;
 }
 
 export const emptySpend = (): SpendFold => ({
@@ -26,6 +28,7 @@ export const emptySpend = (): SpendFold => ({
   pending: new Map(),
   running: new Map(),
   failedUnits: 0,
+  unknownUnits: 0,
 });
 
 const toUnits = (usd: number) => Math.round(usd * 10_000);
@@ -57,6 +60,16 @@ export function recordTaskEnded(spend: SpendFold, item: string, failed: boolean)
   const units = spend.running.get(item);
   spend.running.delete(item);
   if (failed && units !== undefined) spend.failedUnits += units;
+}
+
+/**
+ * The submission's answer was lost: it still counts (it may have been taken, and paid), and is
+ * counted apart, for the figures to say that part may not have been charged.
+ */
+export function recordUnknown(spend: SpendFold, item: string): void {
+  const units = spend.pending.get(item);
+  spend.pending.delete(item);
+  if (units !== undefined) spend.unknownUnits += units;
 }
 
 export function recordRefusal(spend: SpendFold, item: string, step: string): void {

@@ -56,6 +56,8 @@ export interface RunCost {
   committed_usd: number;
   /** Of `committed_usd`, what went to tasks that ended failed: refunded where the gateway refunds them. */
   failed_usd: number;
+  /** Of `committed_usd`, what went to submissions whose outcome is unknown: charged only if the gateway took them. */
+  unknown_usd: number;
   /** Submissions to models whose price was unknown: not in `committed_usd`. */
   unpriced_submissions: number;
   by_step: Record<string, number>;
@@ -68,6 +70,7 @@ function costOf(run: RunState): RunCost {
     estimate_lower_bound: start.cost?.lower_bound ?? false,
     committed_usd: spendUsd(spend.committedUnits),
     failed_usd: spendUsd(spend.failedUnits),
+    unknown_usd: spendUsd(spend.unknownUnits),
     unpriced_submissions: spend.unpriced,
     by_step: Object.fromEntries([...spend.byStepUnits].map(([step, units]) => [step, spendUsd(units)])),
   };
@@ -165,9 +168,16 @@ export function spendFigures(cost: RunCost): string {
   const unpriced =
     cost.unpriced_submissions > 0 ? ` (+ ${cost.unpriced_submissions} submissions of unknown price)` : '';
   // Committed, as the cap counts it: a gateway that refunds failed tasks charged less.
-  const failed =
-    cost.failed_usd > 0
-      ? ` (${formatUsd(cost.failed_usd)} of it on tasks that failed, refunded if the gateway refunds them)`
-      : '';
-  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}${failed}`;
+  const parts = [
+    ...(cost.failed_usd > 0
+      ? [`${formatUsd(cost.failed_usd)} of it on tasks that failed, refunded if the gateway refunds them`]
+      : []),
+    // Journals older than this figure have none.
+    ...((cost.unknown_usd ?? 0) > 0
+      ? [
+          `${formatUsd(cost.unknown_usd)} on submissions whose outcome is unknown, charged only if the gateway took them`,
+        ]
+      : []),
+  ];
+  return `${formatUsd(cost.committed_usd)}${estimate}${unpriced}${parts.length ? ` (${parts.join('; ')})` : ''}`;
 }

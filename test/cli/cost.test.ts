@@ -312,6 +312,7 @@ describe('pipeline run against a gateway with $100', () => {
       estimate_lower_bound: false,
       committed_usd: charged,
       failed_usd: 0,
+      unknown_usd: 0,
       unpriced_submissions: 0,
       by_step: { hero: 0.18, branded: 0.04, clip: 0.3 },
     });
@@ -538,6 +539,11 @@ describe('pipeline run against a gateway with $100', () => {
     expect(run.stderr).toContain(
       "lone ended with an outcome unknown (a submission whose answer was lost): that resume leaves it failed. Check the team's tasks and balance, and add --resubmit-unknown to send them again",
     );
+    // What the cap counted, with the part the gateway may not have charged said apart.
+    expect(run.stderr).toContain(
+      'spent $0.0900 of an estimated at least $0.0300 ($0.0300 on submissions whose outcome is unknown, charged only if the gateway took them)',
+    );
+    expect(summaryOf(runId).cost).toMatchObject({ committed_usd: 0.09, unknown_usd: 0.03, failed_usd: 0 });
     const shown = await pipeline(['runs', 'show', runId], envFor(gateway), gateway);
     expect(shown.stdout).toMatch(/^lone failed \(outcome-unknown\): /m);
   });

@@ -93,6 +93,10 @@ describe('pipeline validate', () => {
         },
       ],
     });
+    // plan --format json gives the same problems on stdout, for a script that reads it.
+    const planned = await run(['plan', path, '--format', 'json']);
+    expect(planned.exitCode).toBe(2);
+    expect(JSON.parse(planned.stdout)).toEqual(JSON.parse(json.stdout));
   });
 
   it('checks --set values against the inputs', async () => {

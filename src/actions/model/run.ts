@@ -17,6 +17,7 @@ export const modelRun: ActionRun<ModelStep> = {
   cache: {
     keyAction: (step) => `model ${step.model.slug}`,
     inputHasFields: true,
+    answeredByGateway: true,
     // A task's submission, one read and each download.
     cost: (files) => ({ tasks: 1, requests: 2 + files }),
     restoresFiles: true,

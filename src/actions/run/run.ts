@@ -142,6 +142,8 @@ export const runRun: ActionRun<RunStep> = {
     // A command is an argv list, a string, or a script with the values of its expressions by
     // variable (so the key depends on them): there are no fields, only paths.
     inputHasFields: false,
+    // A local command: its result is the same whichever gateway the run uses.
+    answeredByGateway: false,
     cost: () => ({ tasks: 0, requests: 1 }),
     restoresFiles: true,
   },

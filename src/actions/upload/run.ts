@@ -30,6 +30,7 @@ export const uploadRun: ActionRun<UploadStep> = {
   cache: {
     keyAction: () => 'upload',
     inputHasFields: true,
+    answeredByGateway: true,
     cost: () => ({ tasks: 0, requests: 1 }),
     // The entry's file is the one uploaded, not an output: it stays where it is.
     restoresFiles: false,
