@@ -40,12 +40,15 @@ const runsPaid = (balance: number, cost: TotalCost) =>
 
 function describeRuns(
   recipe: string,
+  flags: Pick<AccountFlags, 'batch'>,
   balance: number,
   cost: TotalCost,
   lowerBoundReason: (cost: TotalCost) => string,
 ): string {
   const runs = runsPaid(balance, cost);
-  const price = `${cost.lower_bound ? 'at least ' : ''}${formatUsd(cost.usd)} a run`;
+  // With --batch the estimate is of the whole batch: one run of all its rows.
+  const what = flags.batch ? 'a run of the batch' : 'a run';
+  const price = `${cost.lower_bound ? 'at least ' : ''}${formatUsd(cost.usd)} ${what}`;
   const why = cost.lower_bound ? ` (${lowerBoundReason(cost)})` : '';
   if (runs === null) return `${recipe} costs ${price}${why}: how many runs the balance pays for is not known`;
   const count = `${cost.lower_bound ? 'at most ' : ''}${plural(runs, 'run')}`;
@@ -78,7 +81,7 @@ export function registerAccountCommand(program: Command): void {
         printLine(`balance  ${formatUsd(balance)}`);
         // Imported on use, as the recipe's analysis is: every command's module loads when the program starts.
         const { lowerBoundReason } = await import('./prices.js');
-        if (cost) printLine(`recipe   ${describeRuns(flags.recipe!, balance, cost, lowerBoundReason)}`);
+        if (cost) printLine(`recipe   ${describeRuns(flags.recipe!, flags, balance, cost, lowerBoundReason)}`);
       });
     });
 }

@@ -487,7 +487,7 @@ describe('pipeline run against a gateway with $100', () => {
     expect(answer.recipe.runs_paid).toBe(Math.floor(Math.round(balance * 10_000) / 1800));
     const text = await pipeline(args, envFor(gateway), gateway);
     expect(text.stdout).toMatch(
-      new RegExp(`costs \\$0\\.1800 a run: the balance pays for ${answer.recipe.runs_paid} runs`),
+      new RegExp(`costs \\$0\\.1800 a run of the batch: the balance pays for ${answer.recipe.runs_paid} runs`),
     );
   });
 
