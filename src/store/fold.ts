@@ -30,6 +30,10 @@ export type RunStatus = 'running' | 'succeeded' | 'failed' | 'stopped' | 'interr
 
 /** Why a step that was running when its run's process went without a word is cancelled. */
 const KILLED = "the run's process ended while it ran (resume goes on from there)";
+/** The same, with a paid request of the step on the wire: it may have been charged. */
+const KILLED_IN_FLIGHT =
+  "the run's process ended while it ran, with a paid request on the wire that may have been charged: " +
+  "resume goes on from there but does not send it again unless given --resubmit-unknown (check the team's tasks and balance first)";
 
 /** One step of one row as the journal tells it. */
 export interface StepRecord {
@@ -279,10 +283,13 @@ export class JournalFold {
     if (state.status === 'running' && state.owner && !ownerAlive(state.owner)) {
       state.status = 'interrupted';
       // Its steps still running when the process went (killed, or the machine stopped) run no more.
+      const onTheWire = new Set(
+        [...state.unansweredSubmissions.keys()].map((key) => key.slice(0, key.lastIndexOf('/'))),
+      );
       for (const entry of state.steps.values())
         if (entry.status === 'running') {
           entry.status = 'cancelled';
-          entry.cancelled_because = KILLED;
+          entry.cancelled_because = onTheWire.has(stepKey(entry.row, entry.step)) ? KILLED_IN_FLIGHT : KILLED;
         }
       if (!index.forResume) this.cancelUnstarted(state);
     }

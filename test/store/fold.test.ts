@@ -190,6 +190,26 @@ describe('one fold of the journal', () => {
     });
   });
 
+  it('a killed run says which cancelled steps had a paid request on the wire, which may have been charged', () => {
+    const owner = { pid: 4242, host: 'here' };
+    // img[2]'s submission had left and no answer came: the process was killed there.
+    const onTheWire = foldJournal(
+      { events: [{ ...START, owner }, ...EVENTS.slice(1, -3)], damagedLines: [] },
+      () => false,
+    );
+    expect(onTheWire.ok && onTheWire.value.steps.get('0/img')?.cancelled_because).toBe(
+      "the run's process ended while it ran, with a paid request on the wire that may have been charged: resume goes on from there but does not send it again unless given --resubmit-unknown (check the team's tasks and balance first)",
+    );
+    // Killed with every request answered: nothing is in doubt.
+    const answered = foldJournal(
+      { events: [{ ...START, owner }, ...EVENTS.slice(1, -4)], damagedLines: [] },
+      () => false,
+    );
+    expect(answered.ok && answered.value.steps.get('0/img')?.cancelled_because).toBe(
+      "the run's process ended while it ran (resume goes on from there)",
+    );
+  });
+
   it('a run whose process is gone without a word is interrupted, and its running steps cancelled, not running', () => {
     const killed = [{ ...START, owner: { pid: 4242, host: 'here' } }, ...EVENTS.slice(1, -1)];
     const folded = foldJournal({ events: killed, damagedLines: [] }, () => false);
