@@ -225,6 +225,7 @@ export function parseRecipeYaml(
     const bracket = quote ? undefined : unendedFlow(document, message, error.pos[0]);
     return bracket ?? { message, range: { start: error.pos[0], end: Math.max(error.pos[1], error.pos[0] + 1) } };
   });
+  problems = unquotedExpressionsInFlow(problems, text);
   // What yaml finds at the end of a file whose quote never closed (a flow map not ended) follows from the quote.
   if (quote) {
     const contentEnd = text.trimEnd().length;
@@ -274,6 +275,31 @@ function expressionsInComments(text: string): YamlProblem[] {
   };
   for (const document of new (yamlLibrary().Parser)().parse(text)) visit(document);
   return problems;
+}
+
+/**
+ * `with: { prompt: ${{ item }} }`: inside `{ … }` or `[ … ]` the braces of an unquoted expression
+ * are YAML's own, and yaml reports half a dozen unexpected tokens on the line. One problem instead,
+ * at the expression, saying to quote it; the line's other problems all follow from it.
+ */
+function unquotedExpressionsInFlow(problems: YamlProblem[], text: string): YamlProblem[] {
+  const lineOf = (at: number) => text.lastIndexOf('\n', at - 1);
+  const replaced = new Map<number, YamlProblem>();
+  for (const problem of problems) {
+    const at = problem.range.start;
+    if (!/^Unexpected flow-map-start/.test(problem.message) || text.slice(at - 1, at + 2) !== '${{') continue;
+    const line = lineOf(at);
+    if (replaced.has(line)) continue;
+    const close = text.indexOf('}}', at);
+    const end = close === -1 ? at + 2 : close + 2;
+    replaced.set(line, {
+      message: `inside { … } or [ … ], put a value with an expression in quotes, the whole value: unquoted, the braces of ${text.slice(at - 1, end)} are read as YAML's`,
+      range: { start: at - 1, end },
+    });
+  }
+  if (replaced.size === 0) return problems;
+  const kept = problems.filter((problem) => !replaced.has(lineOf(problem.range.start)));
+  return [...kept, ...replaced.values()].sort((a, b) => a.range.start - b.range.start);
 }
 
 /** yaml's words for a quoted scalar the file never closes. */

@@ -403,6 +403,12 @@ export const INVALID_CASES: InvalidCase[] = [
       'recipes/broken.yaml:4:19: error: env is read by name, as env.NAME: the whole environment could carry every variable of this machine (a CI job\'s tokens among them) into the outputs\n  |\n4 |   a: { run: "echo ${{ toJSON(env) }}" }\n  |                   ~~~~~~~~~~~~~~~~~~',
   },
   {
+    name: 'an unquoted expression inside a flow map',
+    yaml: `${head}steps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: a \${{ run.id }} kite } }\n`,
+    expected:
+      "recipes/broken.yaml:4:58: error: inside { … } or [ … ], put a value with an expression in quotes, the whole value: unquoted, the braces of ${{ run.id }} are read as YAML's\n  |\n4 |   a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: a ${{ run.id }} kite } }\n  |                                                          ~~~~~~~~~~~~~",
+  },
+  {
     name: 'an expression after a # in a value without quotes',
     yaml: `${head}steps:\n  a: { uses: vendor-a/vendor-a-v3-t2i, with: { prompt: "x" } }\n  b:\n    run: echo colour #ff0000 for \${{ run.id }}\n`,
     expected:
