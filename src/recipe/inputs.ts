@@ -291,12 +291,21 @@ export function readBatch(file: SourceFile, visit: (row: BatchRow) => void): Bat
         unreadable = true;
         rows = 0;
         diagnostics.length = 0;
+        // csv-parse names the line where the file ended inside the quote: the quote that opened it says more.
+        const opened =
+          (cause as { code?: string }).code === 'CSV_QUOTE_NOT_CLOSED' ? unclosedCsvQuote(text) : undefined;
         diagnostics.push(
-          error(
-            file,
-            file.lineRange(line),
-            `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`,
-          ),
+          opened === undefined
+            ? error(
+                file,
+                file.lineRange(line),
+                `not valid CSV: ${(cause as Error).message.replace(/^Invalid Record Length: /, '')}`,
+              )
+            : error(
+                file,
+                { start: opened, end: opened + 1 },
+                'not valid CSV: the value this " opens is never closed (a " inside a quoted value is written "")',
+              ),
         );
       }
     }
@@ -331,4 +340,27 @@ class SharedCells {
     else table.set(cell, cell);
     return cell;
   }
+}
+
+/**
+ * Where the quote a CSV file never closes opens: a `"` that begins a value opens it, `""` inside is
+ * one quote, and a lone `"` closes it. Undefined when every quote is closed.
+ */
+function unclosedCsvQuote(text: string): number | undefined {
+  let opened: number | undefined;
+  let fieldStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (opened !== undefined) {
+      if (char !== '"') continue;
+      if (text[i + 1] === '"') i++;
+      else {
+        opened = undefined;
+        fieldStart = false;
+      }
+    } else if (char === '"' && fieldStart) opened = i;
+    else if (char === ',' || char === '\n' || char === '\r') fieldStart = true;
+    else if (char !== ' ' && char !== '\t') fieldStart = false;
+  }
+  return opened;
 }

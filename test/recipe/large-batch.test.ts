@@ -60,15 +60,16 @@ describe('a batch of more rows than the stack holds arguments', () => {
 
   it('read row by row, still reports only the syntax error of a CSV that breaks after bad rows', () => {
     // Rows are checked as they are read: the bad rows before the error must not be reported with it.
-    const rows = `title,aspect_ratio\nA,4:3\nB,16:9\n"C,1:1\n`;
+    const rows = `title,aspect_ratio\nA,4:3\nB,"16:9"\n"C,1:1\nD,1:1\nE,""\n`;
     const result = analyze(
       { path: 'thumbnails.yaml', text: RECIPE, cwd: process.cwd(), batch: { path: 'rows.csv', text: rows } },
       bundledDeps,
     );
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.error.map((d) => d.message)).toEqual([
-      'not valid CSV: Quote Not Closed: the parsing is finished with an opening quote at line 4',
+    // At the quote that opened it, line 4, not at the end of the file where csv-parse stopped.
+    expect(result.error.map((d) => [d.message, d.file.position(d.range.start).line])).toEqual([
+      ['not valid CSV: the value this " opens is never closed (a " inside a quoted value is written "")', 4],
     ]);
   });
 });
