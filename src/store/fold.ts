@@ -291,7 +291,11 @@ export class JournalFold {
           entry.status = 'cancelled';
           entry.cancelled_because = onTheWire.has(stepKey(entry.row, entry.step)) ? KILLED_IN_FLIGHT : KILLED;
         }
-      if (!index.forResume) this.cancelUnstarted(state);
+      if (!index.forResume) {
+        this.cancelUnstarted(state);
+        // Its time is that of its last journal line: runs list shows how long it ran before it went.
+        state.finishedAt = this.lastAt;
+      }
     }
     return ok(state);
   }

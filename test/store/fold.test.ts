@@ -214,6 +214,8 @@ describe('one fold of the journal', () => {
     const killed = [{ ...START, owner: { pid: 4242, host: 'here' } }, ...EVENTS.slice(1, -1)];
     const folded = foldJournal({ events: killed, damagedLines: [] }, () => false);
     expect(folded.ok && folded.value.status).toBe('interrupted');
+    // It ran until its last journal line: runs list's TOOK is not blank.
+    expect(folded.ok && folded.value.finishedAt).toBe(125);
     const step = folded.ok ? folded.value.steps.get('0/img') : undefined;
     expect(step).toMatchObject({ status: 'cancelled', cancelled_because: expect.stringContaining('process ended') });
     // The steps it never began are cancelled too, as a Ctrl-C tells them: runs list counts 0/2, not 0/1.
