@@ -21,6 +21,8 @@ export interface AnalyzerInput {
 export interface AnalyzerDeps {
   /** A model's request schema, or undefined for an unknown model. */
   modelSchema: (slug: string) => JsonSchema | undefined;
+  /** The models analysis knows (the bundled ones): what an unknown slug is compared with, for "did you mean". */
+  modelSlugs?: () => readonly string[];
   /** The recipe's own JSON Schema and the tools' request schemas, as the package ships them. */
   schemas: RecipeLanguageSchemas;
   probe: FileProbe;

@@ -3,7 +3,12 @@ import { resolve } from 'node:path';
 import { mediaKind } from '../files/media-kind.js';
 import { probeFile } from '../files/probe.js';
 import { isMediaType, sniffAll } from '../files/sniff.js';
-import { readBundledSchema, readRecipeLanguageSchemas, type JsonSchema } from '../model-schemas/bundled.js';
+import {
+  bundledSlugs,
+  readBundledSchema,
+  readRecipeLanguageSchemas,
+  type JsonSchema,
+} from '../model-schemas/bundled.js';
 import { schemaCacheFile } from '../model-schemas/cache-file.js';
 import type { Plan } from '../plan.js';
 import { analyze, type AnalyzerDeps, type AnalyzerInput } from '../recipe/analyzer.js';
@@ -42,7 +47,7 @@ export function analyzerDeps(
   schemas: (slug: string) => JsonSchema | undefined,
   probe: AnalyzerDeps['probe'] = probeFile,
 ): AnalyzerDeps {
-  return { modelSchema: schemas, schemas: readRecipeLanguageSchemas(), probe };
+  return { modelSchema: schemas, modelSlugs: bundledSlugs, schemas: readRecipeLanguageSchemas(), probe };
 }
 
 function readText(path: string, cwd: string, what: string): string {

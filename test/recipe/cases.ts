@@ -139,6 +139,13 @@ export const INVALID_CASES: InvalidCase[] = [
       "recipes/broken.yaml:4:14: error: unknown model 'vendor-z/imagine-9': no schema for it from the gateway or in schemas/models/\n  |\n4 |   a: { uses: vendor-z/imagine-9, with: { prompt: x } }\n  |              ~~~~~~~~~~~~~~~~~~",
   },
   {
+    name: 'a misspelt model',
+    yaml: `${head}steps:\n  a: { uses: vendor-a/vendor-a-v3-tti, with: { prompt: x } }\n`,
+    expected:
+      "recipes/broken.yaml:4:14: error: unknown model 'vendor-a/vendor-a-v3-tti': no schema for it from the gateway or in schemas/models/; did you mean 'vendor-a/vendor-a-v3-t2i'?\n  |\n4 |   a: { uses: vendor-a/vendor-a-v3-tti, with: { prompt: x } }\n  |              ~~~~~~~~~~~~~~~~~~~~~~~~",
+  },
+
+  {
     name: 'bad timeout',
     yaml: `${head}steps:\n  a: { run: echo, timeout: soon }\n`,
     expected:

@@ -1,4 +1,5 @@
 import { MODEL_SLUG } from '../../model-schemas/bundled.js';
+import { didYouMean } from '../../expressions/suggest.js';
 import { mediaFields } from '../../model-schemas/validate.js';
 import type { ModelStep } from '../../plan.js';
 import { error } from '../../recipe/diagnostics.js';
@@ -47,7 +48,7 @@ export const modelPlan: ActionPlan<ModelStep> = {
         error(
           file,
           file.locate([...path, 'uses']),
-          `unknown model '${slug}': no schema for it from the gateway or in schemas/models/`,
+          `unknown model '${slug}': no schema for it from the gateway or in schemas/models/${didYouMean(slug, deps.modelSlugs?.() ?? [])}`,
         ),
       );
       return { outputs: OUTPUTS, mediaFields: [] };
