@@ -280,4 +280,35 @@ steps:
     expect(runs('{ type: array, items: { type: string } }')).toEqual(['dynamic']);
     expect(runs('{ description: anything }')).toEqual(['dynamic']);
   });
+
+  it('counts slice() by whole numbers of a list whose length it knows: a step’s items, or a schema’s list', () => {
+    const text = (forEach: string) => `version: 1
+name: sliced
+inputs:
+  colours: { type: array, default: [red, green, blue, teal] }
+steps:
+  brief:
+    uses: llm
+    with:
+      model: vendor-x/writer-1
+      prompt: Write prompts
+      schema: { type: object, properties: { prompts: { type: array, minItems: 5, maxItems: 5, items: { type: string } } } }
+  bg:
+    uses: ${T2I}
+    for_each: \${{ inputs.colours }}
+    with: { prompt: "a \${{ item }} background" }
+  pick:
+    uses: ${T2I}
+    for_each: \${{ ${forEach} }}
+    with: { prompt: "\${{ toJSON(item) }}" }
+`;
+    const runs = (forEach: string) => plan(text(forEach)).steps.find((s) => s.id === 'pick')!.runs;
+    expect(runs('slice(steps.bg.outputs, 0, 2)')).toEqual([2]);
+    expect(runs('slice(steps.bg.outputs, 1)')).toEqual([3]);
+    expect(runs('slice(steps.bg.outputs, -1)')).toEqual([1]);
+    expect(runs('slice(steps.bg.outputs, 2, 10)')).toEqual([2]);
+    expect(runs('slice(steps.brief.outputs.json.prompts, 0, 3)')).toEqual([3]);
+    // Bounds known only at run time: as before.
+    expect(runs('slice(steps.bg.outputs, 0, length(steps.brief.outputs.json.prompts))')).toEqual(['dynamic']);
+  });
 });
