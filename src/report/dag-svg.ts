@@ -28,6 +28,24 @@ function stepStatuses(data: ReportData): Map<string, string> {
 }
 
 /**
+ * In a batch, how a step went over its rows: `9 of 10 rows succeeded, 1 cancelled`, and `9/10` for
+ * the box. The colour is the worst status, which alone said `cancelled` for a step that one row of
+ * ten cancelled. A batch's later rows list only the steps that did not succeed: once the run has
+ * ended, the rows a step did not list as anything else succeeded. Undefined for one row.
+ */
+function rowCounts(data: ReportData, step: string): { title: string; badge: string } | undefined {
+  const rows = data.summary.rows;
+  if (rows <= 1) return undefined;
+  const counts = new Map<string, number>();
+  for (const s of data.steps) if (s.step === step) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+  const others = [...counts].filter(([status]) => status !== 'succeeded');
+  const ended = data.summary.status !== 'running';
+  const succeeded = ended ? rows - others.reduce((sum, [, n]) => sum + n, 0) : (counts.get('succeeded') ?? 0);
+  const rest = others.map(([status, n]) => `, ${n} ${status}`).join('');
+  return { title: `${succeeded} of ${rows} rows succeeded${rest}`, badge: `${succeeded}/${rows}` };
+}
+
+/**
  * Each step's column: one past the deepest step it depends on (a dependency outside the DAG counts
  * as column 0). Steps are taken once all they depend on is placed (Kahn's order), so neither a
  * chain of 100,000 steps nor their order in the list makes a recursion that deep or a search per
@@ -105,11 +123,13 @@ export function dagSvg(data: ReportData): Html | null {
   const boxes = dag.map((node) => {
     const { x, y } = at.get(node.id)!;
     const status = statuses.get(node.id) ?? 'pending';
+    const batch = rowCounts(data, node.id);
+    const kind = node.model?.split('/').pop() ?? node.action;
     return html`<g class="dag-node" data-step=${node.id} data-status=${status}>
-      <title>${`${node.id}: ${status}${node.model ? ` (${node.model})` : ''}`}</title>
+      <title>${`${node.id}: ${batch?.title ?? status}${node.model ? ` (${node.model})` : ''}`}</title>
       <rect x=${x} y=${y} width=${BOX.width} height=${BOX.height} rx="6" fill=${colourOf(status)} />
-      <text x=${x + 8} y=${y + 16} class="dag-id">${node.id}</text>
-      <text x=${x + 8} y=${y + 30} class="dag-kind">${fit(node.model?.split('/').pop() ?? node.action)}</text>
+      <text x=${x + 8} y=${y + 16} class="dag-id">${node.id}${batch ? ` · ${batch.badge}` : ''}</text>
+      <text x=${x + 8} y=${y + 30} class="dag-kind">${fit(kind)}</text>
     </g>`;
   });
   return html`<svg class="dag" width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}
