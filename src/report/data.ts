@@ -63,6 +63,8 @@ export interface ReportData {
     cacheHits: number | null;
   };
   dag: NonNullable<RunStartedEvent['dag']>;
+  /** The pauses between a run's sessions (a stop, then a resume): the timeline shades them. */
+  pauses: Array<{ from: number; to: number }>;
 }
 
 /** Everything the report shows, read off the journal's one fold: a killed run has a report too. */
@@ -91,6 +93,7 @@ function dataOf(state: RunState, unlisted?: UnlistedCounts): ReportData {
     traffic: state.traffic,
     totals: totalsOf(state, summary, unlisted?.tasks ?? 0),
     dag: state.start.dag ?? [],
+    pauses: state.pauses,
   };
 }
 

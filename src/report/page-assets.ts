@@ -22,7 +22,7 @@ table.totals{border-collapse:collapse;margin-top:8px}.totals td{padding:2px 14px
 pre{white-space:pre-wrap;background:#f1f3f5;padding:8px;border-radius:4px;max-height:28em;overflow:auto}
 svg text{font:11px system-ui,sans-serif}.dag-id{fill:#fff;font-weight:600}.dag-kind{fill:#f1f3f5}
 .edge{fill:none;stroke:#666;stroke-width:1.4}.rule{stroke:#dee2e6}.axis{fill:#495057}.muted{fill:#adb5bd}
-.rate{fill:#74c0fc}.throttled{fill:#e03131}
+.rate{fill:#74c0fc}.throttled{fill:#e03131}.paused{fill:#f1f3f5}
 .scroll{overflow-x:auto;background:#fff;border:1px solid #dee2e6;border-radius:8px;padding:8px}
 #lightbox{position:fixed;inset:0;background:rgba(0,0,0,.85);display:none;align-items:center;justify-content:center;
   z-index:9}

@@ -120,14 +120,22 @@ export function timelineSvg(data: ReportData): Html {
   const { bars, busiest } = rateBars(data, x, rateTop);
   const axis = rateTop + RATE_HEIGHT;
   const height = axis + 18;
+  // The time between a stop and its resume is on the axis (the bars keep their clock times), but not
+  // in the run's time the page's header gives: shaded, and said at the axis's end.
+  const pauses = (data.pauses ?? []).filter((p) => p.to > p.from && p.from < end);
+  const paused = pauses.reduce((sum, p) => sum + Math.min(p.to, end) - p.from, 0);
+  const shades = pauses.map(
+    (p) => html`<rect class="paused" x=${x(p.from)} y="0" width=${Math.max(1, x(Math.min(p.to, end)) - x(p.from))}
+      height=${axis}><title>${`paused between sessions: ${seconds(p.to - p.from)}`}</title></rect>`,
+  );
   return html`<svg class="timeline" width=${WIDTH} height=${height} viewBox=${`0 0 ${WIDTH} ${height}`}
     role="img" aria-label="timeline">
-    ${groups}
+    ${shades}${groups}
     <text x="4" y=${rateTop + 12} class="axis">requests/s</text>
     <text x="4" y=${rateTop + 26} class="axis muted">max ${busiest}</text>
     ${bars}
     <line x1=${LABEL} x2=${WIDTH - 10} y1=${axis} y2=${axis} class="rule" />
     <text x=${LABEL} y=${height - 3} class="axis">0 s</text>
-    <text x=${WIDTH - 10} y=${height - 3} class="axis" text-anchor="end">${seconds(span)}</text>
+    <text x=${WIDTH - 10} y=${height - 3} class="axis" text-anchor="end">${seconds(span)}${paused > 0 ? ` (${seconds(paused)} of it paused between sessions)` : ''}</text>
   </svg>`;
 }

@@ -45,4 +45,15 @@ describe("the report's timeline", () => {
     ]);
     expect(svg).toContain('>row 2 hero</text>');
   });
+
+  it('shades the pause between a stop and its resume, and says at the axis how much of the time it was', () => {
+    const data = { ...dataOf(1, [{ step: 'hero', row: 0, tasks: ['task_a'] }]), pauses: [{ from: 2000, to: 6000 }] };
+    const svg = timelineSvg(data as ReportData).text;
+    expect(svg).toMatch(
+      /<rect class="paused" x="[\d.]+" y="0" width="[\d.]+"[^>]*><title>paused between sessions: 4\.0 s<\/title>/,
+    );
+    expect(svg).toContain('>10 s (4.0 s of it paused between sessions)</text>');
+    // Without a pause, the axis's end is the time alone.
+    expect(timelineSvg(dataOf(1, [{ step: 'hero', row: 0, tasks: ['task_a'] }])).text).not.toContain('paused');
+  });
 });
