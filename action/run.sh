@@ -10,7 +10,7 @@ answer="${RUNNER_TEMP:-/tmp}/media-pipeline-$$.json"
 # nothing: words.mjs says where it is, and the run is refused (exit 2) rather than run with half
 # of its arguments.
 words="${RUNNER_TEMP:-/tmp}/media-pipeline-args-$$"
-if ! node "$GITHUB_ACTION_PATH/action/words.mjs" "$INPUT_ARGS" > "$words"; then
+if ! node "$GITHUB_ACTION_PATH/action/words.mjs" "$INPUT_ARGS" --job-summary > "$words"; then
   printf '{"status":"refused"}\n' | tee "$answer"
   node "$GITHUB_ACTION_PATH/action/outputs.mjs" "$answer" 2 >> "$GITHUB_OUTPUT"
   exit 2

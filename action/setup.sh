@@ -3,7 +3,9 @@
 # and the artifact's name.
 #
 # The key changes whenever the recipe, a local file it reads (as `pipeline validate --json` lists
-# them, with the args' --set and --batch), the batch file or the arguments change, so that a run that made something new saves a new cache; the
+# them, with the args' --set and --batch), the batch file, the arguments, the gateway
+# (PIPELINE_BASE_URL: the step cache keeps each gateway's entries apart) or the tool's version
+# change, so that a run that made something new saves a new cache; the
 # prefix, shared by every key of this recipe, restores the newest earlier one. The step cache is
 # content-addressed: a cache restored under an older key is still right, only perhaps incomplete.
 set -euo pipefail
@@ -49,6 +51,9 @@ content=$(
     local_files | xargs -0 -r "${sha[@]}"
     if [ -n "$batch" ] && [ -f "$batch" ]; then "${sha[@]}" "$batch"; fi
     printf '%s\n' "${INPUT_ARGS:-}"
+    # Hashed, never printed: a URL may carry a user and password.
+    printf 'gateway %s\n' "${PIPELINE_BASE_URL:-}"
+    node -p 'require(process.argv[1]).version' "$GITHUB_ACTION_PATH/package.json"
   } | "${sha[@]}" | cut -c1-64
 )
 prefix="pipeline-steps-${RUNNER_OS:-unknown}-$recipe_id-"

@@ -11,6 +11,7 @@
 // An unclosed quote prints one line that says where it opened (and, in GitHub Actions, an error
 // annotation), and exits 2 with no words printed.
 
+import { appendFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 /** @returns {{ words: string[] } | { error: string }} */
@@ -71,6 +72,13 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     // As the tool annotates a run it refuses: the failed job's page says why (stderr is read too).
     const escaped = result.error.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
     if (process.env.GITHUB_ACTIONS === 'true') process.stderr.write(`::error title=pipeline%3A not run::${escaped}\n`);
+    // run.sh asks for the step's summary too, as the tool writes one for a run it refuses
+    // (setup.sh, which splits the same words first, does not: one summary, not two).
+    const summary = process.env.GITHUB_STEP_SUMMARY;
+    if (process.argv[3] === '--job-summary' && summary) {
+      const recipe = (process.env.INPUT_RECIPE ?? '').replaceAll('|', '\\|').replaceAll('\n', ' ');
+      appendFileSync(summary, `## ❌ ${recipe}: not run (exit 2)\n\n${result.error}\n\n`);
+    }
     process.exit(2);
   }
   for (const word of result.words) process.stdout.write(`${word}\0`);

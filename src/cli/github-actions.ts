@@ -153,6 +153,7 @@ export function appendNotRunSummary(
   message: string,
   details?: string,
   env: NodeJS.ProcessEnv = cliIo().env,
+  exitCode = 2,
 ): void {
-  appendSummary(notRunMarkdown(target, message, details), env);
+  appendSummary(notRunMarkdown(target, message, details, exitCode), env);
 }

@@ -108,26 +108,43 @@ async function exitCodeOf(error: unknown, running: Command | undefined): Promise
   if (error instanceof UsageError) {
     printError(`pipeline: ${error.message}`);
     await printNotStartedJson(running, error instanceof InvalidRecipe ? 'invalid' : 'refused', error);
-    const name = running?.name();
-    if ((name === 'run' || name === 'resume') && cliIo().env.GITHUB_STEP_SUMMARY) {
-      // Nothing ran: without this, the job page would have no summary of the step at all.
-      const { appendNotRunSummary, printAnnotations } = await import('./github-actions.js');
-      const target = `${name === 'resume' ? 'resume ' : ''}${running!.args[0] ?? ''}`;
-      appendNotRunSummary(target, error.message, error.details);
-      // An invalid recipe's diagnostics are annotated at their places; a refusal (over --max-cost,
-      // the balance) is one annotation, so that the failed job says why on its page too.
-      if (!(error instanceof InvalidRecipe))
-        printAnnotations([{ kind: 'error', title: 'pipeline: not run', message: error.message }]);
-    }
+    await notRunOnTheJobPage(running, error, 2);
     return 2;
   }
   if (error instanceof GatewayRefusal) {
     printError(`pipeline: ${error.message}`);
     await printNotStartedJson(running, 'error', error);
+    // A rejected key (a rotated secret) or an unreachable gateway: the job page says so too.
+    await notRunOnTheJobPage(running, error, 1);
     return 1;
   }
   printError(`pipeline: ${error instanceof Error ? error.message : String(error)}`);
   return 1;
+}
+
+/**
+ * In a GitHub Actions job, a run or resume that never started: the step's summary says why, and an
+ * annotation does (an invalid recipe's diagnostics are annotated at their places instead). Without
+ * it, the job page has no summary of the step at all.
+ */
+async function notRunOnTheJobPage(
+  running: Command | undefined,
+  error: UsageError | GatewayRefusal,
+  exitCode: number,
+): Promise<void> {
+  const name = running?.name();
+  if ((name !== 'run' && name !== 'resume') || !cliIo().env.GITHUB_STEP_SUMMARY) return;
+  const { appendNotRunSummary, printAnnotations } = await import('./github-actions.js');
+  const target = `${name === 'resume' ? 'resume ' : ''}${running!.args[0] ?? ''}`;
+  appendNotRunSummary(
+    target,
+    error.message,
+    error instanceof UsageError ? error.details : undefined,
+    cliIo().env,
+    exitCode,
+  );
+  if (!(error instanceof InvalidRecipe))
+    printAnnotations([{ kind: 'error', title: 'pipeline: not run', message: error.message }]);
 }
 
 /**

@@ -135,8 +135,8 @@ export function stepSummaryMarkdown(report: RunReport, limit = SUMMARY_LIMIT_BYT
  * The Markdown of a command that ran nothing (exit 2): what it was given, why, and the
  * diagnostics as the console printed them, in a fence longer than any run of backticks in them.
  */
-export function notRunMarkdown(target: string, message: string, details?: string): string {
-  const lines = [`## ❌ ${cell(target, 200)}: not run (exit 2)`, '', cell(message, 2000), ''];
+export function notRunMarkdown(target: string, message: string, details?: string, exitCode = 2): string {
+  const lines = [`## ❌ ${cell(target, 200)}: not run (exit ${exitCode})`, '', cell(message, 2000), ''];
   if (details) {
     const longest = Math.max(0, ...[...details.matchAll(/`+/g)].map((m) => m[0].length));
     const fence = '`'.repeat(Math.max(3, longest + 1));

@@ -32,6 +32,8 @@ async function words(args: string) {
 async function runAction(args: string) {
   const outputFile = join(workspace, `output-${Math.random()}`);
   writeFileSync(outputFile, '');
+  const summaryFile = join(workspace, `summary-${Math.random()}`);
+  writeFileSync(summaryFile, '');
   const result = await execa('bash', [join(repo, 'action', 'run.sh')], {
     reject: false,
     env: {
@@ -39,6 +41,7 @@ async function runAction(args: string) {
       GITHUB_ACTION_PATH: repo,
       GITHUB_WORKSPACE: workspace,
       GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
       RUNNER_TEMP: workspace,
       INPUT_RECIPE: 'echo.yaml',
       INPUT_ARGS: args,
@@ -51,7 +54,7 @@ async function runAction(args: string) {
       .filter(Boolean)
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-  return { ...result, outputs };
+  return { ...result, outputs, summary: readFileSync(summaryFile, 'utf8') };
 }
 
 describe("the action's args", () => {
@@ -109,5 +112,9 @@ describe("the action's args", () => {
       /^::error title=pipeline%3A not run::the action's args, line 1, column 16: the single quote in "title=Bob's --local"/m,
     );
     expect(runs()).toEqual(before);
+    // The step's summary says so, as for every other run that is not run.
+    expect(run.summary).toMatch(
+      /^## ❌ echo\.yaml: not run \(exit 2\)\n\nthe action's args, line 1, column 16: the single quote/,
+    );
   });
 });

@@ -32,9 +32,15 @@ writeFileSync(
 writeFileSync(join(workspace, 'rows.csv'), 'title\nspring\n');
 
 /** The cache key setup.sh prints for these args. */
-async function keyFor(args: string): Promise<string> {
+async function keyFor(args: string, env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await execa('bash', [join(repo, 'action', 'setup.sh')], {
-    env: { GITHUB_ACTION_PATH: repo, GITHUB_WORKSPACE: workspace, INPUT_RECIPE: 'brand.yaml', INPUT_ARGS: args },
+    env: {
+      GITHUB_ACTION_PATH: repo,
+      GITHUB_WORKSPACE: workspace,
+      INPUT_RECIPE: 'brand.yaml',
+      INPUT_ARGS: args,
+      ...env,
+    },
   });
   const line = stdout.split('\n').find((l) => l.startsWith('cache-key='));
   if (!line) throw new Error(`no cache-key in: ${stdout}`);
@@ -58,5 +64,15 @@ describe("the action's cache key", () => {
     const before = await keyFor('--batch rows.csv --max-cost 1');
     appendFileSync(join(workspace, 'rows.csv'), 'summer\n');
     expect(await keyFor('--batch rows.csv --max-cost 1')).not.toBe(before);
+  });
+
+  it('follows the gateway: a job on another gateway restores no exact hit, so it saves what it paid for', async () => {
+    const staging = await keyFor('', { PIPELINE_BASE_URL: 'https://staging.example/api/v1' });
+    expect(await keyFor('', { PIPELINE_BASE_URL: 'https://staging.example/api/v1' })).toBe(staging);
+    expect(await keyFor('', { PIPELINE_BASE_URL: 'https://gateway.example/api/v1' })).not.toBe(staging);
+    // The address is hashed, never printed: it may carry a password.
+    expect(await keyFor('', { PIPELINE_BASE_URL: 'https://u:hunter2@gateway.example/api/v1' })).not.toContain(
+      'hunter2',
+    );
   });
 });

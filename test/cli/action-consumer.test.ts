@@ -163,5 +163,8 @@ describe('the action in a repository without package.json (each test builds on t
       'art/game-art.yaml:7:16: error: settings.concurrency must be a whole number, got "three"',
     );
     expect(invalid.result.steps.at(-1)!.output).toMatch(/^art invalid, spent 0 USD/m);
+    // It paid nothing, so it keeps no cache of its own: GitHub's cache space is the repository's.
+    const inAction = invalid.result.steps.find((s) => s.steps)!.steps!;
+    expect(inAction.find((s) => s.label === 'Keep what a failed or cancelled run paid for')?.exitCode).toBe('skipped');
   });
 });

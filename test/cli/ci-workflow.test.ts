@@ -65,7 +65,7 @@ function expectEveryStepSucceeded(result: JobResult) {
   expect(result.steps.map((s) => s.label)).toHaveLength(job.steps.length);
   for (const step of result.steps) expect(step.exitCode, `${step.label}:\n${step.output}`).toBe(0);
   const inAction = Object.fromEntries(actionStep(result).steps!.map((s) => [s.label, s.exitCode]));
-  expect(inAction).toMatchObject({ 'Run the recipe': 0, 'Keep what a failed run paid for': 'skipped' });
+  expect(inAction).toMatchObject({ 'Run the recipe': 0, 'Keep what a failed or cancelled run paid for': 'skipped' });
 }
 const exitCodes = (result: JobResult) => Object.fromEntries(result.steps.map((s) => [s.label, s.exitCode]));
 const actionStep = (result: JobResult) => result.steps.find((s) => s.label === 'Build the assets')!;
@@ -184,7 +184,7 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
       'Upload the outputs and report.html': 0,
       'Drop step-cache entries not stored or used for longer than prune-older-than': 0,
       'Save the step cache': 'skipped',
-      'Keep what a failed run paid for': 0,
+      'Keep what a failed or cancelled run paid for': 0,
     });
     expect(failed.result.outputs.assets!.status).toBe('stopped');
     // The report of a failed run is uploaded too.

@@ -198,6 +198,18 @@ describe('the job summary', () => {
     );
   });
 
+  it('a key the gateway rejects (exit 1) writes a summary and an annotation saying so, without the key', async () => {
+    const run = await pipeline(['run', 'recipes/ci-assets.yaml', '--no-cache'], {
+      PIPELINE_API_KEY: 'sk-rotated-away-123',
+    });
+    expect(run.exitCode).toBe(1);
+    const text = summary();
+    expect(text).toMatch(/^## ❌ recipes\/ci-assets\.yaml: not run \(exit 1\)$/m);
+    expect(text).toContain('refused the API key (PIPELINE_API_KEY); nothing was run');
+    expect(run.stderr).toMatch(/^::error title=pipeline%3A not run::.*refused the API key/m);
+    expect(`${text}${run.stdout}${run.stderr}`).not.toContain('sk-rotated-away-123');
+  });
+
   it('counts the 429s the run met, in the plain output and in the summary', async () => {
     // A one-second window: the client waits out an injected 429 until its reset, not for a minute.
     const limited = await startLocalGateway({ clock, latencyScale: 0.01, latencyJitter: 0, seed: 6, windowSeconds: 1 });

@@ -84,7 +84,8 @@ const operand = (text: string, scope: ExpressionScope) => /^'([^']*)'$/.exec(tex
 
 /**
  * An `if:` as the runner reads it: terms joined by `&&`, each a status function (success(),
- * always(), failure()) or `A == B` / `A != B`. Any other form (`||`, `!`, other functions) is refused.
+ * always(), failure(); `(failure() || cancelled())` is failure(), as this runner never cancels a
+ * job) or `A == B` / `A != B`. Any other form (`||`, `!`, other functions) is refused.
  */
 export function readCondition(condition: unknown, scope: ExpressionScope): Condition {
   if (condition === undefined) return { when: 'success', holds: true };
@@ -92,7 +93,7 @@ export function readCondition(condition: unknown, scope: ExpressionScope): Condi
   let when: Condition['when'] = 'success';
   let holds = true;
   for (const term of bare.split('&&').map((t) => t.trim())) {
-    const status = /^(success|always|failure)\(\)$/.exec(term);
+    const status = /^(success|always|failure)\(\)$/.exec(term) ?? /^\((failure)\(\) \|\| cancelled\(\)\)$/.exec(term);
     const comparison = /^(\S+)\s*(==|!=)\s*(\S+)$/.exec(term);
     if (status) when = status[1] as Condition['when'];
     else if (comparison) {
