@@ -76,6 +76,18 @@ export class ReadyQueue {
     this.wakeIfDone();
   }
 
+  /**
+   * An item that runs again once `wait` settles (a retry's backoff): the pass does not end before
+   * it is pushed. A wait cut short (a stop, the step's time limit) pushes it with `failure` instead.
+   */
+  later(item: ReadyItem, wait: Promise<unknown>, failure: () => StepFailure): void {
+    this.remaining++;
+    wait.then(
+      () => this.push(item),
+      () => this.push({ ...item, failure: failure() }),
+    );
+  }
+
   /** The next ready item, or undefined once every index of the pass was pushed and taken, or dropped. */
   pull(): Promise<ReadyItem | undefined> {
     if (this.head < this.ready.length) {
@@ -107,6 +119,8 @@ export async function runItems(
   total: number,
   results: Map<number, unknown>,
   onFailure: (failed: ItemFailure) => void = () => {},
+  /** Whether the failed item runs again (then it is queued again, and not a failure yet). */
+  retried: (failed: ItemFailure, signal: AbortSignal) => boolean = () => false,
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
   const linked = new LinkedAbort(ctx.signal);
@@ -114,7 +128,7 @@ export async function runItems(
     ? undefined
     : ctx.clock.setTimer(step.timeoutMs, () => linked.abort(new Error('step timeout')));
   try {
-    const failures = await runWindow(run, queue, total, results, linked.signal, onFailure);
+    const failures = await runWindow(run, queue, total, results, linked.signal, onFailure, retried);
     if (failures.length === 0) return { failures };
     // An item's own time limit is its own failure (`edit[3] took longer…`); the step's speaks for all.
     if (linked.abortedHere && !ctx.signal.aborted) {
@@ -135,6 +149,7 @@ async function runWindow(
   results: Map<number, unknown>,
   signal: AbortSignal,
   onFailure: (failed: ItemFailure) => void,
+  retried: (failed: ItemFailure, signal: AbortSignal) => boolean,
 ): Promise<ItemFailure[]> {
   const { ctx, row, step } = run;
   // Items start through a window a few times the task slots wide: a 10,000-item fan-out keeps
@@ -152,8 +167,10 @@ async function runWindow(
       const work = () => runTimed(run, index, scope, signal);
       const outcome = await (ctx.withinStep ? ctx.withinStep(stepKey(row, step.id), work) : work());
       if (!outcome.ok) {
-        failures.push({ index, failure: outcome.error });
-        onFailure({ index, failure: outcome.error });
+        const failed = { index, failure: outcome.error };
+        if (retried(failed, signal)) continue;
+        failures.push(failed);
+        onFailure(failed);
         continue;
       }
       results.set(index, outcome.value);
@@ -203,58 +220,42 @@ async function runTimed(
   }
 }
 
-/** Runs the items, and again those that failed when the retry policy allows, up to the recipe's attempts. */
+/**
+ * Runs the items, and each failed item again when the retry policy allows its failure, up to the
+ * recipe's attempts, after its own backoff from its own failure: an early failure of a 200-item
+ * step is retried (and its chain goes on) while the other items still run, and a failure the
+ * policy does not retry (a 400) is not sent again because another item's failure is retried. An
+ * item given up on is told at once (`itemGaveUp`): its descendants are skipped, or its fallback runs.
+ */
 export async function runWithRetries(
   run: StepRun,
-  first: ReadyQueue,
+  queue: ReadyQueue,
   total: number,
   scopes: ReadonlyMap<number, Scope>,
   results: Map<number, unknown>,
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, row, step } = run;
-  let queue = first;
-  for (let attempt = 0; ; attempt++) {
-    const ended = await runItems(run, queue, total, results, givingUp(run, attempt));
-    const failure = ended.failure;
-    if (!failure) return ended;
-    if (!mayRetryStep(failure, step.retry.nonRetryable) || attempt >= step.retry.attempts || ctx.signal.aborted)
-      return ended;
-    const wait = stepRetryDelay(step.retry.backoffMs, attempt);
-    const retrying = { waitMs: wait, attempt: attempt + 1, attempts: step.retry.attempts };
-    const again = step.forEach ? { items: ended.failures.map((failed) => failed.index).sort((a, b) => a - b) } : {};
-    emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure, ...retrying, ...again });
-    try {
-      await sleep(ctx.clock, wait, ctx.signal);
-    } catch {
-      return { failure: interrupted(), failures: ended.failures };
-    }
+  const retriesUsed = new Map<number, number>();
+  const retried = (failed: ItemFailure, signal: AbortSignal): boolean => {
+    const used = retriesUsed.get(failed.index) ?? 0;
+    if (used >= step.retry.attempts || signal.aborted || !mayRetryStep(failed.failure, step.retry.nonRetryable))
+      return false;
+    retriesUsed.set(failed.index, used + 1);
+    const waitMs = stepRetryDelay(step.retry.backoffMs, used);
+    const items = step.forEach ? { items: [failed.index] } : {};
+    const retrying = { waitMs, attempt: used + 1, attempts: step.retry.attempts, ...items };
+    emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure: failed.failure, ...retrying });
+    const scope = scopes.get(failed.index) ?? run.scope;
     // A new attempt may try again an upload that failed in the last one.
-    ctx.uploads.forgetFailures();
-    queue = new ReadyQueue(ended.failures.length);
-    for (const { index } of ended.failures) queue.push({ index, scope: scopes.get(index) ?? run.scope });
-  }
-}
-
-/**
- * Tells `run.itemGaveUp` of the attempt's failed items as soon as no retry can follow: on the last
- * attempt, once the attempt's first failure (which speaks for the step, see combineFailures) is one
- * the retry policy does not retry, or once a submission's outcome is unknown (never retried). Until
- * then an item's failure may yet be mended by a retry, and is told only when the step gives up.
- */
-function givingUp(run: StepRun, attempt: number): (failed: ItemFailure) => void {
-  const { ctx, step, itemGaveUp } = run;
-  if (!itemGaveUp) return () => {};
-  const held: ItemFailure[] = [];
-  let final = attempt >= step.retry.attempts;
-  return (failed) => {
-    // Stopped by Ctrl-C: the items are cancelled, not failed.
-    if (ctx.signal.aborted) return;
-    const first = held.length === 0 && !final;
-    held.push(failed);
-    if ((first && !mayRetryStep(failed.failure, step.retry.nonRetryable)) || failed.failure.outcomeUnknown)
-      final = true;
-    if (final) for (const told of held.splice(0)) itemGaveUp(told);
+    const wait = sleep(ctx.clock, waitMs, signal).then(() => ctx.uploads.forgetFailures());
+    queue.later({ index: failed.index, scope }, wait, () => (ctx.signal.aborted ? interrupted() : failed.failure));
+    return true;
   };
+  // Stopped by Ctrl-C: the items are cancelled, not failed.
+  const gaveUp = (failed: ItemFailure) => {
+    if (!ctx.signal.aborted) run.itemGaveUp?.(failed);
+  };
+  return runItems(run, queue, total, results, gaveUp, retried);
 }
 
 /**

@@ -151,7 +151,9 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         const shown = items.slice(0, RETRIED_ITEMS_SHOWN).map((index) => itemLabel({ step: event.at.step, index }));
         const more = items.length > RETRIED_ITEMS_SHOWN ? ', …' : '';
         const which = items.length > 1 ? `${items.length} items failed (${shown.join(', ')}${more}); the first: ` : '';
-        report.note(`↻ ${itemLabel(event.at, rows)}: ${which}${failure.message}; ${wait}`);
+        // One item of a for_each, retried on its own: named as the item.
+        const at = items.length === 1 ? { ...event.at, index: items[0] } : event.at;
+        report.note(`↻ ${itemLabel(at, rows)}: ${which}${failure.message}; ${wait}`);
         return;
       }
       case 'step-failed': {

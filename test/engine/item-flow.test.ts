@@ -236,6 +236,37 @@ describe('items flow one by one through a chain', () => {
     expect(events.indexOf(submissions(events, 'numbered')[0]!)).toBeGreaterThan(lastT2i);
   });
 
+  it('retries a failed item from its own failure, while the step’s other items still run; a 400 beside it is not sent again', async () => {
+    const clock = new ManualClock();
+    // About three tasks in ten end failed (retried); colour-5's submission is refused (a 400 is not).
+    gateway = await startLocalGateway({
+      clock,
+      latencyScale: 0.2,
+      latencyJitter: 0.5,
+      seed: 23,
+      failRate: 0.3,
+      useFfmpeg: false,
+    });
+    gateway.injectFault({ kind: 'status', status: 400, route: SUBMIT, body_contains: 'colour-5 ' });
+    const recipe = chain()
+      .replace('retry: { attempts: 0 }', 'retry: { attempts: 2, backoff: 10ms }')
+      .split('  edit:')[0]!;
+    const { events } = await runOnGateway(recipe, clock);
+    const at = (e: JournalEvent) => events.indexOf(e);
+    // The 400 was sent once, though other items of the step were retried.
+    expect(events.filter((e) => e.type === 'request-sent' && e.index === 5)).toHaveLength(1);
+    const submitted = events.filter((e): e is Submitted => e.type === 'task-submitted');
+    const firstOf = new Map<number, Submitted>();
+    for (const e of submitted) if (!firstOf.has(e.index)) firstOf.set(e.index, e);
+    const retries = submitted.filter((e) => firstOf.get(e.index) !== e);
+    expect(retries.length).toBeGreaterThan(0);
+    // A first attempt's end: the end of a task whose id is its item's first.
+    const firstIds = new Set([...firstOf.values()].map((e) => e.task_id));
+    const firstEnds = events.filter((e) => e.type === 'task-finished' && firstIds.has(e.task_id));
+    // The first retry went before the first attempts were all over, not after the step's whole first pass.
+    expect(at(retries[0]!)).toBeLessThan(Math.max(...firstEnds.map(at)));
+  });
+
   it('routes a failed image to a fallback per item: an if that reads the upstream item’s outcome', async () => {
     const fallback = `  fallback:
     uses: vendor-a/vendor-a-v3-t2i
