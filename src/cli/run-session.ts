@@ -77,10 +77,14 @@ export function runOptionsOf(flags: RunFlags): RunOptions {
   };
 }
 
-/** On a terminal, a question answered y or yes; never asked off a terminal. */
-async function askOnTerminal(question: string): Promise<boolean> {
-  const lines = createInterface({ input: cliIo().stdin, output: cliIo().stderr });
-  const answer = await lines.question(question).finally(() => lines.close());
+/**
+ * On a terminal, a question answered y or yes; never asked off a terminal. The end of the input
+ * (Ctrl-D, a closed pipe) is no: a question nobody can answer must not hold the run for ever.
+ */
+export async function askOnTerminal(question: string, io = cliIo()): Promise<boolean> {
+  const lines = createInterface({ input: io.stdin, output: io.stderr });
+  const ended = new Promise<string>((resolve) => lines.once('close', () => resolve('')));
+  const answer = await Promise.race([lines.question(question), ended]).finally(() => lines.close());
   return /^y(es)?$/i.test(answer.trim());
 }
 
