@@ -1,6 +1,6 @@
 // `run` and `resume` as the command line drives them: flags become the session's typed options
 // once, here; the session builds and runs the run; this prints, draws and answers the exit code.
-import { createInterface } from 'node:readline/promises';
+import { askYes } from '../ask-yes.js';
 import { ConsoleReporter, type Reporter } from '../engine/reporter.js';
 import { LiveView } from '../live/live-view.js';
 import type { Plan } from '../plan.js';
@@ -77,16 +77,8 @@ export function runOptionsOf(flags: RunFlags): RunOptions {
   };
 }
 
-/**
- * On a terminal, a question answered y or yes; never asked off a terminal. The end of the input
- * (Ctrl-D, a closed pipe) is no: a question nobody can answer must not hold the run for ever.
- */
-export async function askOnTerminal(question: string, io = cliIo()): Promise<boolean> {
-  const lines = createInterface({ input: io.stdin, output: io.stderr });
-  const ended = new Promise<string>((resolve) => lines.once('close', () => resolve('')));
-  const answer = await Promise.race([lines.question(question), ended]).finally(() => lines.close());
-  return /^y(es)?$/i.test(answer.trim());
-}
+/** On a terminal, a question answered y or yes (the end of the input is no); never asked off a terminal. */
+const askOnTerminal = (question: string): Promise<boolean> => askYes(question, cliIo().stdin, cliIo().stderr);
 
 /**
  * The command line's side of a run: the live view on a sized terminal (plain lines elsewhere),

@@ -1,10 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { askOnTerminal } from '../../src/cli/run-session.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { askYes } from '../../src/ask-yes.js';
 
-/** A terminal whose keyboard is `stdin`, and whose screen is thrown away. */
-const terminal = (stdin: PassThrough) => ({ stdin, stderr: new PassThrough() }) as unknown as CliIo;
+/** The question on a terminal whose keyboard is `stdin`, and whose screen is thrown away. */
+const askOnTerminal = (question: string, stdin: PassThrough) => askYes(question, stdin, new PassThrough());
 
 describe('the question before a costly run', () => {
   it('is yes only for y or yes', async () => {
@@ -15,7 +14,7 @@ describe('the question before a costly run', () => {
       ['\n', false],
     ] as const) {
       const stdin = new PassThrough();
-      const asked = askOnTerminal('Start it? [y/N] ', terminal(stdin));
+      const asked = askOnTerminal('Start it? [y/N] ', stdin);
       stdin.write(typed);
       expect(await asked).toBe(yes);
     }
@@ -23,7 +22,7 @@ describe('the question before a costly run', () => {
 
   it('is no when the input ends unanswered, rather than waiting for ever', async () => {
     const stdin = new PassThrough();
-    const asked = askOnTerminal('Start it? [y/N] ', terminal(stdin));
+    const asked = askOnTerminal('Start it? [y/N] ', stdin);
     stdin.end();
     expect(await asked).toBe(false);
   });
