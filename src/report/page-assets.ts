@@ -14,6 +14,7 @@ table.totals{border-collapse:collapse;margin-top:8px}.totals td{padding:2px 14px
 .grid.large .card{content-visibility:auto;contain-intrinsic-size:auto 280px}
 .chain-row{display:grid;gap:12px;margin-bottom:12px}.chain-head{font-weight:600;color:#495057}
 .chain.large .chain-row{content-visibility:auto;contain-intrinsic-size:auto 280px}
+.row-label{font-weight:600;color:#495057}.cell{display:grid;gap:8px;align-content:start}
 .card.failed,.card.unknown{border-color:#e03131;background:#fff5f5}
 .card img{display:block;max-width:100%;height:auto;cursor:zoom-in;border-radius:4px}
 .card video{width:100%;border-radius:4px}.card .prompt{margin:6px 0;max-height:6em;overflow:auto}

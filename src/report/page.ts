@@ -185,8 +185,49 @@ function chainSection(ctx: PageContext, steps: ReportStep[], rows: number): Html
   </section>`;
 }
 
-/** The steps' sections: a chain of steps that flow item by item as one section, a row per item. */
+/**
+ * A batch as one section, a line per row and a column per step (in the recipe's order): a row's
+ * image, its edit and its video side by side, as someone picking results reads them. A step with
+ * several items in a row (a `for_each`) has them all in its cell; one that made none says why.
+ */
+function batchSection(ctx: PageContext, data: ReportData): Html {
+  const present = new Set(data.steps.map((s) => s.step));
+  const order = data.dag.length > 0 ? data.dag.map((d) => d.id) : [...present];
+  const columns = [...order.filter((id) => present.has(id)), ...[...present].filter((id) => !order.includes(id))];
+  const byRow = new Map<number, Map<string, ReportStep>>();
+  for (const step of data.steps) {
+    const row = byRow.get(step.row) ?? new Map<string, ReportStep>();
+    row.set(step.step, step);
+    byRow.set(step.row, row);
+  }
+  const grid = `grid-template-columns:5em repeat(${columns.length},minmax(0,1fr))`;
+  const cell = (step: ReportStep | undefined): Html => {
+    if (!step) return html`<div></div>`;
+    if (step.items.length > 0) return html`<div class="cell">${step.items.map((item) => card(ctx, step, item))}</div>`;
+    return html`<div class="cell">${badge(step.status)}
+      ${step.error ? html`<div class="error">${step.error}</div>` : null}
+      ${step.cancelledBecause ? html`<div class="reason">${step.cancelledBecause}</div>` : null}
+      ${cardOf(step.action).media ? null : outputView(step.action, step.output)}</div>`;
+  };
+  const rows = [...byRow].sort(([a], [b]) => a - b);
+  return html`<section class=${rows.length > LARGE_GRID ? 'step chain batch large' : 'step chain batch'}
+    data-steps=${columns.join(' ')}>
+    <h2>${plural(rows.length, 'row')}<span class="meta"> · one a line, a step a column</span></h2>
+    <div class="chain-row chain-head" style=${grid}><div>row</div>${columns.map((id) => html`<div>${id}</div>`)}</div>
+    ${rows.map(
+      ([row, steps]) => html`<div class="chain-row" data-row=${row + 1} style=${grid}>
+        <div class="row-label">row ${row + 1}</div>${columns.map((id) => cell(steps.get(id)))}
+      </div>`,
+    )}
+  </section>`;
+}
+
+/**
+ * The steps' sections: a batch's rows as one section, a row a line; else a chain of steps that
+ * flow item by item as one section, an item a line, and every other step as its own.
+ */
 function stepSections(ctx: PageContext, data: ReportData): Html[] {
+  if (data.summary.rows > 1) return [batchSection(ctx, data)];
   const chains = chainsOf(data.steps);
   const inChain = new Map(chains.flatMap((chain) => chain.map((s) => [s, chain] as const)));
   const sections: Html[] = [];

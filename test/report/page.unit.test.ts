@@ -72,3 +72,44 @@ describe('a section of steps that flow item by item', () => {
     expect(page).toContain('data-steps="t2i edit video fallback"');
   });
 });
+
+describe('a batch', () => {
+  it('is one section, a row a line and a step a column, in the recipe’s order', () => {
+    const rowEvents = (row: number, product: string): JournalEvent[] => [
+      { type: 'step-started', t: t0, row, step: 'shot' },
+      { ...(submitted('shot', 0, { prompt: `a photo of ${product}` }) as object), row } as JournalEvent,
+      { type: 'step-started', t: t0, row, step: 'clip' },
+      { ...(submitted('clip', 0, { prompt: `a clip of ${product}` }) as object), row } as JournalEvent,
+    ];
+    const data = reportData({
+      events: [
+        {
+          type: 'run-started',
+          t: t0,
+          run_id: 'r1',
+          recipe: '/r.yaml',
+          name: 'r',
+          rows: [{}, {}],
+          sets: [],
+          batch: 'rows.csv',
+          dag: ['shot', 'clip'].map((id) => ({ id, action: 'model', depends_on: [], model: 'v/m' })),
+        },
+        ...rowEvents(1, 'a lamp'),
+        ...rowEvents(0, 'a kettle'),
+      ],
+      damagedLines: [],
+    });
+    if (!data.ok) throw new Error(data.error.message);
+    const page = renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+    expect(page.match(/<section class="step/g)).toHaveLength(1);
+    expect(page).toContain('data-steps="shot clip"');
+    // Row 1 first, its shot before its clip; then row 2.
+    const lines = [
+      ...page.matchAll(/<div class="chain-row" data-row="(\d)"[\s\S]*?(?=<div class="chain-row"|<\/section>)/g),
+    ];
+    expect(lines.map((m) => m[1])).toEqual(['1', '2']);
+    const prompts = (line: string) => [...line.matchAll(/<div class="prompt">([^<]*)<\/div>/g)].map((m) => m[1]);
+    expect(prompts(lines[0]![0])).toEqual(['a photo of a kettle', 'a clip of a kettle']);
+    expect(prompts(lines[1]![0])).toEqual(['a photo of a lamp', 'a clip of a lamp']);
+  });
+});
