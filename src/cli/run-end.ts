@@ -33,8 +33,12 @@ function cancelledLine(steps: StepSummary[], rows: number): string {
     return reason && reason !== RUN_STOPPED ? `${name} (${reason})` : name;
   };
   const shownNames = names.length > 5 ? `${names.slice(0, 5).map(why).join(', ')}…` : names.map(why).join(', ');
-  const inRows = rows > 1 ? ` in ${plural(new Set(cancelled.map((s) => s.row)).size, 'row')}` : '';
-  return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}`;
+  // A batch names its rows too, the first ten, in order: `runs show` names each step of each.
+  const inRowsOf = [...new Set(cancelled.map((s) => s.row + 1))].sort((a, b) => a - b);
+  const listed = `${inRowsOf.slice(0, 10).join(', ')}${inRowsOf.length > 10 ? ', …' : ''}`;
+  const inRows = rows > 1 ? ` in ${plural(inRowsOf.length, 'row')}` : '';
+  const which = rows > 1 ? ` (${inRowsOf.length === 1 ? 'row' : 'rows'} ${listed})` : '';
+  return `${plural(cancelled.length, 'step')}${inRows} cancelled: ${shownNames}${which}`;
 }
 
 /** The output files a run's end lists on the console; `runs show` lists them all. */

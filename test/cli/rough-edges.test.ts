@@ -172,7 +172,7 @@ describe('the command line without rough edges', () => {
     );
     expect(existsSync(out)).toBe(false);
     expect(run.stderr).toContain('✗ row 2 check failed: the command exited with 1');
-    expect(run.stderr).toMatch(/^ {2}1 step in 1 row cancelled: after$/m);
+    expect(run.stderr).toMatch(/^ {2}1 step in 1 row cancelled: after \(row 2\)$/m);
     const { steps, outputs } = JSON.parse(run.stdout);
     expect(outputs).toHaveLength(2);
     expect(steps).toContainEqual({ row: 1, step: 'after', status: 'cancelled' });
