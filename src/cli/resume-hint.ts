@@ -76,3 +76,15 @@ function hasPassword(url: string): boolean {
   }
   return redisPassword(url) !== '';
 }
+
+/**
+ * Beside a resume command in a GitHub Actions job: the run's journal lives on the runner and goes
+ * with it, so the command cannot be followed from a later job. Re-running the job can: the step
+ * cache the action restores (and saves after a failed or cancelled run) keeps what was paid for.
+ * Empty elsewhere.
+ */
+export function resumeInCiNote(env: NodeJS.ProcessEnv): string {
+  return env.GITHUB_ACTIONS === 'true'
+    ? "In a CI job the run's journal goes with the runner: re-run the job instead; the step cache it restores keeps what this run paid for, if the job saves it (the action does).\n"
+    : '';
+}

@@ -17,7 +17,7 @@ import { commandName } from './invocation.js';
 import { printJson, printLine, shown } from './output.js';
 import { spentPhrase, writeMoneyAdvice } from './run-money.js';
 import type { StepSummary } from '../store/summary.js';
-import { resumeCommand } from './resume-hint.js';
+import { resumeCommand, resumeInCiNote } from './resume-hint.js';
 import { cliIo, fromCwd } from './io.js';
 import type { RunFlags } from './run-flags.js';
 import { plural } from '../format.js';
@@ -114,7 +114,7 @@ export function printRunEnd(run: SessionRun, flags: RunFlags): number {
   const limited = rateLimited > 0 ? `; ${rateLimitedPhrase(rateLimited)}` : '';
   if (run.status === 'interrupted') {
     cliIo().stderr.write(
-      `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(id, flags)}\n`,
+      `\n${spentPhrase(summary.cost)}${limited}\nStopped.${cancelled ? ` ${cancelled}.` : ''} Resume with:\n  ${resumeCommand(id, flags)}\n${resumeInCiNote(cliIo().env)}`,
     );
     // A wrapper reading stdout learns the run's id and what it got to before the stop.
     if (flags.json) printJson(runJson(run));

@@ -1,6 +1,6 @@
 import { formatUsd } from '../model-schemas/prices.js';
 import { type RunCost, type RunSummary, spendFigures } from '../store/summary.js';
-import { type ResumeContext, resumeCommand } from './resume-hint.js';
+import { type ResumeContext, resumeCommand, resumeInCiNote } from './resume-hint.js';
 import { cliIo } from './io.js';
 import { itemLabel } from '../item-label.js';
 
@@ -34,6 +34,8 @@ export function writeMoneyAdvice(summary: RunSummary, runId: string, flags: Resu
         `  ${resumeCommand(runId, flags, ['--max-cost', 'USD'])}\n`,
     );
   }
+  if (reasons.has('spend-cap') || reasons.has('insufficient-balance'))
+    cliIo().stderr.write(resumeInCiNote(cliIo().env));
   // The commands above leave them failed again: a resume sends such a submission only when told to.
   const unknown = summary.steps.filter((s) => s.error?.outcome_unknown).map((s) => itemLabel(s, summary.rows));
   if (unknown.length > 0 && (reasons.has('spend-cap') || reasons.has('insufficient-balance')))

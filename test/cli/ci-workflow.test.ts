@@ -187,6 +187,9 @@ describe('recipes/ci-assets.workflow.yml on fresh checkouts (each test builds on
       'Keep what a failed or cancelled run paid for': 0,
     });
     expect(failed.result.outputs.assets!.status).toBe('stopped');
+    // The resume command it prints cannot be followed from a later job: it says to re-run the job.
+    const ran = actionStep(failed.result).steps!.find((s) => s.label === 'Run the recipe')!;
+    expect(ran.output).toContain("In a CI job the run's journal goes with the runner: re-run the job instead");
     // The report of a failed run is uploaded too.
     expect(failed.result.artifacts['pipeline-ci-assets']).toHaveLength(2);
     expect(stepCaches().map((e) => e.key)).toHaveLength(3);
