@@ -17,8 +17,8 @@ const submitted = (step: string, index: number, input: Record<string, unknown>):
   input,
 });
 
-/** The report page of a one-row run of model steps `steps`, from the journal lines after its start. */
-function pageOf(steps: string[], events: JournalEvent[]): string {
+/** The report page of a run of model steps `steps` (one row, or `rows`), from the journal lines after its start. */
+function pageOf(steps: string[], events: JournalEvent[], rows = 1): string {
   const data = reportData({
     events: [
       {
@@ -27,9 +27,9 @@ function pageOf(steps: string[], events: JournalEvent[]): string {
         run_id: 'r1',
         recipe: '/r.yaml',
         name: 'r',
-        rows: [{}],
+        rows: Array.from({ length: rows }, () => ({})),
         sets: [],
-        batch: null,
+        batch: rows > 1 ? 'rows.csv' : null,
         dag: steps.map((id) => ({ id, action: 'model', depends_on: [], model: 'v/m' })),
       },
       ...events,
@@ -81,26 +81,7 @@ describe('a batch', () => {
       { type: 'step-started', t: t0, row, step: 'clip' },
       { ...(submitted('clip', 0, { prompt: `a clip of ${product}` }) as object), row } as JournalEvent,
     ];
-    const data = reportData({
-      events: [
-        {
-          type: 'run-started',
-          t: t0,
-          run_id: 'r1',
-          recipe: '/r.yaml',
-          name: 'r',
-          rows: [{}, {}],
-          sets: [],
-          batch: 'rows.csv',
-          dag: ['shot', 'clip'].map((id) => ({ id, action: 'model', depends_on: [], model: 'v/m' })),
-        },
-        ...rowEvents(1, 'a lamp'),
-        ...rowEvents(0, 'a kettle'),
-      ],
-      damagedLines: [],
-    });
-    if (!data.ok) throw new Error(data.error.message);
-    const page = renderPage(data.value, { dir: '/tmp', thumbs: new Map() });
+    const page = pageOf(['shot', 'clip'], [...rowEvents(1, 'a lamp'), ...rowEvents(0, 'a kettle')], 2);
     expect(page.match(/<section class="step/g)).toHaveLength(1);
     expect(page).toContain('data-steps="shot clip"');
     // Row 1 first, its shot before its clip; then row 2.
