@@ -42,6 +42,8 @@ const DETAILED_RUNS = 10;
 const PROGRESS_EVERY_MS = 30_000;
 /** The items a retry line names before `…`: enough to find them in the journal, one line still. */
 const RETRIED_ITEMS_SHOWN = 5;
+/** The retries of one step the console names, one line each; the rest are one line. */
+const RETRY_LINES = 10;
 
 /**
  * Plain lines, one per event, for CI and pipes (a terminal gets the live view instead). A large
@@ -119,6 +121,9 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
   const batch = rows > DETAILED_RUNS ? new BatchProgress(report, rows) : undefined;
   /** The line a task counts in: its step's, which a large batch shows once for all its rows. */
   const taskLine = (item: RunItemRef) => (batch ? item.step : itemLabel(stepOf(item), rows));
+  // Retries are per item: a 1,000-item step failing often would print a line each. The first
+  // RETRY_LINES of a step are named, then one line says the rest are retried too.
+  const retryLines = new Map<string, number>();
   return (event) => {
     switch (event.type) {
       case 'step-started':
@@ -153,7 +158,14 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         const which = items.length > 1 ? `${items.length} items failed (${shown.join(', ')}${more}); the first: ` : '';
         // One item of a for_each, retried on its own: named as the item.
         const at = items.length === 1 ? { ...event.at, index: items[0] } : event.at;
-        report.note(`↻ ${itemLabel(at, rows)}: ${which}${failure.message}; ${wait}`);
+        const step = itemLabel(event.at, rows);
+        const told = (retryLines.get(step) ?? 0) + 1;
+        retryLines.set(step, told);
+        if (told <= RETRY_LINES) report.note(`↻ ${itemLabel(at, rows)}: ${which}${failure.message}; ${wait}`);
+        else if (told === RETRY_LINES + 1)
+          report.note(
+            `↻ ${step}: more of its items failed and are retried too, unnamed here (runs show lists what failed for good)`,
+          );
         return;
       }
       case 'step-failed': {

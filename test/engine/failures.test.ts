@@ -276,6 +276,33 @@ steps:
     await engine.close();
   });
 
+  it('names the first ten retries of a step, then says in one line that more are retried', async () => {
+    const clock = new ManualClock();
+    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
+    const recipe = `version: 1
+name: many-odd-ones
+steps:
+  check:
+    for_each: ${JSON.stringify(Array.from({ length: 14 }, () => 1))}
+    retry: { attempts: 1, backoff: 10ms }
+    run: exit \${{ item }}
+`;
+    let text = '';
+    const report = new ConsoleReporter(
+      (written) => (text += written),
+      () => 0,
+    );
+    const engine = await engineFor(recipe, gateway, clock, { report });
+    await runPlanSkippingTime(engine, gateway, clock);
+    const retries = text.split('\n').filter((line) => line.startsWith('↻'));
+    expect(retries).toHaveLength(11);
+    expect(retries.slice(0, 10).every((line) => /^↻ check\[\d+\]: the command exited with 1; /.test(line))).toBe(true);
+    expect(retries[10]).toBe(
+      '↻ check: more of its items failed and are retried too, unnamed here (runs show lists what failed for good)',
+    );
+    await engine.close();
+  });
+
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
