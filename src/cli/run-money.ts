@@ -34,11 +34,11 @@ export function writeMoneyAdvice(summary: RunSummary, runId: string, flags: Resu
         `  ${resumeCommand(runId, flags, ['--max-cost', 'USD'])}\n`,
     );
   }
-  if (reasons.has('spend-cap') || reasons.has('insufficient-balance'))
-    cliIo().stderr.write(resumeInCiNote(cliIo().env));
+  if (!reasons.has('spend-cap') && !reasons.has('insufficient-balance')) return;
+  cliIo().stderr.write(resumeInCiNote(cliIo().env));
   // The commands above leave them failed again: a resume sends such a submission only when told to.
   const unknown = summary.steps.filter((s) => s.error?.outcome_unknown).map((s) => itemLabel(s, summary.rows));
-  if (unknown.length > 0 && (reasons.has('spend-cap') || reasons.has('insufficient-balance')))
+  if (unknown.length > 0)
     cliIo().stderr.write(
       `${unknown.join(', ')} ended with an outcome unknown (a submission whose answer was lost): that resume leaves ${unknown.length === 1 ? 'it' : 'them'} failed. ` +
         "Check the team's tasks and balance, and add --resubmit-unknown to send them again\n",

@@ -54,7 +54,8 @@ export type EngineEvent =
       waitMs: number;
       attempt: number;
       attempts: number;
-      items?: number[];
+      /** The item of a `for_each` step that runs again (each is retried on its own). */
+      index?: number;
     }
   /** `continued`: the step has continue_on_error, so the run goes on. */
   | { type: 'step-failed'; at: StepRef; failure: StepFailure; continued: boolean; location: StepLocation }

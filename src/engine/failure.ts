@@ -45,9 +45,19 @@ export const stoppedBeforeSubmission = (): StepFailure => ({
   notSubmitted: true,
 });
 
+/**
+ * What to check before a paid request whose outcome is unknown is sent again: a submission made a
+ * task (listed only in the gateway's dashboard), a text call only a charge on the balance.
+ */
+export const toCheckBeforeResending = (made: 'task' | 'call'): string =>
+  made === 'task'
+    ? "tasks in the gateway's dashboard (its API lists none)"
+    : 'balance (`pipeline account`; a text call makes no task)';
+
 export function fromGateway(failure: GatewayFailure, context: string, made: 'task' | 'call' = 'task'): StepFailure {
+  const balance = made === 'task' ? ' and its balance (`pipeline account`)' : '';
   const advice =
-    `Check the team's ${made === 'task' ? "tasks in the gateway's dashboard (its API lists none) and its balance (`pipeline account`)" : 'balance (`pipeline account`; a text call makes no task)'} before running it again; ` +
+    `Check the team's ${toCheckBeforeResending(made)}${balance} before running it again; ` +
     '`pipeline resume` will not send it again unless asked to with --resubmit-unknown';
   const message =
     failure.reason === 'outcome-unknown'

@@ -118,9 +118,9 @@ export async function runItems(
   queue: ReadyQueue,
   total: number,
   results: Map<number, unknown>,
-  onFailure: (failed: ItemFailure) => void = () => {},
+  onFailure: (failed: ItemFailure) => void,
   /** Whether the failed item runs again (then it is queued again, and not a failure yet). */
-  retried: (failed: ItemFailure, signal: AbortSignal) => boolean = () => false,
+  retried: (failed: ItemFailure, signal: AbortSignal) => boolean,
 ): Promise<{ failure?: StepFailure; failures: ItemFailure[] }> {
   const { ctx, step } = run;
   const linked = new LinkedAbort(ctx.signal);
@@ -242,8 +242,8 @@ export async function runWithRetries(
       return false;
     retriesUsed.set(failed.index, used + 1);
     const waitMs = stepRetryDelay(step.retry.backoffMs, used);
-    const items = step.forEach ? { items: [failed.index] } : {};
-    const retrying = { waitMs, attempt: used + 1, attempts: step.retry.attempts, ...items };
+    const item = step.forEach ? { index: failed.index } : {};
+    const retrying = { waitMs, attempt: used + 1, attempts: step.retry.attempts, ...item };
     emit(ctx, { type: 'step-retrying', at: { step: step.id, row }, failure: failed.failure, ...retrying });
     const scope = scopes.get(failed.index) ?? run.scope;
     // A new attempt may try again an upload that failed in the last one.

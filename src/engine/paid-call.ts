@@ -10,7 +10,7 @@ import { itemKey } from '../store/replay.js';
 import type { EngineContext } from './context.js';
 import { emit } from './emit.js';
 import type { CallOutcome } from './events.js';
-import { interrupted, stepFailure, type StepFailure, underlyingMessage } from './failure.js';
+import { interrupted, stepFailure, type StepFailure, toCheckBeforeResending, underlyingMessage } from './failure.js';
 
 /** The item as its records and messages name it. */
 export interface PaidCallItem {
@@ -23,9 +23,8 @@ export interface PaidCallItem {
   input?: Record<string, unknown>;
 }
 
-/** What to check before sending again: a submission made a task, a text call only a charge on the balance. */
 const resubmitAdvice = (made: 'task' | 'call') =>
-  `Check the team's ${made === 'task' ? "tasks in the gateway's dashboard (its API lists none)" : 'balance (`pipeline account`; a text call makes no task)'}, then resume with --resubmit-unknown to send it again`;
+  `Check the team's ${toCheckBeforeResending(made)}, then resume with --resubmit-unknown to send it again`;
 
 /**
  * What an earlier run left of this item's paid request: nothing (go on), or a request whose outcome

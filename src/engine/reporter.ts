@@ -40,8 +40,6 @@ export const silentReporter: Reporter = {
 const DETAILED_RUNS = 10;
 /** The longest a large for_each goes without a progress line. */
 const PROGRESS_EVERY_MS = 30_000;
-/** The items a retry line names before `…`: enough to find them in the journal, one line still. */
-const RETRIED_ITEMS_SHOWN = 5;
 /** The retries of one step the console names, one line each; the rest are one line. */
 const RETRY_LINES = 10;
 
@@ -150,18 +148,14 @@ export function reporterConsumer(report: Reporter, rows: number, now: () => numb
         return;
       }
       case 'step-retrying': {
-        const { failure, waitMs, attempt, attempts, items = [] } = event;
+        const { failure, waitMs, attempt, attempts, index } = event;
         const wait = `retrying in ${formatLimit(waitMs)} (${attempt} of ${attempts})`;
-        // Several items run again: the line says which, and the first failure speaks for them.
-        const shown = items.slice(0, RETRIED_ITEMS_SHOWN).map((index) => itemLabel({ step: event.at.step, index }));
-        const more = items.length > RETRIED_ITEMS_SHOWN ? ', …' : '';
-        const which = items.length > 1 ? `${items.length} items failed (${shown.join(', ')}${more}); the first: ` : '';
-        // One item of a for_each, retried on its own: named as the item.
-        const at = items.length === 1 ? { ...event.at, index: items[0] } : event.at;
         const step = itemLabel(event.at, rows);
         const told = (retryLines.get(step) ?? 0) + 1;
         retryLines.set(step, told);
-        if (told <= RETRY_LINES) report.note(`↻ ${itemLabel(at, rows)}: ${which}${failure.message}; ${wait}`);
+        // An item of a for_each is named as the item.
+        if (told <= RETRY_LINES)
+          report.note(`↻ ${itemLabel({ ...event.at, index }, rows)}: ${failure.message}; ${wait}`);
         else if (told === RETRY_LINES + 1)
           report.note(
             `↻ ${step}: more of its items failed and are retried too, unnamed here (runs show lists what failed for good)`,

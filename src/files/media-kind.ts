@@ -44,17 +44,20 @@ export function wrongMediaKind(path: string, wanted: string): string | undefined
   return undefined;
 }
 
+/** Whether a sniffed type (`image/png`; null: none known) is one a media upload takes. */
+export const isMediaType = (mime: string | null): mime is string => /^(image|video|audio)\//.test(mime ?? '');
+
 /**
  * Why a local file cannot go to a media field that takes `wanted`, by its bytes' sniffed type
  * (`null`: no known type): no media at all, or another kind than the field takes. The upload
  * refuses the same files, but only when the run gets there, after other steps may have spent.
  */
 export function wrongMediaBytes(path: string, mime: string | null, wanted: string): string | undefined {
-  const kind = mime?.split('/')[0];
   const oneKind = wanted === 'image' || wanted === 'video' || wanted === 'audio';
   const takes = oneKind ? withArticle(wanted) : 'an image, a video or audio';
-  if (kind !== 'image' && kind !== 'video' && kind !== 'audio')
+  if (!isMediaType(mime))
     return `file ${path} is not an image, video or audio file (its bytes are ${mime ?? 'of no known media type'}); this field takes ${takes}`;
+  const kind = mime.split('/')[0]!;
   if (oneKind && kind !== wanted)
     return `file ${path} is ${withArticle(kind)} (its bytes are ${mime}); this field takes ${takes}`;
   return undefined;

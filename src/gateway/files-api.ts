@@ -2,7 +2,8 @@ import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { FormData } from 'undici';
-import { isMediaType, sniffedType } from '../files/sniff.js';
+import { isMediaType } from '../files/media-kind.js';
+import { sniffedType } from '../files/sniff.js';
 import { formatBytes } from '../format.js';
 import { err, ok, type Result } from '../result.js';
 import { localFileFailure, malformedResponse, type GatewayFailure } from './failures.js';
@@ -91,7 +92,7 @@ export async function checkUploadable(path: string, limitBytes: number): Promise
       localFileFailure(path, `${path} is ${formatBytes(size)}; the upload limit is ${formatBytes(limitBytes)}`),
     );
   const mime = await sniffedType(path);
-  if (!mime || !isMediaType(mime)) {
+  if (!isMediaType(mime)) {
     return err(
       localFileFailure(path, `${path} is not an image, video or audio file${mime ? ` (its bytes are ${mime})` : ''}`),
     );

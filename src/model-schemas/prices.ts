@@ -176,7 +176,8 @@ function dearestCost(
 ): { usd: number; unbounded: string[] } {
   const unbounded: string[] = [];
   let choices: Input[] = [input];
-  for (const field of open.filter((f) => priceFields(rule).includes(f))) {
+  const fields = priceFields(rule);
+  for (const field of open.filter((f) => fields.includes(f))) {
     const values = valuesThatPrice(schema, field);
     if (!values || choices.length * values.length > MOST_CHOICES) {
       unbounded.push(field);

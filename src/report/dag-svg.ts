@@ -8,23 +8,24 @@ const fit = (text: string) => (text.length > 22 ? `${text.slice(0, 21)}…` : te
 
 const STATUS_ORDER = ['failed', 'cancelled', 'running', 'pending'];
 
+/** How many rows of each step ended in each status. */
+function statusCounts(data: ReportData): Map<string, Map<string, number>> {
+  const counts = new Map<string, Map<string, number>>();
+  for (const s of data.steps) {
+    const step = counts.get(s.step) ?? new Map<string, number>();
+    step.set(s.status, (step.get(s.status) ?? 0) + 1);
+    counts.set(s.step, step);
+  }
+  return counts;
+}
+
 /**
- * Each step's status over every row: failed wins, then cancelled (it did not run where it should
+ * A step's status over every row: failed wins, then cancelled (it did not run where it should
  * have), then running, then any not done yet; skipped where every row skipped it, else succeeded.
  */
-function stepStatuses(data: ReportData): Map<string, string> {
-  const seen = new Map<string, Set<string>>();
-  for (const s of data.steps) {
-    const statuses = seen.get(s.step) ?? new Set<string>();
-    statuses.add(s.status);
-    seen.set(s.step, statuses);
-  }
-  const statusOf = new Map<string, string>();
-  for (const [id, statuses] of seen) {
-    const first = STATUS_ORDER.find((status) => statuses.has(status));
-    statusOf.set(id, first ?? ([...statuses].every((s) => s === 'skipped') ? 'skipped' : 'succeeded'));
-  }
-  return statusOf;
+function statusOver(counts: ReadonlyMap<string, number>): string {
+  const first = STATUS_ORDER.find((status) => counts.has(status));
+  return first ?? ([...counts.keys()].every((s) => s === 'skipped') ? 'skipped' : 'succeeded');
 }
 
 /**
@@ -33,11 +34,12 @@ function stepStatuses(data: ReportData): Map<string, string> {
  * ten cancelled. A batch's later rows list only the steps that did not succeed: once the run has
  * ended, the rows a step did not list as anything else succeeded. Undefined for one row.
  */
-function rowCounts(data: ReportData, step: string): { title: string; badge: string } | undefined {
+function rowCounts(
+  data: ReportData,
+  counts: ReadonlyMap<string, number>,
+): { title: string; badge: string } | undefined {
   const rows = data.summary.rows;
   if (rows <= 1) return undefined;
-  const counts = new Map<string, number>();
-  for (const s of data.steps) if (s.step === step) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
   const others = [...counts].filter(([status]) => status !== 'succeeded');
   const ended = data.summary.status !== 'running';
   const succeeded = ended ? rows - others.reduce((sum, [, n]) => sum + n, 0) : (counts.get('succeeded') ?? 0);
@@ -119,11 +121,12 @@ export function dagSvg(data: ReportData): Html | null {
         return html`<path d=${curve} class="edge" marker-end="url(#arrow)" />`;
       }),
   );
-  const statuses = stepStatuses(data);
+  const counted = statusCounts(data);
   const boxes = dag.map((node) => {
     const { x, y } = at.get(node.id)!;
-    const status = statuses.get(node.id) ?? 'pending';
-    const batch = rowCounts(data, node.id);
+    const counts = counted.get(node.id);
+    const status = counts ? statusOver(counts) : 'pending';
+    const batch = counts && rowCounts(data, counts);
     const kind = node.model?.split('/').pop() ?? node.action;
     return html`<g class="dag-node" data-step=${node.id} data-status=${status}>
       <title>${`${node.id}: ${batch?.title ?? status}${node.model ? ` (${node.model})` : ''}`}</title>

@@ -97,7 +97,8 @@ export async function forecastFromCache(
     const partly: PartlyKnown = new Map();
     for (const step of plan.steps) {
       const scope: Scope = { inputs, steps: known, run: { id: '', dir: '' }, env };
-      const lookedUp = forecastable(step, known, partly) && (gateway !== undefined || !plannerOf(step).sendsRequests);
+      const lookedUp =
+        forecastable(step, known, partly) && (gateway !== undefined || !runnerOf(step).cache.answeredByGateway);
       const forecast = lookedUp
         ? await forecastStep(step, scope, partly, store, files, hashes, gateway ?? '')
         : undefined;

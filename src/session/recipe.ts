@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mediaKind } from '../files/media-kind.js';
 import { probeFile } from '../files/probe.js';
-import { isMediaType, sniffAll } from '../files/sniff.js';
+import { sniffAll } from '../files/sniff.js';
 import {
   bundledSlugs,
   readBundledSchema,
@@ -102,7 +102,8 @@ async function analyzeWithMediaBytes(
   const loaded = analyze(source, analyzerDeps(schemas, first.probe));
   if (first.unread.size === 0) return loaded;
   const types = await sniffAll(first.unread);
-  const surprising = [...types].some(([file, mime]) => !isMediaType(mime) || !mime?.startsWith(`${mediaKind(file)}/`));
+  // No media type, or another kind than the name says (a name that says none is always read again).
+  const surprising = [...types].some(([file, mime]) => !mime?.startsWith(`${mediaKind(file)}/`));
   return surprising ? analyze(source, analyzerDeps(schemas, mediaProbe(types).probe)) : loaded;
 }
 
@@ -110,7 +111,7 @@ async function analyzeWithMediaBytes(
  * `probeFile` that also answers the sniffed types of media files (`types`, read beforehand), and
  * lists the media files it was asked about whose types it did not have.
  */
-export function mediaProbe(types: ReadonlyMap<string, string | null> = new Map()): {
+function mediaProbe(types: ReadonlyMap<string, string | null> = new Map()): {
   probe: FileProbe;
   unread: Set<string>;
 } {

@@ -48,9 +48,10 @@ export async function resumeRun(
   if (state.status === 'running' && state.owner && !isThisProcess(state.owner)) throw stillRunning(runId, state.owner);
   claimRun(paths, runId);
   checkJournalDamage(runId, state, options, environment);
-  const plan = keptRows(runId, analyzeKeptRecipe(paths, state, environment), state);
+  const kept = readFileSync(paths.recipe, 'utf8');
+  const plan = keptRows(runId, analyzeKeptRecipe(paths, kept, state, environment), state);
   checkLocalFiles(state, options, environment);
-  warnOfEditedRecipe(paths, state, environment);
+  warnOfEditedRecipe(paths, kept, state, environment);
   const money = await moneyBeforeStart(plan, options, environment, true);
   const connection = await connect(options.gateway ?? {}, budgetOptions(plan, options, environment), environment);
   if (state.gateway !== undefined && state.gateway !== connection.gateway) {
@@ -152,14 +153,14 @@ function checkJournalDamage(
  * The recipe copy kept in the run folder, analyzed as if it stood at the original recipe's path
  * and the run were started from the same folder: its relative paths still find the user's files.
  */
-function analyzeKeptRecipe(paths: RunPaths, state: ReplayedState, environment: SessionEnvironment): Plan {
+function analyzeKeptRecipe(paths: RunPaths, kept: string, state: ReplayedState, environment: SessionEnvironment): Plan {
   const batchText = state.batch ? readFileSync(state.batch, 'utf8') : undefined;
   const batch =
     state.batch && batchText !== undefined ? { path: state.batchSource ?? state.batch, text: batchText } : undefined;
   const loaded = analyze(
     {
       path: state.recipePath,
-      text: readFileSync(paths.recipe, 'utf8'),
+      text: kept,
       cwd: state.cwd ?? environment.cwd,
       ...(state.sets.length ? { sets: state.sets } : {}),
       ...(batch ? { batch } : {}),
@@ -194,7 +195,12 @@ function keptRows(runId: string, plan: Plan, state: ReplayedState): Plan {
  * A resume runs the recipe the run kept: an edit made since (a fix of the prompt that failed) is not
  * in it, and a user who made one should hear so before the run goes on without it.
  */
-function warnOfEditedRecipe(paths: RunPaths, state: ReplayedState, environment: SessionEnvironment): void {
+function warnOfEditedRecipe(
+  paths: RunPaths,
+  kept: string,
+  state: ReplayedState,
+  environment: SessionEnvironment,
+): void {
   const original = resolve(state.cwd ?? environment.cwd, state.recipePath);
   let now: string;
   try {
@@ -202,7 +208,7 @@ function warnOfEditedRecipe(paths: RunPaths, state: ReplayedState, environment: 
   } catch {
     return; // Moved or deleted: the kept copy is all there is.
   }
-  if (now === readFileSync(paths.recipe, 'utf8')) return;
+  if (now === kept) return;
   environment.warn(
     `warning: ${shownPath(original, environment.cwd)} changed since run ${state.runId} started; ` +
       `resume runs the recipe the run kept (${shownPath(paths.recipe, environment.cwd)}), without the changes. ` +

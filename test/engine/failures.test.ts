@@ -245,14 +245,15 @@ steps:
     await engine.close();
   });
 
-  it('retries each failed item on its own, and names it', async () => {
+  /** Runs `exit ${{ item }}` over `codes` with one retry each: the result, and the console's retry lines. */
+  async function retriedCommands(codes: number[]) {
     const clock = new ManualClock();
     gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
     const recipe = `version: 1
 name: odd-ones
 steps:
   check:
-    for_each: [0, 1, 0, 1]
+    for_each: ${JSON.stringify(codes)}
     retry: { attempts: 1, backoff: 10ms }
     run: exit \${{ item }}
 `;
@@ -263,44 +264,27 @@ steps:
     );
     const engine = await engineFor(recipe, gateway, clock, { report });
     const result = await runPlanSkippingTime(engine, gateway, clock);
+    await engine.close();
+    return { result, retries: text.split('\n').filter((line) => line.startsWith('↻')) };
+  }
+
+  it('retries each failed item on its own, and names it', async () => {
+    const { result, retries } = await retriedCommands([0, 1, 0, 1]);
     expect(result.rows[0]!.steps.check!.status).toBe('failed');
     // In the order the commands ended.
-    const retries = text
-      .split('\n')
-      .filter((line) => line.startsWith('↻'))
-      .sort();
-    expect(retries).toEqual([
+    expect(retries.sort()).toEqual([
       expect.stringMatching(/^↻ check\[1\]: the command exited with 1; retrying in 10ms \(1 of 1\)$/),
       expect.stringMatching(/^↻ check\[3\]: the command exited with 1; retrying in 10ms \(1 of 1\)$/),
     ]);
-    await engine.close();
   });
 
   it('names the first ten retries of a step, then says in one line that more are retried', async () => {
-    const clock = new ManualClock();
-    gateway = await startLocalGateway({ clock, latencyScale: 0, seed: 1 });
-    const recipe = `version: 1
-name: many-odd-ones
-steps:
-  check:
-    for_each: ${JSON.stringify(Array.from({ length: 14 }, () => 1))}
-    retry: { attempts: 1, backoff: 10ms }
-    run: exit \${{ item }}
-`;
-    let text = '';
-    const report = new ConsoleReporter(
-      (written) => (text += written),
-      () => 0,
-    );
-    const engine = await engineFor(recipe, gateway, clock, { report });
-    await runPlanSkippingTime(engine, gateway, clock);
-    const retries = text.split('\n').filter((line) => line.startsWith('↻'));
+    const { retries } = await retriedCommands(Array.from({ length: 14 }, () => 1));
     expect(retries).toHaveLength(11);
     expect(retries.slice(0, 10).every((line) => /^↻ check\[\d+\]: the command exited with 1; /.test(line))).toBe(true);
     expect(retries[10]).toBe(
       '↻ check: more of its items failed and are retried too, unnamed here (runs show lists what failed for good)',
     );
-    await engine.close();
   });
 
   it('does not retry a certain refusal (400), even when the recipe allows retries', async () => {

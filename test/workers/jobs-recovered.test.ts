@@ -7,7 +7,6 @@
  * - a worker started with another gateway address passes the run's jobs on to another worker;
  * - Redis going away while items are queued there is said, and its return.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../src/local-gateway/index.js';
 import { Coordinator } from '../../src/workers/coordinator.js';
+import { modelJob } from '../support/model-job.js';
 import { redisTestsRun } from '../support/redis-server.js';
 import {
   batchRecipe,
@@ -151,22 +151,7 @@ describe.skipIf(!redisTestsRun)('a run whose Redis goes away while items are que
     const stop = new AbortController();
     try {
       // No worker: the job waits in the queue.
-      const waiting = coordinator.model(
-        {
-          row: 0,
-          step: 'image',
-          index: 0,
-          label: 'image[0]',
-          slug: SLUG,
-          type: 'text-to-image',
-          input: { prompt: 'a fox' },
-          request: randomUUID(),
-          expectedMs: 200,
-          maxPollIntervalMs: 1000,
-        },
-        () => {},
-        stop.signal,
-      );
+      const waiting = coordinator.model(modelJob(), () => {}, stop.signal);
       // Queued (its record and job written) before Redis goes.
       const client = new Redis(redis.url);
       while ((await client.keys('bull:away:*')).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import type { ModelJob } from '../../src/engine/remote.js';
 import { HttpGatewayClient } from '../../src/gateway/client.js';
 import { type LocalGateway, startLocalGateway } from '../../src/local-gateway/index.js';
 import { Coordinator } from '../../src/workers/coordinator.js';
@@ -15,6 +14,7 @@ import { submissionKey } from '../../src/workers/jobs.js';
 import { claim, markSending, openRecord, recordAnswer, retire } from '../../src/workers/submission-record.js';
 import { type RunningWorker, startWorker } from '../../src/workers/worker.js';
 import { endpointsOf } from '../support/http.js';
+import { modelJob } from '../support/model-job.js';
 import { type RedisServer, redisTestsRun, startRedis } from '../support/redis-server.js';
 
 const SLUG = 'vendor-a/vendor-a-v3-t2i';
@@ -80,26 +80,13 @@ async function work(): Promise<void> {
   });
 }
 
-const job = (request = randomUUID()): ModelJob => ({
-  row: 0,
-  step: 'image',
-  index: 0,
-  label: 'image[0]',
-  slug: SLUG,
-  type: 'text-to-image',
-  input: { prompt: 'a fox', aspect_ratio: '1:1' },
-  request,
-  expectedMs: 200,
-  maxPollIntervalMs: 1000,
-});
-
 describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
   it('is submitted once, its task id recorded in Redis and told to the coordinator before its end', async () => {
     const before = submitted();
     const coordinator = await open();
     await work();
     const told: string[] = [];
-    const end = await coordinator.model(job(), (taskId) => told.push(taskId), new AbortController().signal);
+    const end = await coordinator.model(modelJob(), (taskId) => told.push(taskId), new AbortController().signal);
     expect(end.kind).toBe('ended');
     if (end.kind !== 'ended') return;
     expect(end.result.state).toBe('succeeded');
@@ -115,7 +102,7 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     const before = submitted();
     const coordinator = await open();
     await work();
-    const end = await coordinator.model(job(request), () => {}, new AbortController().signal);
+    const end = await coordinator.model(modelJob(request), () => {}, new AbortController().signal);
     expect(end).toMatchObject({ kind: 'ended', taskId: task.value.taskId });
     expect(submitted()).toBe(before);
     expect(said.join('\n')).toContain(
@@ -129,7 +116,7 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     const before = submitted();
     const coordinator = await open();
     await work();
-    const end = await coordinator.model(job(request), () => {}, new AbortController().signal);
+    const end = await coordinator.model(modelJob(request), () => {}, new AbortController().signal);
     expect(end.kind).toBe('unknown');
     if (end.kind === 'unknown') expect(end.failure.outcomeUnknown).toBe(true);
     expect(submitted()).toBe(before);
@@ -164,7 +151,7 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     const coordinator = await open({ gateway: 'https://other.example/api/v1' });
     await work();
     const stop = new AbortController();
-    const waiting = coordinator.model(job(), () => {}, stop.signal);
+    const waiting = coordinator.model(modelJob(), () => {}, stop.signal);
     const reason =
       /uses the gateway at .*, the run at https:\/\/other\.example\/api\/v1: start workers with the run's PIPELINE_BASE_URL; its jobs wait for another worker$/;
     while (!said.some((line) => reason.test(line))) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -181,7 +168,7 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     const running = await open();
     await work();
     const request = randomUUID();
-    const sent = running.model(job(request), () => {}, new AbortController().signal);
+    const sent = running.model(modelJob(request), () => {}, new AbortController().signal);
     while ((await records.hget(submissionKey(QUEUE, request), 'state')) !== 'submitting')
       await new Promise((resolve) => setTimeout(resolve, 10));
     // A resume's coordinator, as after the first was killed while its workers went on.
@@ -208,13 +195,13 @@ describe.skipIf(!redisTestsRun)('a model job on a worker', () => {
     const before = submitted();
     const coordinator = await open();
     const stop = new AbortController();
-    const waiting = coordinator.model(job(), () => {}, stop.signal);
+    const waiting = coordinator.model(modelJob(), () => {}, stop.signal);
     await new Promise((resolve) => setTimeout(resolve, 200));
     stop.abort();
     expect(await waiting).toEqual({ kind: 'withdrawn' });
     // A job left queued by a coordinator killed outright: the resume takes it off the queue first.
     const request = randomUUID();
-    void coordinator.model(job(request), () => {}, new AbortController().signal);
+    void coordinator.model(modelJob(request), () => {}, new AbortController().signal);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await coordinator.recall(request)).toEqual({ kind: 'unsent' });
     await work();
@@ -314,7 +301,7 @@ describe.skipIf(!redisTestsRun)('a Redis that loses its data mid-run (restarted 
         say: (line) => said.push(line),
       });
       const jobs = Array.from({ length: 6 }, (_, index) => ({
-        ...job(),
+        ...modelJob(),
         index,
         label: `image[${index}]`,
         expectedMs: 3000,
